@@ -1,0 +1,198 @@
+"""Squared-exponential covariance functions in each paper's own parameterisation.
+
+All of them are ``a * exp(-1/2 * sum_d w_d (x_d - x'_d)^2)`` with an
+amplitude ``a`` and per-dimension inverse squared scales ``w_d``; what
+differs between the papers is how ``(a, w)`` are written in terms of the
+parameters that are sampled.  Every parameter is sampled in log space,
+``psi = log(parameter)``, and here ``log a`` and ``log w_d`` are affine in
+``psi``:  ``log a = c_a * psi_amp``, ``log w_d = c_w * psi_d + b_w``.
+
+=============  ===================================================  =========  ===========
+parameterisation  kernel (as printed in the paper)                   c_a        c_w, b_w
+=============  ===================================================  =========  ===========
+``fg``         Filippone & Girolami 2014, eq. 5:                    1          -2, 0
+               sigma exp(-1/2 (x-x')^T A (x-x')), A^-1 = tau^2 I
+               or diag(tau_i^2); psi = (log tau, log sigma)
+``amis``       Xiong, Smidl & Filippone: sigma exp(-|x-x'|^2/tau^2)  1          -2, log 2
+               (ARD: sum_r (x_r-x'_r)^2/tau_r^2); psi = (log tau,
+               log sigma)
+``ma``         Murray & Adams 2010, Sec. 5:                          2          -2, 0
+               sigma_f^2 exp(-1/2 sum (x_d-x'_d)^2 / l_d^2);
+               psi = (log l, log sigma_f)
+``gplvm``      Gadd et al.: theta_S exp(-1/2 sum theta_j             1          1, 0
+               (z_j-z'_j)^2) (precision style); psi = (log theta_j,
+               log theta_S); with ``fixed_amplitude`` the amplitude
+               is 1 (their k_z)
+=============  ===================================================  =========  ===========
+
+Parameter order is always: the scale parameters (one if isotropic, one per
+input dimension if ARD), then the amplitude (absent with
+``fixed_amplitude``).
+
+Distances are computed one n x n matrix at a time (never the (n, n, d)
+broadcast): the kernel matrix from scaled inputs via
+|a|^2 + |b|^2 - 2 a.b, the ARD gradients from one dimension at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+__all__ = ["SquaredExponential", "PARAMETERISATIONS", "make_kernel"]
+
+# (c_a, c_w, b_w) per parameterisation, see the table above
+PARAMETERISATIONS: dict[str, tuple[float, float, float]] = {
+    "fg": (1.0, -2.0, 0.0),
+    "amis": (1.0, -2.0, math.log(2.0)),
+    "ma": (2.0, -2.0, 0.0),
+    "gplvm": (1.0, 1.0, 0.0),
+}
+
+_NAMES = {
+    "fg": ("tau", "sigma"),
+    "amis": ("tau", "sigma"),
+    "ma": ("lengthscale", "sigma_f"),
+    "gplvm": ("theta", "theta_S"),
+}
+
+
+def _as_inputs(X: np.ndarray, name: str, d: int) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[1] != d:
+        raise ValueError(f"{name}: expected shape (n, {d}), got {X.shape}")
+    return X
+
+
+@dataclasses.dataclass(frozen=True)
+class SquaredExponential:
+    """Squared-exponential kernel; see the module docstring for the forms.
+
+    Parameters
+    ----------
+    input_dim : number of covariates d.
+    ard : one scale parameter per covariate (True) or one shared (False).
+    parameterisation : one of ``fg``, ``amis``, ``ma``, ``gplvm``.
+    fixed_amplitude : amplitude fixed to 1 and not a parameter.
+    """
+
+    input_dim: int
+    ard: bool = False
+    parameterisation: str = "fg"
+    fixed_amplitude: bool = False
+
+    def __post_init__(self):
+        if self.parameterisation not in PARAMETERISATIONS:
+            raise ValueError(
+                f"unknown kernel parameterisation {self.parameterisation!r}; "
+                f"choose one of {sorted(PARAMETERISATIONS)}"
+            )
+        if int(self.input_dim) < 1:
+            raise ValueError(f"input_dim must be >= 1, got {self.input_dim}")
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_scale(self) -> int:
+        return self.input_dim if self.ard else 1
+
+    @property
+    def n_params(self) -> int:
+        return self.n_scale + (0 if self.fixed_amplitude else 1)
+
+    @property
+    def param_names(self) -> list[str]:
+        scale, amp = _NAMES[self.parameterisation]
+        if self.ard:
+            names = [f"{scale}_{i}" for i in range(self.input_dim)]
+        else:
+            names = [scale]
+        if not self.fixed_amplitude:
+            names.append(amp)
+        return names
+
+    # ------------------------------------------------------------ transforms
+    def amplitude_and_precisions(self, psi: np.ndarray) -> tuple[float, np.ndarray]:
+        """(a, w) with w of length input_dim, from log-parameters psi."""
+        psi = np.asarray(psi, dtype=np.float64)
+        if psi.shape != (self.n_params,):
+            raise ValueError(
+                f"kernel expects {self.n_params} log-parameters {self.param_names}, "
+                f"got shape {psi.shape}"
+            )
+        if not np.all(np.isfinite(psi)):
+            raise ValueError(f"non-finite kernel log-parameters: {psi}")
+        c_a, c_w, b_w = PARAMETERISATIONS[self.parameterisation]
+        w = np.exp(c_w * psi[: self.n_scale] + b_w)
+        if not self.ard:
+            w = np.full(self.input_dim, w[0])
+        a = 1.0 if self.fixed_amplitude else float(np.exp(c_a * psi[-1]))
+        return a, w
+
+    # --------------------------------------------------------------- values
+    def __call__(self, psi, X, X2=None) -> np.ndarray:
+        """Covariance matrix K(X, X2) (K(X, X) if X2 is None), Fortran order."""
+        a, w = self.amplitude_and_precisions(psi)
+        sq = self._scaled_sqdist(w, X, X2)
+        K = np.exp(-0.5 * sq)
+        K *= a
+        return np.asfortranarray(K)
+
+    def diag(self, psi, X) -> np.ndarray:
+        a, _ = self.amplitude_and_precisions(psi)
+        X = _as_inputs(X, "X", self.input_dim)
+        return np.full(X.shape[0], a)
+
+    def _scaled_sqdist(self, w, X, X2) -> np.ndarray:
+        X = _as_inputs(X, "X", self.input_dim)
+        sw = np.sqrt(w)
+        A = X * sw
+        nA = np.einsum("ij,ij->i", A, A)
+        if X2 is None:
+            B, nB = A, nA
+        else:
+            B = _as_inputs(X2, "X2", self.input_dim) * sw
+            nB = np.einsum("ij,ij->i", B, B)
+        sq = nA[:, None] + nB[None, :] - 2.0 * (A @ B.T)
+        np.maximum(sq, 0.0, out=sq)
+        if X2 is None:
+            np.fill_diagonal(sq, 0.0)
+        return sq
+
+    # ------------------------------------------------------------ gradients
+    def gradients(self, psi, X, K: np.ndarray | None = None) -> list[np.ndarray]:
+        """[dK/dpsi_i for each parameter], each n x n, at K = K(X, X).
+
+        dK/dpsi_amp = c_a K;  dK/dpsi_d = c_w * K * (-1/2 w_d (x_d - x'_d)^2).
+        """
+        a, w = self.amplitude_and_precisions(psi)
+        X = _as_inputs(X, "X", self.input_dim)
+        if K is None:
+            K = self(psi, X)
+        c_a, c_w, _ = PARAMETERISATIONS[self.parameterisation]
+        grads: list[np.ndarray] = []
+        if self.ard:
+            for d in range(self.input_dim):
+                col = X[:, d]
+                r2 = np.subtract.outer(col, col)
+                r2 *= r2
+                grads.append(np.asfortranarray((-0.5 * c_w * w[d]) * r2 * K))
+        else:
+            sq = self._scaled_sqdist(w, X, None)
+            grads.append(np.asfortranarray((-0.5 * c_w) * sq * K))
+        if not self.fixed_amplitude:
+            grads.append(np.asfortranarray(c_a * K))
+        return grads
+
+
+def make_kernel(spec: dict, input_dim: int) -> SquaredExponential:
+    """Kernel from a config mapping ``{ard: bool, parameterisation: str}``."""
+    return SquaredExponential(
+        input_dim=input_dim,
+        ard=bool(spec.get("ard", False)),
+        parameterisation=str(spec.get("parameterisation", "fg")),
+        fixed_amplitude=bool(spec.get("fixed_amplitude", False)),
+    )

@@ -1,0 +1,235 @@
+"""The one place in gpbayes that factorises or inverts matrices.
+
+Every operation whose cost grows as O(n^3) goes through this module and is
+counted, because the papers reproduced here measure cost in "O(n^3)
+operations" (Filippone & Girolami 2014, Table II; Xiong et al., Sec. 4.4).
+What counts as one O(n^3) operation:
+
+* one Cholesky factorisation (``cholesky``), including each failed attempt
+  of the escalating-jitter retry, since each costs a full factorisation;
+* one triangular solve or product with an n x n right-hand side
+  (``solve_triangular`` when the right-hand side has as many columns as rows);
+* one explicit inverse from a factor (``cho_inverse``);
+* one dense n x n x n matrix product made through ``matmul``.
+
+Solves against vectors or thin matrices are O(n^2 k) and are not counted.
+
+Counting is done by ``count_ops()``, a context manager that returns an
+``OpCounter``; nested counters all see the operations made inside them, so a
+sampler can count its own step while a benchmark counts the whole run.
+
+All factorisations use LAPACK ``dpotrf`` through scipy on Fortran-ordered
+arrays, lower-triangular.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterator
+
+import numpy as np
+from scipy.linalg import lapack
+from scipy.linalg import solve_triangular as _scipy_solve_triangular
+
+__all__ = [
+    "NotPositiveDefiniteError",
+    "OpCounter",
+    "count_ops",
+    "cholesky",
+    "solve_triangular",
+    "cho_solve",
+    "cho_inverse",
+    "logdet_from_cholesky",
+    "matmul",
+    "blas_single_thread",
+]
+
+
+class NotPositiveDefiniteError(np.linalg.LinAlgError):
+    """A matrix could not be factorised even after the allowed jitter."""
+
+
+@dataclasses.dataclass
+class OpCounter:
+    """Tally of expensive linear-algebra operations.
+
+    ``cubic`` is the total number of O(n^3) operations; the other fields
+    break it down.  ``jitter_events`` counts factorisations that needed
+    added jitter, ``max_jitter`` the largest jitter added.
+    """
+
+    cubic: int = 0
+    cholesky: int = 0
+    failed_cholesky: int = 0
+    triangular: int = 0
+    inverse: int = 0
+    matmul: int = 0
+    jitter_events: int = 0
+    max_jitter: float = 0.0
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+_ACTIVE: list[OpCounter] = []
+
+
+@contextlib.contextmanager
+def count_ops() -> Iterator[OpCounter]:
+    """Count O(n^3) operations made inside the ``with`` block."""
+    counter = OpCounter()
+    _ACTIVE.append(counter)
+    try:
+        yield counter
+    finally:
+        # remove this exact counter (not just the last one) so that an
+        # exception in a nested block cannot unbalance the stack
+        for i in range(len(_ACTIVE) - 1, -1, -1):
+            if _ACTIVE[i] is counter:
+                del _ACTIVE[i]
+                break
+
+
+def _tick(field: str, cubic: int = 1) -> None:
+    for c in _ACTIVE:
+        setattr(c, field, getattr(c, field) + 1)
+        c.cubic += cubic
+
+
+def _record_jitter(jitter: float) -> None:
+    for c in _ACTIVE:
+        c.jitter_events += 1
+        c.max_jitter = max(c.max_jitter, jitter)
+
+
+def _check_square(A: np.ndarray, name: str) -> None:
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name}: expected a square matrix, got shape {A.shape}")
+    if not np.all(np.isfinite(A)):
+        bad = int(np.count_nonzero(~np.isfinite(A)))
+        raise ValueError(f"{name}: contains {bad} non-finite entries (NaN or inf)")
+
+
+def cholesky(
+    A: np.ndarray,
+    *,
+    name: str = "matrix",
+    max_tries: int = 5,
+    initial_jitter: float = 1e-8,
+) -> np.ndarray:
+    """Lower Cholesky factor L (Fortran order) with L @ L.T = A (+ jitter I).
+
+    The factorisation is first tried on ``A`` itself.  If LAPACK reports that
+    ``A`` is not positive definite, jitter ``initial_jitter * mean(diag(A))``
+    is added to the diagonal and multiplied by 10 at each further try, at most
+    ``max_tries`` attempts in all; each attempt counts as one O(n^3)
+    operation and each jitter used is recorded in the active counters.
+    ``max_tries=1`` disables jitter.  If every attempt fails,
+    ``NotPositiveDefiniteError`` names the matrix and the jitter tried.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    _check_square(A, name)
+    n = A.shape[0]
+    if n == 0:
+        return np.zeros((0, 0), order="F")
+    scale = float(np.mean(np.diag(A)))
+    if not scale > 0:
+        raise NotPositiveDefiniteError(
+            f"{name}: mean diagonal is {scale:g}; a covariance needs a positive diagonal"
+        )
+    jitter = 0.0
+    info = 0
+    for attempt in range(max_tries):
+        if attempt == 0:
+            M = np.asfortranarray(A)
+            overwrite = False
+        else:
+            jitter = initial_jitter * scale * 10.0 ** (attempt - 1)
+            M = np.array(A, order="F", copy=True)
+            M[np.diag_indices(n)] += jitter
+            overwrite = True
+        L, info = lapack.dpotrf(M, lower=1, clean=1, overwrite_a=overwrite)
+        if info == 0:
+            _tick("cholesky")
+            if jitter > 0:
+                _record_jitter(jitter)
+            return L
+        if info < 0:  # pragma: no cover - argument error inside LAPACK
+            raise ValueError(f"{name}: dpotrf argument {-info} was illegal")
+        _tick("failed_cholesky")
+    raise NotPositiveDefiniteError(
+        f"{name} ({n}x{n}) is not positive definite: dpotrf failed at leading minor "
+        f"{info} after {max_tries} attempt(s), last jitter {jitter:.3g} "
+        f"(relative {jitter / scale:.1g} of the mean diagonal)"
+    )
+
+
+def solve_triangular(
+    L: np.ndarray, B: np.ndarray, *, lower: bool = True, trans: bool = False
+) -> np.ndarray:
+    """Solve L x = B (or L^T x = B with ``trans``); counted if B is n x n."""
+    B = np.asarray(B, dtype=np.float64)
+    if B.ndim == 2 and B.shape[1] >= L.shape[0] and L.shape[0] > 1:
+        _tick("triangular")
+    return _scipy_solve_triangular(
+        L, B, lower=lower, trans=1 if trans else 0, check_finite=False
+    )
+
+
+def cho_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Solve (L L^T) x = B given the lower factor L."""
+    B = np.asarray(B, dtype=np.float64)
+    wide = B.ndim == 2 and B.shape[1] >= L.shape[0] and L.shape[0] > 1
+    if wide:
+        _tick("triangular")
+    x, info = lapack.dpotrs(L, B, lower=1)
+    if info != 0:  # pragma: no cover
+        raise ValueError(f"dpotrs failed with info={info}")
+    return x
+
+
+def cho_inverse(L: np.ndarray) -> np.ndarray:
+    """(L L^T)^{-1} from its lower factor; one O(n^3) operation."""
+    inv, info = lapack.dpotri(L, lower=1)
+    if info != 0:
+        raise NotPositiveDefiniteError(f"dpotri failed with info={info}")
+    _tick("inverse")
+    inv = np.tril(inv)
+    inv = inv + np.tril(inv, -1).T
+    return np.asfortranarray(inv)
+
+
+def logdet_from_cholesky(L: np.ndarray) -> float:
+    """log |L L^T| = 2 sum log diag L."""
+    return 2.0 * float(np.sum(np.log(np.diag(L))))
+
+
+def matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Dense product, counted as O(n^3) when both factors are n x n-like."""
+    if A.ndim == 2 and B.ndim == 2 and min(A.shape[0], A.shape[1], B.shape[1]) > 1:
+        if B.shape[1] >= A.shape[0] and A.shape[1] >= A.shape[0]:
+            _tick("matmul")
+    return A @ B
+
+
+# ---------------------------------------------------------------------------
+# threading: one BLAS thread per process (see README "Performance")
+# ---------------------------------------------------------------------------
+_BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def blas_single_thread():
+    """Limit every BLAS/OpenMP pool in this process to one thread.
+
+    numpy and scipy each bundle their own OpenBLAS; two pools with two
+    threads each on a two-core machine oversubscribe it and ran 2-4x slower
+    here.  Workflow scripts call this first; chains are parallelised as
+    separate Snakemake jobs instead.  Returns the threadpoolctl limiter.
+    """
+    for var in _BLAS_ENV:
+        os.environ.setdefault(var, "1")
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)

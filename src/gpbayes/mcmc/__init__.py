@@ -1,0 +1,1 @@
+"""MCMC samplers as ``init`` + ``step`` over explicit state, and a chain driver."""

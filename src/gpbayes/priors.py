@@ -1,0 +1,159 @@
+"""Priors on positive hyperparameters, evaluated on psi = log(theta).
+
+Every sampler in gpbayes moves in psi = log(theta).  A prior is stated on
+theta (as the papers state it, e.g. Gamma(shape, rate)); its density on psi
+includes the Jacobian |d theta / d psi| = exp(psi), added here and nowhere
+else:   log p_psi(psi) = log p_theta(exp(psi)) + psi.
+
+Gamma is shape/rate, as in Filippone & Girolami 2014 (Sec. 5.1: "shape
+a_tau = 1 and rate b_tau = 1/sqrt(d)").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import gammaln
+
+__all__ = ["Gamma", "LogNormal", "LogUniform", "Uniform", "IndependentPrior", "make_prior"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Gamma:
+    """theta ~ Gamma(shape, rate); density on psi = log theta."""
+
+    shape: float
+    rate: float
+
+    def __post_init__(self):
+        if not (self.shape > 0 and self.rate > 0):
+            raise ValueError(f"Gamma prior needs shape > 0 and rate > 0, got {self.shape}, {self.rate}")
+
+    def log_density(self, psi):
+        psi = np.asarray(psi, dtype=float)
+        a, b = self.shape, self.rate
+        # log p_theta(e^psi) + psi = a log b - lgamma(a) + a psi - b e^psi
+        return a * np.log(b) - gammaln(a) + a * psi - b * np.exp(psi)
+
+    def grad_log_density(self, psi):
+        return self.shape - self.rate * np.exp(np.asarray(psi, dtype=float))
+
+    def sample_theta(self, rng: np.random.Generator, size=None):
+        return rng.gamma(self.shape, 1.0 / self.rate, size=size)
+
+
+@dataclasses.dataclass(frozen=True)
+class LogNormal:
+    """log theta ~ N(mu, sigma^2), i.e. psi itself is Gaussian."""
+
+    mu: float
+    sigma: float
+
+    def __post_init__(self):
+        if not self.sigma > 0:
+            raise ValueError(f"LogNormal prior needs sigma > 0, got {self.sigma}")
+
+    def log_density(self, psi):
+        z = (np.asarray(psi, dtype=float) - self.mu) / self.sigma
+        return -0.5 * z * z - np.log(self.sigma) - 0.5 * np.log(2 * np.pi)
+
+    def grad_log_density(self, psi):
+        return -(np.asarray(psi, dtype=float) - self.mu) / self.sigma**2
+
+    def sample_theta(self, rng, size=None):
+        return np.exp(rng.normal(self.mu, self.sigma, size=size))
+
+
+@dataclasses.dataclass(frozen=True)
+class Uniform:
+    """theta ~ U(low, high) with 0 <= low < high."""
+
+    low: float
+    high: float
+
+    def __post_init__(self):
+        if not (0 <= self.low < self.high):
+            raise ValueError(f"Uniform prior needs 0 <= low < high, got {self.low}, {self.high}")
+
+    def log_density(self, psi):
+        psi = np.asarray(psi, dtype=float)
+        theta = np.exp(psi)
+        inside = (theta >= self.low) & (theta <= self.high)
+        return np.where(inside, psi - np.log(self.high - self.low), -np.inf)
+
+    def grad_log_density(self, psi):
+        return np.ones_like(np.asarray(psi, dtype=float))
+
+    def sample_theta(self, rng, size=None):
+        return rng.uniform(self.low, self.high, size=size)
+
+
+@dataclasses.dataclass(frozen=True)
+class LogUniform:
+    """psi = log theta ~ U(log low, log high) (scale-invariant on theta)."""
+
+    low: float
+    high: float
+
+    def __post_init__(self):
+        if not (0 < self.low < self.high):
+            raise ValueError(f"LogUniform prior needs 0 < low < high, got {self.low}, {self.high}")
+
+    def log_density(self, psi):
+        psi = np.asarray(psi, dtype=float)
+        lo, hi = np.log(self.low), np.log(self.high)
+        return np.where((psi >= lo) & (psi <= hi), -np.log(hi - lo), -np.inf)
+
+    def grad_log_density(self, psi):
+        return np.zeros_like(np.asarray(psi, dtype=float))
+
+    def sample_theta(self, rng, size=None):
+        return np.exp(rng.uniform(np.log(self.low), np.log(self.high), size=size))
+
+
+@dataclasses.dataclass(frozen=True)
+class IndependentPrior:
+    """Product of one prior per coordinate of psi."""
+
+    components: tuple
+
+    def __len__(self):
+        return len(self.components)
+
+    def _check(self, psi):
+        psi = np.asarray(psi, dtype=float)
+        if psi.shape[-1] != len(self.components):
+            raise ValueError(f"prior has {len(self.components)} components, got psi of shape {psi.shape}")
+        return psi
+
+    def log_density(self, psi) -> float:
+        psi = self._check(psi)
+        return float(sum(c.log_density(psi[..., i]) for i, c in enumerate(self.components)))
+
+    def grad_log_density(self, psi) -> np.ndarray:
+        psi = self._check(psi)
+        return np.array([c.grad_log_density(psi[i]) for i, c in enumerate(self.components)])
+
+    def sample_psi(self, rng: np.random.Generator) -> np.ndarray:
+        """One draw of psi (drawn as theta from the stated prior, then logged)."""
+        return np.log(np.array([float(c.sample_theta(rng)) for c in self.components]))
+
+
+def make_prior(spec: dict):
+    """One prior from a config mapping, e.g. ``{gamma: {shape: 1, rate: 0.5}}``."""
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise ValueError(f"a prior is a mapping with exactly one family key, got {spec!r}")
+    (family, params), = spec.items()
+    table = {"gamma": Gamma, "lognormal": LogNormal, "uniform": Uniform, "loguniform": LogUniform}
+    if family not in table:
+        raise ValueError(f"unknown prior family {family!r}; choose one of {sorted(table)}")
+    try:
+        return table[family](**params)
+    except TypeError as err:
+        raise ValueError(f"bad parameters for {family} prior {params!r}: {err}") from None
+
+
+def independent(specs: Sequence[dict]) -> IndependentPrior:
+    return IndependentPrior(tuple(make_prior(s) for s in specs))

@@ -1,0 +1,68 @@
+import json
+import os
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from gpbayes import io
+
+
+def groups():
+    rng = np.random.default_rng(0)
+    return io.make_inference_groups(
+        {"tau": rng.normal(size=(2, 10)), "theta": rng.normal(size=(2, 10, 3))},
+        {"lp": rng.normal(size=(2, 10)), "accepted": rng.uniform(size=(2, 10)) < 0.3,
+         "n_cubic": np.ones((2, 10), dtype=np.int64)},
+        extra_dims={"theta": ("param",)},
+        coords={"param": np.array(["a", "b", "c"])},
+        attrs=io.provenance({"scale": "smoke", "nested": {"x": 1}}, seed=3),
+    )
+
+
+def test_round_trip_keeps_dims_and_attrs(tmp_path):
+    path = tmp_path / "run.nc"
+    g = groups()
+    io.write_inference_data(g, path)
+    back = io.read_inference_data(path)
+    assert set(back) == {"posterior", "sample_stats"}
+    post = back["posterior"]
+    assert post["theta"].dims == ("chain", "draw", "param")
+    assert list(post["param"].values) == ["a", "b", "c"]
+    np.testing.assert_array_equal(post["theta"].values, g["posterior"]["theta"].values)
+    assert json.loads(post.attrs["config"]) == {"nested": {"x": 1}, "scale": "smoke"}
+    assert post.attrs["seed"] == 3 and "git_commit" in post.attrs and "gpbayes_version" in post.attrs
+    # plain xarray can read each group
+    with xr.open_dataset(path, group="sample_stats") as ss:
+        assert ss["lp"].dims == ("chain", "draw")
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_interrupted_write_leaves_no_file(tmp_path):
+    path = tmp_path / "run.nc"
+
+    class Boom(Exception):
+        pass
+
+    with pytest.raises(Boom):
+        with io.atomic_path(path) as tmp:
+            tmp.write_text("half a file")
+            raise Boom()
+    assert os.listdir(tmp_path) == []
+
+
+def test_concat_chains(tmp_path):
+    g = groups()
+    parts = [{k: v.isel(chain=[i]) for k, v in g.items()} for i in range(2)]
+    merged = io.concat_chains(parts)
+    assert merged["posterior"].sizes["chain"] == 2
+    np.testing.assert_array_equal(merged["posterior"]["tau"].values, g["posterior"]["tau"].values)
+
+
+def test_missing_group_and_file_errors(tmp_path):
+    path = tmp_path / "run.nc"
+    io.write_inference_data(groups(), path)
+    with pytest.raises(KeyError, match="no group"):
+        io.read_inference_data(path, ["observed_data"])
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        io.read_inference_data(tmp_path / "nope.nc")

@@ -1,0 +1,84 @@
+import numpy as np
+import pytest
+
+from gpbayes.kernels import SquaredExponential
+from reference import se_kernel_double_loop
+
+CASES = [
+    # (parameterisation, ard, expected (a, w) from psi) -- the papers' own forms
+    ("fg", False, lambda psi, d: (np.exp(psi[-1]), np.full(d, np.exp(-2 * psi[0])))),
+    ("fg", True, lambda psi, d: (np.exp(psi[-1]), np.exp(-2 * psi[:d]))),
+    ("amis", False, lambda psi, d: (np.exp(psi[-1]), np.full(d, 2 * np.exp(-2 * psi[0])))),
+    ("amis", True, lambda psi, d: (np.exp(psi[-1]), 2 * np.exp(-2 * psi[:d]))),
+    ("ma", True, lambda psi, d: (np.exp(2 * psi[-1]), np.exp(-2 * psi[:d]))),
+    ("gplvm", True, lambda psi, d: (np.exp(psi[-1]), np.exp(psi[:d]))),
+]
+
+
+@pytest.mark.parametrize("param,ard,expect", CASES)
+def test_values_match_double_loop(param, ard, expect):
+    rng = np.random.default_rng(0)
+    d = 3
+    k = SquaredExponential(d, ard=ard, parameterisation=param)
+    psi = rng.normal(0, 0.5, k.n_params)
+    X, X2 = rng.normal(size=(7, d)), rng.normal(size=(5, d))
+    a, w = expect(psi, d)
+    np.testing.assert_allclose(k(psi, X, X2), se_kernel_double_loop(X, X2, a, w), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(k(psi, X), se_kernel_double_loop(X, X, a, w), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(k.diag(psi, X), np.full(7, a))
+
+
+def test_paper_forms_written_out():
+    # Filippone & Girolami eq. 5: sigma exp(-1/2 (x-x')^T A (x-x')), A^-1 = tau^2 I
+    x, xp = np.array([[0.3, -1.0]]), np.array([[1.1, 0.4]])
+    tau, sigma = 0.7, 2.08
+    k = SquaredExponential(2, parameterisation="fg")
+    expected = sigma * np.exp(-0.5 * np.sum((x - xp) ** 2) / tau**2)
+    assert k(np.log([tau, sigma]), x, xp)[0, 0] == pytest.approx(expected, rel=1e-13)
+    # Xiong et al.: sigma exp(-|x - x'|^2 / tau^2)
+    k = SquaredExponential(2, parameterisation="amis")
+    assert k(np.log([tau, sigma]), x, xp)[0, 0] == pytest.approx(sigma * np.exp(-np.sum((x - xp) ** 2) / tau**2), rel=1e-13)
+    # Murray & Adams: sigma_f^2 exp(-1/2 sum (x-x')^2 / l^2)
+    k = SquaredExponential(2, ard=True, parameterisation="ma")
+    ell = np.array([0.5, 2.0])
+    assert k(np.log([*ell, sigma]), x, xp)[0, 0] == pytest.approx(
+        sigma**2 * np.exp(-0.5 * np.sum((x - xp) ** 2 / ell**2)), rel=1e-13)
+
+
+@pytest.mark.parametrize("param,ard,_", CASES)
+def test_gradients_match_finite_differences(param, ard, _):
+    rng = np.random.default_rng(1)
+    d = 3
+    k = SquaredExponential(d, ard=ard, parameterisation=param)
+    psi = rng.normal(0, 0.3, k.n_params)
+    X = rng.normal(size=(6, d))
+    grads = k.gradients(psi, X)
+    assert len(grads) == k.n_params
+    eps = 1e-6
+    for i in range(k.n_params):
+        e = np.zeros(k.n_params)
+        e[i] = eps
+        fd = (k(psi + e, X) - k(psi - e, X)) / (2 * eps)
+        np.testing.assert_allclose(grads[i], fd, rtol=1e-6, atol=1e-9)
+
+
+def test_fixed_amplitude_and_shape_errors():
+    k = SquaredExponential(2, ard=True, parameterisation="gplvm", fixed_amplitude=True)
+    assert k.n_params == 2 and k.param_names == ["theta_0", "theta_1"]
+    X = np.zeros((3, 2))
+    np.testing.assert_allclose(np.diag(k(np.zeros(2), X)), 1.0)
+    with pytest.raises(ValueError, match="expects 2 log-parameters"):
+        k(np.zeros(3), X)
+    with pytest.raises(ValueError, match=r"expected shape \(n, 2\)"):
+        k(np.zeros(2), np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="unknown kernel parameterisation"):
+        SquaredExponential(2, parameterisation="nope")
+
+
+def test_kernel_matrix_is_positive_definite_and_fortran():
+    rng = np.random.default_rng(2)
+    k = SquaredExponential(4, ard=True, parameterisation="amis")
+    K = k(rng.normal(size=5) * 0.2, rng.normal(size=(40, 4)))
+    assert K.flags.f_contiguous
+    np.testing.assert_allclose(K, K.T, atol=1e-14)
+    assert np.linalg.eigvalsh(K + 1e-8 * np.eye(40)).min() > 0
