@@ -43,6 +43,7 @@ __all__ = [
     "cho_inverse",
     "logdet_from_cholesky",
     "matmul",
+    "inverse_of_negative_definite",
     "blas_single_thread",
 ]
 
@@ -118,6 +119,7 @@ def cholesky(
     name: str = "matrix",
     max_tries: int = 5,
     initial_jitter: float = 1e-8,
+    count: bool = True,
 ) -> np.ndarray:
     """Lower Cholesky factor L (Fortran order) with L @ L.T = A (+ jitter I).
 
@@ -126,7 +128,9 @@ def cholesky(
     is added to the diagonal and multiplied by 10 at each further try, at most
     ``max_tries`` attempts in all; each attempt counts as one O(n^3)
     operation and each jitter used is recorded in the active counters.
-    ``max_tries=1`` disables jitter.  If every attempt fails,
+    ``max_tries=1`` disables jitter.  ``count=False`` is for matrices whose
+    size is the number of hyperparameters (proposal covariances), which are
+    not the O(n^3) operations the papers count.  If every attempt fails,
     ``NotPositiveDefiniteError`` names the matrix and the jitter tried.
     """
     A = np.asarray(A, dtype=np.float64)
@@ -152,13 +156,15 @@ def cholesky(
             overwrite = True
         L, info = lapack.dpotrf(M, lower=1, clean=1, overwrite_a=overwrite)
         if info == 0:
-            _tick("cholesky")
+            if count:
+                _tick("cholesky")
             if jitter > 0:
                 _record_jitter(jitter)
             return L
         if info < 0:  # pragma: no cover - argument error inside LAPACK
             raise ValueError(f"{name}: dpotrf argument {-info} was illegal")
-        _tick("failed_cholesky")
+        if count:
+            _tick("failed_cholesky")
     raise NotPositiveDefiniteError(
         f"{name} ({n}x{n}) is not positive definite: dpotrf failed at leading minor "
         f"{info} after {max_tries} attempt(s), last jitter {jitter:.3g} "
@@ -212,6 +218,19 @@ def matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         if B.shape[1] >= A.shape[0] and A.shape[1] >= A.shape[0]:
             _tick("matmul")
     return A @ B
+
+
+def inverse_of_negative_definite(H: np.ndarray, floor_ratio: float = 1e-3) -> np.ndarray:
+    """(-H)^{-1} for a Hessian H at a mode (hyperparameter-sized, not counted).
+
+    Eigenvalues of -H below ``floor_ratio * max(largest, 1)`` (flat or
+    negative-curvature directions, common for ARD lengthscales of irrelevant
+    covariates) are raised to that floor, so the result is a usable proposal
+    covariance.
+    """
+    w, V = np.linalg.eigh(-np.asarray(H, dtype=float))
+    floor = floor_ratio * max(float(np.max(w)), 1.0)
+    return (V / np.maximum(w, floor)) @ V.T
 
 
 # ---------------------------------------------------------------------------

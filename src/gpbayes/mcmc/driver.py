@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from .. import linalg
 from . import random_walk
 
 __all__ = ["run_rwmh_chain"]
@@ -21,12 +22,19 @@ def run_rwmh_chain(
     n_draws: int,
     target_accept: float = 0.25,
     initial_scale: float | None = None,
+    adapt_covariance: bool = True,
 ) -> dict:
-    """Burn-in with scale adaptation, then ``n_draws`` kept draws.
+    """Burn-in with proposal adaptation, then ``n_draws`` kept draws.
 
-    The proposal is ``s^2 * proposal_cov``; ``s`` starts at
-    ``initial_scale`` (default 2.38 / sqrt(p), Roberts & Rosenthal 2001) and
-    is adapted during burn-in towards ``target_accept``, then frozen.
+    The proposal is ``s^2 * Sigma``; ``s`` starts at ``initial_scale``
+    (default 2.38 / sqrt(p), Roberts & Rosenthal 2001) and is adapted during
+    burn-in towards ``target_accept`` (Robbins-Monro on log s).  ``Sigma``
+    starts as ``proposal_cov``; with ``adapt_covariance`` it is replaced, at
+    1/2 and 3/4 of the burn-in, by the empirical covariance of the burn-in
+    draws since the first quarter (plus 1e-8 * mean variance on the
+    diagonal), as in Haario et al. (2001) but confined to burn-in.  After
+    burn-in everything is frozen, so the kept draws come from one fixed,
+    valid MH kernel.
 
     Returns a dict of numpy arrays for the kept draws: ``position``
     (n_draws, p), ``log_density``, ``accepted``, ``acceptance_prob``,
@@ -36,16 +44,31 @@ def run_rwmh_chain(
     """
     position0 = np.asarray(position0, dtype=float)
     p = position0.size
-    chol = np.linalg.cholesky(np.asarray(proposal_cov, dtype=float))
+    chol = linalg.cholesky(proposal_cov, name="proposal covariance", count=False)
     log_s = np.log(initial_scale if initial_scale is not None else 2.38 / np.sqrt(p))
     state = random_walk.init(position0, log_density_fn, rng)
 
     burn_acc = 0
     burn_ops = 0
+    checkpoints = {n_burn // 2: n_burn // 4, (3 * n_burn) // 4: n_burn // 4} if adapt_covariance else {}
+    burn_positions = np.empty((n_burn, p))
+    rm_iter = 0  # Robbins-Monro counter, restarted when the covariance changes
     t0 = time.perf_counter()
     for it in range(n_burn):
+        if it in checkpoints and it - checkpoints[it] > 2 * p:
+            window = burn_positions[checkpoints[it]:it]
+            emp = np.cov(window, rowvar=False)
+            emp[np.diag_indices(p)] += 1e-8 * float(np.mean(np.diag(emp))) + 1e-12
+            try:
+                chol = linalg.cholesky(emp, name="adapted proposal covariance", max_tries=1, count=False)
+                log_s = np.log(2.38 / np.sqrt(p))
+                rm_iter = 0
+            except np.linalg.LinAlgError:  # degenerate window (e.g. no moves): keep Sigma
+                pass
         state, info = random_walk.step(rng, state, log_density_fn, np.exp(log_s) * chol)
-        log_s = random_walk.adapt_log_scale(log_s, info.acceptance_prob, it, target_accept)
+        log_s = random_walk.adapt_log_scale(log_s, info.acceptance_prob, rm_iter, target_accept)
+        rm_iter += 1
+        burn_positions[it] = state.position
         burn_acc += info.accepted
         burn_ops += info.n_cubic
     burn_time = time.perf_counter() - t0
@@ -73,5 +96,6 @@ def run_rwmh_chain(
         burn_acceptance=burn_acc / max(n_burn, 1),
         burn_n_cubic=int(burn_ops),
         burn_wall_time=float(burn_time),
+        proposal_factor=factor,
     )
     return out

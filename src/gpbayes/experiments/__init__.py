@@ -1,0 +1,1 @@
+"""Experiment-level functions called by the workflow scripts (one per rule)."""

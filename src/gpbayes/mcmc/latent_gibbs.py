@@ -1,0 +1,294 @@
+"""Gibbs samplers for (f, psi) | y: MH on psi in a representation, then ELL-SS on f.
+
+These are the AA and SURR baselines of Filippone & Girolami 2014 (Sec. 3.2,
+4.3): "we alternated the sampling of theta using the MH algorithm and the
+sampling of f iterating ELL-SS ten times".  One Gibbs iteration is
+
+1. a psi-update that holds the auxiliary variables of a representation
+   fixed (``gpbayes.representations``) and moves psi by random-walk MH in
+   psi = log theta space (``mcmc.random_walk.step``); f moves with psi:
+
+   * ``aa`` (Murray & Adams 2010, Alg. 2): step 1 nu = L_psi^-1 f;
+     step 2 propose psi'; step 3 f' = L_psi' nu; steps 4-5 accept with
+     probability min(1, L(f') p_h(psi') / (L(f) p_h(psi)));
+   * ``surr`` (Murray & Adams 2010, Alg. 3): step 1 draw g ~ N(f, S_psi);
+     step 2 eta = L_R^-1 (f - m_psi,g); step 3 propose psi';
+     step 4 f' = L_R' eta + m_psi',g; steps 5-6 accept with probability
+     min(1, L(f') N(g; 0, Sigma' + S') p_h(psi') / (L(f) N(g; 0, Sigma + S) p_h(psi)));
+
+2. ``n_latent_updates`` elliptical slice sampling updates of f | psi, y
+   (``mcmc.elliptical_slice``; F&G use 10).
+
+Cost (O(n^3) operations, counted by ``linalg.count_ops``).  The state keeps
+the factors of the current psi, so only the proposal is factorised:
+
+* AA:   1 per psi-update (chol Sigma_psi');  F&G Table II: 1.0.
+* SURR: 3 per psi-update (chol Sigma_psi', the product L^T S^-1 L,
+  chol(I + L^T S^-1 L)); F&G Table II: 3.0.
+* ELL-SS: 0 (matrix-vector products with the stored factor).
+
+A proposal outside the prior's support costs 0 (it is rejected before any
+factorisation); each failed Cholesky attempt of the jitter retry adds 1.
+
+The state is tied to the data ``model.y`` it was built for (it stores
+log L(f) and, for SURR, S_psi, which depends on y for the Poisson); after
+changing the data build a new state with ``init``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import linalg
+from .. import representations as rep
+from . import elliptical_slice, random_walk
+
+__all__ = [
+    "METHODS",
+    "LatentGibbsState",
+    "ThetaInfo",
+    "GibbsInfo",
+    "init",
+    "aa_theta_step",
+    "surr_theta_step",
+    "latent_step",
+    "step",
+    "run_chain",
+]
+
+METHODS = ("aa", "surr")
+
+
+class LatentGibbsState(NamedTuple):
+    psi: np.ndarray  # log-hyperparameters
+    f: np.ndarray  # latent values
+    log_likelihood: float  # log L(f)
+    log_prior: float  # log p_h(psi) on the log scale
+    chol_prior: np.ndarray  # L with L L^T = Sigma_psi
+    surrogate: rep.SurrogateFactors | None = None  # SURR factors at psi, if built
+
+
+class ThetaInfo(NamedTuple):
+    accepted: bool
+    acceptance_prob: float
+    n_cubic: int
+    n_likelihood_evals: int
+
+
+class GibbsInfo(NamedTuple):
+    accepted: bool  # psi-update accepted
+    acceptance_prob: float  # of the psi-update
+    n_cubic: int  # whole iteration
+    n_cubic_theta: int  # psi-update alone
+    n_likelihood_evals: int  # psi-update + ELL-SS
+    n_shrinkages: int  # summed over the ELL-SS updates
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"unknown psi-update {method!r}; choose one of {METHODS}")
+
+
+def init(model: rep.LatentGaussianModel, psi, f, method: str = "aa") -> LatentGibbsState:
+    """State at (psi, f): factorises Sigma_psi (and, for ``surr``, B)."""
+    _check_method(method)
+    psi = np.array(psi, dtype=np.float64)
+    f = np.array(f, dtype=np.float64)
+    if f.shape != (model.n,):
+        raise ValueError(f"f must have shape ({model.n},), got {f.shape}")
+    log_prior = model.log_prior(psi)
+    if not math.isfinite(log_prior):
+        raise ValueError(f"initial psi {psi} has zero prior density")
+    log_lik = model.log_likelihood(f)
+    if not math.isfinite(log_lik):
+        raise ValueError(f"initial f has log-likelihood {log_lik}")
+    if method == "surr":
+        factors = rep.surrogate_factors_at(model, psi)
+        return LatentGibbsState(psi, f, log_lik, log_prior, factors.chol_prior, factors)
+    return LatentGibbsState(psi, f, log_lik, log_prior, rep.prior_factor(model, psi))
+
+
+def _mh_in_representation(rng, state, log_conditional, current_value, proposal_factor):
+    """Random-walk MH on psi with ``log_conditional(psi) -> Evaluation``.
+
+    ``random_walk.step`` evaluates the target exactly once, at the proposal;
+    that Evaluation (f', factors) is kept to build the new state.
+    """
+    last: list[rep.Evaluation] = []
+
+    def log_density(psi, _rng):
+        ev = log_conditional(psi)
+        last.append(ev)
+        return ev.log_density
+
+    rw_state = random_walk.RWMHState(state.psi, current_value)
+    rw_state, rw_info = random_walk.step(rng, rw_state, log_density, proposal_factor)
+    ev = last[-1]
+    n_evals = int(ev.f is not None)
+    if not rw_info.accepted:
+        return state, rw_info, n_evals
+    new = LatentGibbsState(
+        rw_state.position, ev.f, ev.log_likelihood, ev.log_prior, ev.chol_prior, ev.surrogate
+    )
+    return new, rw_info, n_evals
+
+
+def aa_theta_step(
+    rng: np.random.Generator,
+    state: LatentGibbsState,
+    model: rep.LatentGaussianModel,
+    proposal_factor: np.ndarray,
+) -> tuple[LatentGibbsState, ThetaInfo]:
+    """psi-update with the whitened latents nu fixed (M&A Alg. 2; F&G AA)."""
+    with linalg.count_ops() as ops:
+        # step 1: solve for the N(0, I) variate nu = L^-1 f
+        nu = rep.whiten(state.chol_prior, state.f)
+        # steps 2-5: propose psi', f' = L' nu, accept on L(f') p_h(psi')
+        current = state.log_likelihood + state.log_prior
+        new, rw_info, n_evals = _mh_in_representation(
+            rng, state, lambda p: rep.whitened_log_conditional(model, p, nu), current, proposal_factor
+        )
+    return new, ThetaInfo(rw_info.accepted, rw_info.acceptance_prob, ops.cubic, n_evals)
+
+
+def surr_theta_step(
+    rng: np.random.Generator,
+    state: LatentGibbsState,
+    model: rep.LatentGaussianModel,
+    proposal_factor: np.ndarray,
+) -> tuple[LatentGibbsState, ThetaInfo]:
+    """psi-update with surrogate data g and whitened eta fixed (M&A Alg. 3; F&G SURR)."""
+    with linalg.count_ops() as ops:
+        factors = state.surrogate
+        if factors is None:  # e.g. after an AA update: 2 extra O(n^3) operations
+            factors = rep.surrogate_factors(
+                state.chol_prior, model.site_noise(model.prior_variance(state.psi))
+            )
+            state = state._replace(surrogate=factors)
+        # step 1: draw surrogate data g ~ N(f, S_psi)
+        g = rep.draw_surrogate_data(rng, state.f, factors.noise_var)
+        # step 2: implied latent variates eta = L_R^-1 (f - m_psi,g)
+        eta = rep.surrogate_whiten(factors, state.f, g)
+        # steps 3-6: propose psi', f' = L_R' eta + m_psi',g, accept on
+        # L(f') N(g; 0, Sigma' + S') p_h(psi')
+        current = state.log_likelihood + rep.surrogate_log_marginal(factors, g) + state.log_prior
+        new, rw_info, n_evals = _mh_in_representation(
+            rng,
+            state,
+            lambda p: rep.surrogate_log_conditional(model, p, eta, g),
+            current,
+            proposal_factor,
+        )
+    return new, ThetaInfo(rw_info.accepted, rw_info.acceptance_prob, ops.cubic, n_evals)
+
+
+def latent_step(
+    rng: np.random.Generator, state: LatentGibbsState, model: rep.LatentGaussianModel
+) -> tuple[LatentGibbsState, elliptical_slice.EllipticalSliceInfo]:
+    """One ELL-SS update of f | psi, y with the stored factor of Sigma_psi."""
+    es = elliptical_slice.EllipticalSliceState(state.f, state.log_likelihood)
+    es, info = elliptical_slice.step(rng, es, state.chol_prior, model.log_likelihood)
+    return state._replace(f=es.position, log_likelihood=es.log_likelihood), info
+
+
+_THETA_STEPS = {"aa": aa_theta_step, "surr": surr_theta_step}
+
+
+def step(
+    rng: np.random.Generator,
+    state: LatentGibbsState,
+    model: rep.LatentGaussianModel,
+    proposal_factor: np.ndarray,
+    *,
+    method: str = "aa",
+    n_latent_updates: int = 10,
+) -> tuple[LatentGibbsState, GibbsInfo]:
+    """One Gibbs iteration: a psi-update (``method``), then ``n_latent_updates`` ELL-SS."""
+    _check_method(method)
+    with linalg.count_ops() as ops:
+        # step 1: hyperparameters, in the chosen representation
+        state, t_info = _THETA_STEPS[method](rng, state, model, proposal_factor)
+        # step 2: latent values given psi
+        n_lik, n_shrink = t_info.n_likelihood_evals, 0
+        for _ in range(n_latent_updates):
+            state, e_info = latent_step(rng, state, model)
+            n_lik += e_info.n_likelihood_evals
+            n_shrink += e_info.n_shrinkages
+    info = GibbsInfo(
+        t_info.accepted, t_info.acceptance_prob, ops.cubic, t_info.n_cubic, n_lik, n_shrink
+    )
+    return state, info
+
+
+def run_chain(
+    rng: np.random.Generator,
+    model: rep.LatentGaussianModel,
+    psi0,
+    f0,
+    *,
+    method: str = "aa",
+    n_burn: int,
+    n_draws: int,
+    proposal_factor: np.ndarray | None = None,
+    n_latent_updates: int = 10,
+    target_accept: float = 0.25,
+    initial_scale: float | None = None,
+    keep_latent: bool = True,
+) -> dict:
+    """Burn-in with proposal-scale adaptation, then ``n_draws`` kept iterations.
+
+    The psi-proposal is ``s * proposal_factor`` (identity if None), ``s``
+    starting at ``initial_scale`` (default 2.38 / sqrt(p)) and adapted during
+    burn-in towards ``target_accept`` (F&G tuned to about 25%), then frozen.
+    Returns numpy arrays for the kept draws: ``psi`` (n_draws, p), ``f``
+    (n_draws, n; if ``keep_latent``), ``log_likelihood``, ``log_prior``,
+    ``accepted``, ``acceptance_prob``, ``n_cubic``, ``n_likelihood_evals``,
+    ``n_shrinkages``; and scalars ``proposal_scale``, ``burn_acceptance``,
+    ``burn_n_cubic``.
+    """
+    state = init(model, psi0, f0, method)
+    p = state.psi.shape[0]
+    chol = np.eye(p) if proposal_factor is None else np.asarray(proposal_factor, dtype=float)
+    log_s = math.log(initial_scale if initial_scale is not None else 2.38 / math.sqrt(p))
+    burn_acc = burn_ops = 0
+    for it in range(n_burn):
+        state, info = step(
+            rng, state, model, math.exp(log_s) * chol, method=method, n_latent_updates=n_latent_updates
+        )
+        log_s = random_walk.adapt_log_scale(log_s, info.acceptance_prob, it, target_accept)
+        burn_acc += info.accepted
+        burn_ops += info.n_cubic
+    factor = math.exp(log_s) * chol
+    out = {
+        "psi": np.empty((n_draws, p)),
+        "log_likelihood": np.empty(n_draws),
+        "log_prior": np.empty(n_draws),
+        "accepted": np.empty(n_draws, dtype=bool),
+        "acceptance_prob": np.empty(n_draws),
+        "n_cubic": np.empty(n_draws, dtype=np.int64),
+        "n_likelihood_evals": np.empty(n_draws, dtype=np.int64),
+        "n_shrinkages": np.empty(n_draws, dtype=np.int64),
+    }
+    if keep_latent:
+        out["f"] = np.empty((n_draws, model.n))
+    for i in range(n_draws):
+        state, info = step(rng, state, model, factor, method=method, n_latent_updates=n_latent_updates)
+        out["psi"][i] = state.psi
+        if keep_latent:
+            out["f"][i] = state.f
+        out["log_likelihood"][i] = state.log_likelihood
+        out["log_prior"][i] = state.log_prior
+        out["accepted"][i] = info.accepted
+        out["acceptance_prob"][i] = info.acceptance_prob
+        out["n_cubic"][i] = info.n_cubic
+        out["n_likelihood_evals"][i] = info.n_likelihood_evals
+        out["n_shrinkages"][i] = info.n_shrinkages
+    out.update(
+        proposal_scale=math.exp(log_s),
+        burn_acceptance=burn_acc / max(n_burn, 1),
+        burn_n_cubic=int(burn_ops),
+    )
+    return out

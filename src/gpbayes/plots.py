@@ -1,0 +1,47 @@
+"""Figures.  Matplotlib with the Agg backend; every function writes one file atomically."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from . import io  # noqa: E402
+
+__all__ = ["trace_and_marginals", "save_figure"]
+
+
+def save_figure(fig, path) -> None:
+    suffix = "." + str(path).rsplit(".", 1)[-1]
+    with io.atomic_path(path, suffix=suffix) as tmp:
+        fig.savefig(tmp, bbox_inches="tight")
+    plt.close(fig)
+
+
+def trace_and_marginals(posterior, ml_values: dict, path, *, title: str = "", var: str = "phi") -> None:
+    """Traces (left) and marginal histograms (right) per parameter; ML value marked in red."""
+    da = posterior[var]
+    params = list(da["param"].values)
+    fig, axes = plt.subplots(len(params), 2, figsize=(9, 1.25 * len(params) + 0.8),
+                             gridspec_kw={"width_ratios": [3, 1]}, squeeze=False)
+    for i, p in enumerate(params):
+        x = da.sel(param=p).values  # (chain, draw)
+        ax_t, ax_h = axes[i]
+        for c in range(x.shape[0]):
+            ax_t.plot(x[c], lw=0.4, alpha=0.8)
+        ax_t.set_ylabel(f"log {p}", fontsize=7)
+        ax_t.tick_params(labelsize=6)
+        ax_h.hist(x.ravel(), bins=40, density=True, color="0.6")
+        if p in ml_values:
+            ax_t.axhline(ml_values[p], color="red", lw=0.8)
+            ax_h.axvline(ml_values[p], color="red", lw=1.0, label="type-II ML")
+        ax_h.tick_params(labelsize=6)
+        ax_h.set_yticks([])
+    axes[-1, 0].set_xlabel("draw (after burn-in)")
+    axes[0, 1].legend(fontsize=6, loc="upper right")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)

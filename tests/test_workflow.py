@@ -1,0 +1,126 @@
+"""The workflow: config validation, lint, formatting, and the smoke run end to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import xarray as xr
+import yaml
+
+from gpbayes import config as gconfig
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def base_config():
+    with open(REPO / "config" / "config.yaml") as fh:
+        return yaml.safe_load(fh)
+
+
+def test_shipped_config_is_valid():
+    gconfig.validate_config(base_config())
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda c: c.update(scael="smoke"), "'scael' was unexpected"),
+    (lambda c: c.update(scale="huge"), "at 'scale': 'huge' is not one of"),
+    (lambda c: c["regression_mh"]["scales"]["smoke"].update(n_chains=0), "regression_mh/scales/smoke/n_chains"),
+    (lambda c: c["regression_mh"]["priors"].update(scale={"gamma": {"shape": -1, "rate": 1}}), "regression_mh/priors/scale/gamma/shape"),
+    (lambda c: c["regression_mh"]["kernel"].update(parameterisation="rbf"), "regression_mh/kernel/parameterisation"),
+    (lambda c: c.update(user_datasets={"mine": {"path": "x.txt", "target": "t", "task": "regression"}}), "must be a .csv"),
+    (lambda c: c.pop("seed"), "'seed' is a required property"),
+])
+def test_bad_config_rejected_with_named_key(mutate, needle):
+    cfg = base_config()
+    mutate(cfg)
+    with pytest.raises(gconfig.ConfigError) as err:
+        gconfig.validate_config(cfg)
+    assert needle in str(err.value)
+
+
+def run(args, cwd, timeout=600):
+    return subprocess.run([str(BIN / "snakemake"), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_snakemake_rejects_bad_config_before_running(tmp_path):
+    res = run(["-n", "--config", "scale=huge"], REPO)
+    assert res.returncode != 0
+    assert "huge" in res.stdout + res.stderr
+
+
+def test_lint_clean():
+    res = run(["--lint"], REPO, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_snakefmt_clean():
+    res = subprocess.run([str(BIN / "snakefmt"), "--check", "workflow"], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def copy_project(dst: Path) -> None:
+    for part in ("workflow", "config", "data/raw"):
+        shutil.copytree(REPO / part, dst / part)
+
+
+@pytest.mark.slow
+def test_smoke_workflow_end_to_end(tmp_path):
+    copy_project(tmp_path)
+    res = run(["--cores", "2", "--config", "scale=smoke"], tmp_path, timeout=900)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-5000:]
+    ncs = sorted((tmp_path / "results").rglob("*.nc"))
+    assert ncs, "the smoke run produced no NetCDF results"
+    for path in ncs:
+        if "chains" in path.parts or path.name == "posterior.nc":
+            post = xr.open_dataset(path, group="posterior")
+            assert post["phi"].dims[:2] == ("chain", "draw")
+            stats = xr.open_dataset(path, group="sample_stats")
+            assert {"lp", "accepted", "n_cubic", "wall_time"} <= set(stats.data_vars)
+            assert "git_commit" in post.attrs and "config" in post.attrs
+        else:
+            xr.open_dataset(path).close()
+    claims = json.loads((tmp_path / "results/claims/foundation.json").read_text())
+    assert claims["scale"] == "smoke" and claims["n_claims"] == len(claims["claims"]) > 0
+    assert (tmp_path / "figures/regression_mh/housing_traces.pdf").stat().st_size > 10_000
+    assert "PASS" in (tmp_path / "results/claims/claims.html").read_text() or "FAIL" in (
+        tmp_path / "results/claims/claims.html").read_text()
+    # a second run has nothing to do: outputs are complete and up to date
+    again = run(["--cores", "2", "--config", "scale=smoke", "-n"], tmp_path)
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_corrupted_raw_file_stops_the_run(tmp_path):
+    copy_project(tmp_path)
+    raw = tmp_path / "data/raw/Boston.csv"
+    raw.write_bytes(raw.read_bytes().replace(b"24", b"25", 1))
+    res = run(["--cores", "1", "--config", "scale=smoke", "data/processed/housing.nc"], tmp_path)
+    assert res.returncode != 0
+    log = (tmp_path / "logs/prepare_data/housing.log").read_text()
+    assert "checksum mismatch" in log and "Boston.csv" in log
+    assert not (tmp_path / "data/processed/housing.nc").exists()
+
+
+@pytest.mark.slow
+def test_user_dataset_runs_through_the_slice(tmp_path):
+    copy_project(tmp_path)
+    rng = __import__("numpy").random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = __import__("numpy").sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    lines = ["a,b,target"] + [f"{a},{b},{t}" for (a, b), t in zip(X, y)]
+    (tmp_path / "mine.csv").write_text("\n".join(lines) + "\n")
+    cfg = yaml.safe_load((tmp_path / "config/config.yaml").read_text())
+    cfg["user_datasets"] = {"mine": {"path": "mine.csv", "target": "target", "task": "regression"}}
+    cfg["regression_mh"]["datasets"] = ["mine"]
+    cfg["scale"] = "smoke"
+    (tmp_path / "config/config.yaml").write_text(yaml.safe_dump(cfg))
+    res = run(["--cores", "2", "results/regression_mh/mine/diagnostics.csv"], tmp_path)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-5000:]
+    assert "tau_1" in (tmp_path / "results/regression_mh/mine/diagnostics.csv").read_text()

@@ -1,0 +1,7 @@
+from gpbayes import io
+from gpbayes.experiments import regression_mh
+from gpbayes.workflow import job
+
+with job(snakemake):
+    parts = [io.read_inference_data(path) for path in snakemake.input]
+    io.write_inference_data(regression_mh.merge_chains(parts), snakemake.output[0])
