@@ -82,10 +82,15 @@ def slurm_cluster():
 
 
 def _copy_tracked_files(dest: Path) -> None:
-    """Copy the working-tree version of every file ``git ls-files`` lists."""
-    out = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
-    ).stdout
+    """Copy the working-tree version of every file ``git ls-files`` lists.
+
+    GPBAYES_TEST_UNTRACKED=1 also copies untracked, not-ignored files (for trying
+    the test on uncommitted work; CI runs without it).
+    """
+    cmd = ["git", "ls-files", "-z", "--cached"]
+    if os.environ.get("GPBAYES_TEST_UNTRACKED") == "1":
+        cmd += ["--others", "--exclude-standard"]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, check=True).stdout
     n = 0
     for rel in filter(None, out.decode().split("\0")):
         src = REPO / rel
@@ -155,6 +160,9 @@ def test_workflow_smoke_through_slurm(slurm_cluster, tmp_path):
         "all",  # before --config, which would swallow it (nargs="*")
         "--snakefile", str(snakefile),
         "--profile", str(profile),
+        # don't let workflow/profiles/default override the Slurm profile's
+        # default-resources (see the comment at the top of the profile)
+        "--workflow-profile", "none",
         "--directory", str(workdir),
         "--config", "scale=smoke",
     ]
@@ -204,3 +212,4 @@ def test_workflow_smoke_through_slurm(slurm_cluster, tmp_path):
     for nc in ncs:
         with xr.open_dataset(nc) as ds:
             ds.load()
+    print(f"[slurm] {len(ncs)} NetCDF files under results/ open with xarray")
