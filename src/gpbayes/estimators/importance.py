@@ -1,0 +1,228 @@
+"""Unbiased importance-sampling estimates of the marginal likelihood p(y | theta).
+
+Filippone & Girolami (2014), Sec. 3.3.1, eq. 25:
+
+    p~(y | theta) = 1/N_imp sum_i p(y | f_i) N(f_i | 0, K) / q(f_i | y, theta),
+    f_i ~ q(f | y, theta),
+
+with q the Laplace or EP Gaussian approximation (``gpbayes.approx``).  Its
+expectation is p(y | theta) for *any* q whose support covers the posterior's
+(every Gaussian here), so the pseudo-marginal MH chain of F&G Alg. 1 targets
+the exact posterior p(theta | y) (Andrieu & Roberts 2009); the quality of q
+only affects the estimator's variance.  Everything is computed in log space
+and averaged with logsumexp.
+
+``PseudoMarginalTarget`` wraps kernel, approximation, estimator and prior
+into the ``log_density_fn(psi, rng)`` that ``gpbayes.mcmc.random_walk``
+expects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .. import linalg
+from ..approx import GaussianApproximation, ep_approximation, laplace_approximation
+
+__all__ = ["importance_log_marginal", "importance_log_weights", "PseudoMarginalTarget"]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def importance_log_weights(
+    rng: np.random.Generator,
+    K_chol: np.ndarray,
+    y: np.ndarray,
+    likelihood,
+    approx: GaussianApproximation,
+    n_imp: int,
+) -> np.ndarray:
+    """log w_i = log p(y|f_i) + log N(f_i|0,K) - log q(f_i), f_i ~ q, i = 1..n_imp.
+
+    ``K_chol`` is the lower Cholesky factor of K (required here).  Draws are
+    made in one block (2 n x n_imp standard normals); the cost is O(n^2 n_imp),
+    which ``gpbayes.linalg`` counts as O(n^3) only when n_imp >= n.
+    """
+    n = approx.n
+    F = approx.map_normals(
+        rng.standard_normal((n, n_imp)), rng.standard_normal((n, n_imp)), K_chol
+    )  # (n, n_imp), columns ~ q
+    D = F - approx.m[:, None]
+    # prior: log N(f | 0, K) with L_K^-1 f = L_K^-1 m + L_K^-1 (f - m)
+    U = linalg.solve_triangular(K_chol, D, lower=True)
+    u_m = linalg.solve_triangular(K_chol, approx.m, lower=True)
+    Uf = U + u_m[:, None]
+    logdet_K = linalg.logdet_from_cholesky(K_chol)
+    log_prior = -0.5 * (np.einsum("ij,ij->j", Uf, Uf) + logdet_K + n * _LOG_2PI)
+    # q: (f-m)^T Sigma^-1 (f-m) = |L_K^-1 (f-m)|^2 + (f-m)^T W (f-m); log|Sigma| = log|K| - log|B|
+    quad_q = np.einsum("ij,ij->j", U, U) + np.einsum("i,ij->j", approx.w, D * D)
+    logdet_S = logdet_K - linalg.logdet_from_cholesky(approx.B_chol)
+    log_q = -0.5 * (quad_q + logdet_S + n * _LOG_2PI)
+    log_lik = np.sum(likelihood.log_lik(y[:, None], F), axis=0)
+    return log_lik + log_prior - log_q
+
+
+def importance_log_marginal(
+    rng: np.random.Generator,
+    K_chol: np.ndarray | None,
+    y: np.ndarray,
+    likelihood,
+    approx: GaussianApproximation,
+    n_imp: int,
+) -> tuple[float, int]:
+    """log p~(y | theta) of F&G eq. 25 and the O(n^3) operations it cost.
+
+    Parameters
+    ----------
+    rng : the generator for the importance draws (the only randomness).
+    K_chol : lower Cholesky factor of K (as from ``gpbayes.linalg.cholesky``),
+        or None to use ``approx.K_chol`` or, failing that, to factorise
+        ``approx.K`` here (one counted Cholesky, without jitter: the factor
+        must be of the K that q was built from).
+    y, likelihood : data and likelihood p(y | f).
+    approx : the Gaussian q (``laplace_approximation`` / ``ep_approximation``).
+    n_imp : number of importance samples N_imp >= 1.
+
+    Returns
+    -------
+    (log_estimate, n_cubic): log(1/N_imp sum_i w_i) by logsumexp, and the
+    O(n^3) operations counted inside: 0 given K_chol and n_imp < n; 1 more if
+    K had to be factorised; the block solves with n_imp >= n columns are
+    counted by ``gpbayes.linalg`` as O(n^3) too.
+    """
+    n_imp = int(n_imp)
+    if n_imp < 1:
+        raise ValueError(f"n_imp must be >= 1, got {n_imp}")
+    y = likelihood.check_targets(y)
+    with linalg.count_ops() as ops:
+        if K_chol is None:
+            K_chol = approx.K_chol
+        if K_chol is None:
+            # no jitter: the factor must be of the very K that q was built from,
+            # or the weights would not be exact importance weights
+            K_chol = linalg.cholesky(approx.K, name="K", max_tries=1)
+        log_w = importance_log_weights(rng, K_chol, y, likelihood, approx, n_imp)
+        log_estimate = float(logsumexp(log_w) - np.log(n_imp))
+    return log_estimate, ops.cubic
+
+
+@dataclasses.dataclass
+class PseudoMarginalTarget:
+    """log p~(y | theta) + log p(psi): the noisy log posterior of F&G Alg. 1.
+
+    ``target(psi, rng)`` builds K = kernel(psi, X), factorises it once,
+    builds the Gaussian approximation (``approx="laplace"`` or ``"ep"``, EP
+    schedule ``ep_mode``), and returns the importance estimate with
+    ``n_imp`` samples plus the prior ``prior.log_density(psi)`` on psi
+    (Jacobian included by ``gpbayes.priors``).  Outside the prior's support it
+    returns -inf without touching the data.  If K cannot be factorised even
+    with jitter (extreme psi) it returns -inf and counts the event in
+    ``n_failures``.
+
+    Cost (counted O(n^3) operations of the last call in ``last_n_cubic``,
+    running total in ``total_n_cubic``): one Cholesky of K plus the
+    approximation's ``n_cubic``; the estimator itself adds none for n_imp < n.
+
+    ``approx_log_posterior(psi)`` is the deterministic approximate log
+    marginal (R&W eq. 3.32 for LA, log Z_EP for EP) plus the prior, used by
+    F&G (Sec. 4.4) during the adaptive phase; it does not factorise K.
+
+    Warm starts (``warm_start=True``; off by default): the approximation of
+    each call starts from the mode (LA: its ``alpha``) or site parameters
+    (EP) of the previous call -- the last *evaluated* psi, accepted or not.
+    This changes only the starting point of a deterministic fixed-point
+    iteration that is run to tolerance, not the estimator's target: the
+    estimate is unbiased for p(y | theta) for any q.  What a warm start can
+    change is q itself, by an amount of the order of the stopping tolerance,
+    which makes the chain's stationary distribution exact only up to that
+    tolerance; tighten ``approx_options["tol"]`` if this matters.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    kernel: object
+    likelihood: object
+    prior: object
+    approx: str = "laplace"
+    n_imp: int = 1
+    ep_mode: str = "parallel"
+    warm_start: bool = False
+    approx_options: dict = dataclasses.field(default_factory=dict)
+    last_n_cubic: int = dataclasses.field(default=0, init=False)
+    total_n_cubic: int = dataclasses.field(default=0, init=False)
+    n_calls: int = dataclasses.field(default=0, init=False)
+    n_failures: int = dataclasses.field(default=0, init=False)
+    last_approximation: GaussianApproximation | None = dataclasses.field(default=None, init=False)
+
+    def __post_init__(self):
+        if self.approx not in ("laplace", "ep"):
+            raise ValueError(f"approx must be 'laplace' or 'ep', got {self.approx!r}")
+        self.X = np.asarray(self.X, dtype=np.float64)
+        self.y = self.likelihood.check_targets(self.y)
+        if self.X.shape[0] != self.y.shape[0]:
+            raise ValueError(f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]} entries")
+        if len(self.prior) != self.kernel.n_params:
+            raise ValueError(
+                f"prior has {len(self.prior)} components, kernel has {self.kernel.n_params} "
+                f"parameters {self.kernel.param_names}"
+            )
+
+    def _approximate(self, K, K_chol):
+        prev = self.last_approximation if self.warm_start else None
+        if self.approx == "laplace":
+            alpha0 = prev.alpha if prev is not None else None
+            return laplace_approximation(
+                K, self.y, self.likelihood, alpha_init=alpha0, K_chol=K_chol, **self.approx_options
+            )
+        sites = (prev.nu, prev.w) if prev is not None else None
+        return ep_approximation(
+            K, self.y, self.likelihood, sites_init=sites, mode=self.ep_mode,
+            K_chol=K_chol, **self.approx_options,
+        )
+
+    def __call__(self, psi, rng: np.random.Generator) -> float:
+        psi = np.asarray(psi, dtype=np.float64)
+        log_prior = self.prior.log_density(psi)
+        self.n_calls += 1
+        if log_prior == -np.inf:
+            self.last_n_cubic = 0
+            return -np.inf
+        with linalg.count_ops() as ops:
+            K = self.kernel(psi, self.X)
+            try:
+                with linalg.count_ops() as kc:
+                    K_chol = linalg.cholesky(K, name="K")
+            except linalg.NotPositiveDefiniteError:
+                self.n_failures += 1
+                value = -np.inf
+            else:
+                if kc.jitter_events:
+                    # the model's prior covariance is then K + jitter I: use it
+                    # everywhere, so that q, its sampler and N(f|0,K) agree
+                    K.flat[:: K.shape[0] + 1] += kc.max_jitter
+                q = self._approximate(K, K_chol)
+                self.last_approximation = q
+                log_est, _ = importance_log_marginal(
+                    rng, K_chol, self.y, self.likelihood, q, self.n_imp
+                )
+                value = log_est + log_prior
+        self.last_n_cubic = ops.cubic
+        self.total_n_cubic += ops.cubic
+        return float(value)
+
+    def approx_log_posterior(self, psi) -> float:
+        """Deterministic approximate log p(y | theta) + log p(psi) (F&G Sec. 4.4)."""
+        psi = np.asarray(psi, dtype=np.float64)
+        log_prior = self.prior.log_density(psi)
+        if log_prior == -np.inf:
+            return -np.inf
+        with linalg.count_ops() as ops:
+            K = self.kernel(psi, self.X)
+            q = self._approximate(K, None)
+            self.last_approximation = q
+        self.last_n_cubic = ops.cubic
+        self.total_n_cubic += ops.cubic
+        return float(q.log_marginal + log_prior)

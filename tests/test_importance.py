@@ -1,0 +1,149 @@
+"""Importance-sampling estimator of p(y | theta) (F&G eq. 25) and the pseudo-marginal target."""
+
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+
+from gpbayes import linalg
+from gpbayes.approx import ep_approximation, laplace_approximation
+from gpbayes.estimators import PseudoMarginalTarget, importance_log_marginal
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Probit
+from gpbayes.priors import Gamma, IndependentPrior, Uniform
+
+PROBIT = Probit()
+
+
+def small_problem(psi=(np.log(0.25), np.log(0.8))):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(4, 2))
+    y = np.array([1.0, -1.0, 1.0, 1.0])
+    K = SquaredExponential(2)(np.array(psi), X)
+    return X, y, K
+
+
+def exact_log_marginal(K, y):
+    n = len(y)
+    D = np.diag(y)
+    mvn = multivariate_normal(np.zeros(n), D @ (K + np.eye(n)) @ D,
+                              abseps=1e-10, releps=1e-10, maxpts=1_000_000, seed=7)
+    return float(np.log(mvn.cdf(np.zeros(n))))
+
+
+def approximations(K, y):
+    L = linalg.cholesky(K)
+    return L, {
+        "laplace": laplace_approximation(K, y, PROBIT, K_chol=L),
+        "ep": ep_approximation(K, y, K_chol=L),
+    }
+
+
+# --------------------------------------------------------- q is what it says
+def test_sampler_map_has_covariance_sigma_and_log_density_is_gaussian():
+    X, y, K = small_problem((np.log(0.5), np.log(3.0)))
+    L, qs = approximations(K, y)
+    n = len(y)
+    for q in qs.values():
+        Sigma = np.linalg.inv(np.linalg.inv(K) + np.diag(q.w))  # reference, fine for n = 4
+        np.testing.assert_allclose(q.covariance(), Sigma, rtol=1e-9, atol=1e-12)
+        # draws are m + T [z1; z2]: read T off unit vectors, then T T^T = Sigma
+        T1 = q.map_normals(np.eye(n), np.zeros((n, n))) - q.m[:, None]
+        T2 = q.map_normals(np.zeros((n, n)), np.eye(n)) - q.m[:, None]
+        np.testing.assert_allclose(T1 @ T1.T + T2 @ T2.T, Sigma, rtol=1e-9, atol=1e-12)
+        F = q.sample(np.random.default_rng(0), 5)
+        ref = multivariate_normal(q.m, Sigma).logpdf(F)
+        np.testing.assert_allclose(q.log_density(F), ref, rtol=1e-10)
+        assert q.log_density(F[0]) == pytest.approx(ref[0], rel=1e-10)
+
+
+# ---------------------------------------------------------- (b) unbiasedness
+@pytest.mark.parametrize("method", ["laplace", "ep"])
+@pytest.mark.parametrize("n_imp", [1, 16])
+def test_estimator_is_unbiased(method, n_imp):
+    X, y, K = small_problem()
+    L, qs = approximations(K, y)
+    q = qs[method]
+    # the weights have finite variance when K^-1 - W > 0, i.e. when
+    # lambda_max(W^1/2 K W^1/2) < 1; otherwise a standard-error test is invalid
+    assert np.linalg.eigvalsh(q.sqrt_w[:, None] * K * q.sqrt_w).max() < 1
+    exact = exact_log_marginal(K, y)
+    rng = np.random.default_rng(2024)
+    R = 20_000
+    ratios = np.exp([importance_log_marginal(rng, L, y, PROBIT, q, n_imp)[0] - exact
+                     for _ in range(R)])
+    se = ratios.std(ddof=1) / np.sqrt(R)
+    assert abs(ratios.mean() - 1.0) < 4 * se, (ratios.mean(), se)
+    assert se < 0.01  # the test has power: the estimate is pinned to within 4%
+
+
+def test_estimator_variance_decreases_with_n_imp_and_is_smaller_for_ep():
+    X, y, K = small_problem((np.log(0.5), np.log(3.0)))
+    L, qs = approximations(K, y)
+    sd = {}
+    for method, q in qs.items():
+        for n_imp in (1, 16):
+            rng = np.random.default_rng(5)
+            est = [importance_log_marginal(rng, L, y, PROBIT, q, n_imp)[0] for _ in range(400)]
+            sd[method, n_imp] = np.std(est)
+    for method in qs:
+        assert sd[method, 16] < 0.5 * sd[method, 1]
+    assert sd["ep", 1] < sd["laplace", 1]  # F&G Sec. 4.1, Fig. 2
+
+
+def test_same_generator_state_same_estimate_and_costs():
+    X, y, K = small_problem()
+    L, qs = approximations(K, y)
+    q = qs["laplace"]
+    a = importance_log_marginal(np.random.default_rng(1), L, y, PROBIT, q, 3)
+    b = importance_log_marginal(np.random.default_rng(1), L, y, PROBIT, q, 3)
+    assert a == b and a[1] == 0  # n_imp < n: no O(n^3) operation
+    # without a factor of K the estimator factorises K once
+    q_nochol = laplace_approximation(K, y, PROBIT)
+    c = importance_log_marginal(np.random.default_rng(1), None, y, PROBIT, q_nochol, 3)
+    assert c[1] == 1 and c[0] == pytest.approx(a[0], rel=1e-12)
+    with pytest.raises(ValueError, match="n_imp"):
+        importance_log_marginal(np.random.default_rng(1), L, y, PROBIT, q, 0)
+
+
+# ----------------------------------------------------- pseudo-marginal target
+def make_target(prior=None, **kw):
+    rng = np.random.default_rng(7)
+    X = rng.uniform(size=(40, 2))
+    f = np.sin(4 * X[:, 0]) + X[:, 1]
+    y = np.where(f + 0.3 * rng.normal(size=40) > 0.7, 1.0, -1.0)
+    if prior is None:  # F&G Sec. 4.2 priors
+        prior = IndependentPrior((Gamma(1.0, 1 / np.sqrt(2)), Gamma(1.1, 0.1)))
+    return PseudoMarginalTarget(X, y, SquaredExponential(2), PROBIT, prior, **kw)
+
+
+@pytest.mark.parametrize("approx", ["laplace", "ep"])
+def test_pseudo_marginal_target_value_and_cost(approx):
+    target = make_target(approx=approx, n_imp=4)
+    psi = np.array([np.log(0.4), np.log(2.0)])
+    value = target(psi, np.random.default_rng(0))
+    q = target.last_approximation
+    K = target.kernel(psi, target.X)
+    L = linalg.cholesky(K)
+    est, _ = importance_log_marginal(np.random.default_rng(0), L, target.y, PROBIT, q, 4)
+    assert value == pytest.approx(est + target.prior.log_density(psi), rel=1e-12)
+    assert target.last_n_cubic == 1 + q.n_cubic
+    # deterministic approximation + prior, no factorisation of K
+    approx_value = target.approx_log_posterior(psi)
+    assert approx_value == pytest.approx(q.log_marginal + target.prior.log_density(psi), abs=1e-6)
+    assert target.last_n_cubic == target.last_approximation.n_cubic
+
+
+def test_pseudo_marginal_target_outside_support_and_warm_start():
+    bounded = make_target(prior=IndependentPrior((Gamma(1.0, 1.0), Uniform(0.5, 5.0))))
+    assert bounded(np.array([0.0, np.log(6.0)]), np.random.default_rng(0)) == -np.inf
+    assert bounded.last_n_cubic == 0 and bounded.last_approximation is None
+    target = make_target(approx="laplace", warm_start=True, approx_options={"tol": 1e-10})
+    cold = make_target(approx="laplace", approx_options={"tol": 1e-10})
+    psi0 = np.array([np.log(0.4), np.log(2.0)])
+    psi1 = psi0 + np.array([0.05, -0.05])
+    target(psi0, np.random.default_rng(0))
+    v_warm = target(psi1, np.random.default_rng(1))
+    n_warm = target.last_approximation.n_iter
+    v_cold = cold(psi1, np.random.default_rng(1))
+    assert v_warm == pytest.approx(v_cold, abs=1e-8)
+    assert n_warm < cold.last_approximation.n_iter

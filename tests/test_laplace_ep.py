@@ -1,0 +1,205 @@
+"""Laplace approximation and EP: exact answers on tiny problems, fixed points, costs."""
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.stats import multivariate_normal, norm
+
+from gpbayes import linalg
+from gpbayes.approx import ep_approximation, laplace_approximation
+from gpbayes.approx.ep import probit_tilted_moments
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Gaussian, Logistic, Poisson, Probit
+
+PROBIT = Probit()
+
+
+def problem(n, seed, psi=(np.log(0.5), np.log(2.0)), d=2):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    y = np.where(rng.uniform(size=n) < 0.5, -1.0, 1.0)
+    K = SquaredExponential(d, parameterisation="fg")(np.array(psi), X)
+    return X, y, K
+
+
+def exact_probit_log_marginal(K, y):
+    """log p(y) = log P(y_i z_i > 0), z ~ N(0, K + I): orthant probability (Genz)."""
+    n = len(y)
+    D = np.diag(y)
+    C = D @ (K + np.eye(n)) @ D
+    # P(D z > 0) = P(-D z < 0), and -D z ~ N(0, D (K + I) D)
+    mvn = multivariate_normal(np.zeros(n), C, abseps=1e-10, releps=1e-10, maxpts=1_000_000, seed=7)
+    return float(np.log(mvn.cdf(np.zeros(n))))
+
+
+# ---------------------------------------------------------------- (a) exactness
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_la_and_ep_close_to_exact_probit_marginal_and_ep_closer(n):
+    for j, psi in enumerate([(np.log(0.3), np.log(1.0)), (np.log(0.5), np.log(4.0)),
+                             (np.log(1.0), np.log(9.0))]):
+        _, y, K = problem(n, seed=10 * n + j, psi=psi)
+        exact = exact_probit_log_marginal(K, y)
+        la = laplace_approximation(K, y, PROBIT)
+        ep = ep_approximation(K, y, tol=1e-12)
+        err_la, err_ep = abs(la.log_marginal - exact), abs(ep.log_marginal - exact)
+        assert la.converged and ep.converged
+        # EP is the more accurate (F&G Sec. 2.1.2; Kuss & Rasmussen 2005); both
+        # degrade as the amplitude grows (errors here up to 0.15 and 0.023)
+        assert err_ep < 0.5 * err_la, (psi, exact, la.log_marginal, ep.log_marginal)
+        assert err_la < 0.3
+        assert err_ep < 0.03
+
+
+def test_ep_exact_for_independent_latents():
+    # diagonal K: every site is matched exactly, p(y) = prod Phi(0) = 2^-n
+    y = np.array([1.0, -1.0, -1.0, 1.0, 1.0])
+    K = np.diag([0.5, 1.0, 2.0, 4.0, 8.0])
+    for mode in ("parallel", "sequential"):
+        ep = ep_approximation(K, y, mode=mode, tol=1e-14)
+        assert ep.log_marginal == pytest.approx(5 * np.log(0.5), abs=1e-10)
+
+
+def test_probit_tilted_moments_match_quadrature():
+    for y, mu, s2 in [(1.0, 0.3, 0.7), (-1.0, 2.0, 3.0), (1.0, -4.0, 0.5)]:
+        def dens(f, k):
+            return f**k * norm.cdf(y * f) * norm.pdf(f, mu, np.sqrt(s2))
+        Z, m1, m2 = (integrate.quad(dens, -40, 40, args=(k,), epsabs=1e-13)[0] for k in range(3))
+        lZ, d1, d2 = probit_tilted_moments(y, mu, s2)
+        mean, var = m1 / Z, m2 / Z - (m1 / Z) ** 2
+        assert lZ == pytest.approx(np.log(Z), rel=1e-9)
+        assert mu + s2 * d1 == pytest.approx(mean, rel=1e-7)  # R&W eq. 3.58
+        assert s2 + s2**2 * d2 == pytest.approx(var, rel=1e-7)
+
+
+# ----------------------------------------------------------- (c) Gaussian case
+def test_laplace_exact_for_gaussian_likelihood():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12, 2))
+    y = np.sin(X[:, 0]) + 0.2 * rng.normal(size=12)
+    K = SquaredExponential(2, ard=True)(np.array([0.1, -0.2, 0.3]), X)
+    s2 = 0.3
+    la = laplace_approximation(K, y, Gaussian(noise_variance=s2))
+    C = K + s2 * np.eye(12)
+    assert la.log_marginal == pytest.approx(multivariate_normal(np.zeros(12), C).logpdf(y), rel=1e-10)
+    np.testing.assert_allclose(la.m, K @ np.linalg.solve(C, y), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(la.covariance(), K - K @ np.linalg.solve(C, K), atol=1e-10)
+
+
+# -------------------------------------------------------- (d) EP fixed points
+def test_ep_sequential_and_parallel_reach_same_fixed_point():
+    _, y, K = problem(30, seed=4, psi=(np.log(0.4), np.log(3.0)))
+    seq = ep_approximation(K, y, mode="sequential", tol=1e-18)
+    for damping in (0.5, 1.0):
+        par = ep_approximation(K, y, mode="parallel", damping=damping, tol=1e-18)
+        assert seq.converged and par.converged
+        np.testing.assert_allclose(par.m, seq.m, atol=1e-7)
+        np.testing.assert_allclose(par.w, seq.w, atol=1e-7)
+        np.testing.assert_allclose(par.nu, seq.nu, atol=1e-7)
+        assert par.log_marginal == pytest.approx(seq.log_marginal, abs=1e-9)
+    # the fixed point is the mean of the tilted marginals: re-running one
+    # update from it changes nothing (and the default F&G tolerance is close)
+    loose = ep_approximation(K, y)
+    assert loose.log_marginal == pytest.approx(seq.log_marginal, abs=1e-2)
+
+
+# ---------------------------------------------------------- (e) warm starts
+def test_laplace_warm_start_same_as_cold():
+    X, y, K = problem(40, seed=5, psi=(np.log(0.3), np.log(3.0)))
+    kern = SquaredExponential(2)
+    prev = laplace_approximation(kern(np.array([np.log(0.33), np.log(2.7)]), X), y, PROBIT)
+    L = linalg.cholesky(K)
+    # the result agrees with a cold start to the order of the tolerance
+    for tol, agree in ((1e-6, 1e-5), (1e-12, 1e-10)):
+        cold = laplace_approximation(K, y, PROBIT, tol=tol)
+        warm_a = laplace_approximation(K, y, PROBIT, alpha_init=prev.alpha, tol=tol)
+        warm_f = laplace_approximation(K, y, PROBIT, f_init=prev.m, K_chol=L, tol=tol)
+        warm_f_nochol = laplace_approximation(K, y, PROBIT, f_init=prev.m, tol=tol)
+        for warm in (warm_a, warm_f, warm_f_nochol):
+            assert warm.converged
+            assert warm.log_marginal == pytest.approx(cold.log_marginal, abs=agree)
+            np.testing.assert_allclose(warm.m, cold.m, atol=10 * agree)
+        assert warm_a.n_iter < cold.n_iter and warm_f.n_iter < cold.n_iter
+
+
+def test_laplace_bad_warm_start_and_far_from_mode():
+    # a huge amplitude makes plain Newton from a bad start overshoot; step
+    # halving (and the GPML guard against starts worse than f = 0) recover
+    _, y, K = problem(25, seed=6, psi=(np.log(0.5), np.log(400.0)))
+    cold = laplace_approximation(K, y, PROBIT)
+    bad = 50.0 * np.random.default_rng(0).standard_normal(25)
+    for kw in ({"f_init": bad}, {"f_init": bad, "K_chol": linalg.cholesky(K)}, {"alpha_init": bad}):
+        warm = laplace_approximation(K, y, PROBIT, **kw)
+        assert warm.converged
+        assert warm.log_marginal == pytest.approx(cold.log_marginal, abs=1e-7)
+
+
+def test_ep_warm_start_same_as_cold():
+    X, y, K = problem(40, seed=8, psi=(np.log(0.3), np.log(3.0)))
+    prev = ep_approximation(SquaredExponential(2)(np.array([np.log(0.32), np.log(2.8)]), X), y)
+    for mode in ("parallel", "sequential"):
+        cold = ep_approximation(K, y, mode=mode, tol=1e-16)
+        warm = ep_approximation(K, y, mode=mode, tol=1e-16, sites_init=(prev.nu, prev.w))
+        assert warm.log_marginal == pytest.approx(cold.log_marginal, abs=1e-9)
+        np.testing.assert_allclose(warm.m, cold.m, atol=1e-7)
+        assert warm.n_iter < cold.n_iter
+
+
+# -------------------------------------------------------- (f) stationarity
+@pytest.mark.parametrize("lik", [Probit(), Logistic(), Poisson()])
+def test_laplace_mode_is_stationary(lik):
+    _, y, K = problem(50, seed=9, psi=(np.log(0.3), np.log(5.0)))
+    if isinstance(lik, Poisson):
+        y = np.random.default_rng(9).poisson(30.0, size=50).astype(float)
+    la = laplace_approximation(K, y, lik)
+    assert la.converged
+    grad = lik.d1(y, la.m)
+    # f_hat = K grad log p(y | f_hat)  (R&W eq. 3.17)
+    np.testing.assert_allclose(la.m, K @ grad, rtol=1e-6, atol=1e-6 * np.abs(la.m).max())
+    np.testing.assert_allclose(la.alpha, grad, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(la.w, -lik.d2(y, la.m))  # W at the returned mode
+
+
+def test_step_halving_needed_far_from_mode():
+    # Poisson counts ~30 from f = 0: the full Newton step overshoots so far that
+    # the objective drops by ~1e11; without halving the iteration cannot proceed
+    _, _, K = problem(20, seed=2, psi=(np.log(0.3), np.log(10.0)))
+    y = np.random.default_rng(1).poisson(30.0, size=20).astype(float)
+    assert not laplace_approximation(K, y, Poisson(), max_halvings=0).converged
+    la = laplace_approximation(K, y, Poisson())
+    assert la.converged
+    np.testing.assert_allclose(la.m, K @ Poisson().d1(y, la.m), rtol=1e-6)
+
+
+# ------------------------------------------------------------ (g) op counts
+def test_op_counts_match_docstrings():
+    X, y, K = problem(60, seed=11, psi=(np.log(0.4), np.log(3.0)))
+    with linalg.count_ops() as c:
+        la = laplace_approximation(K, y, PROBIT)
+    assert la.n_cubic == c.cubic == c.cholesky == la.n_iter + 1
+
+    with linalg.count_ops() as c:
+        ep = ep_approximation(K, y, mode="parallel")
+    assert ep.converged
+    assert ep.n_cubic == c.cubic == 2 * ep.n_iter - 1
+    assert c.cholesky == ep.n_iter and c.triangular == ep.n_iter - 1
+
+    with linalg.count_ops() as c:
+        warm = ep_approximation(K, y, mode="parallel", sites_init=(ep.nu, ep.w))
+    assert warm.n_cubic == c.cubic == 2 * warm.n_iter + 1
+
+    with linalg.count_ops() as c:
+        seq = ep_approximation(K, y, mode="sequential")
+    assert seq.n_cubic == c.cubic == 3 * seq.n_iter
+    assert c.cholesky == c.triangular == c.matmul == seq.n_iter
+
+
+def test_input_errors():
+    _, y, K = problem(5, seed=0)
+    with pytest.raises(ValueError, match="labels"):
+        laplace_approximation(K, 2 * y, PROBIT)
+    with pytest.raises(NotImplementedError):
+        ep_approximation(K, y, Logistic())
+    with pytest.raises(ValueError, match="mode"):
+        ep_approximation(K, y, mode="diagonal")
+    with pytest.raises(ValueError, match="shape"):
+        laplace_approximation(K[:4, :4], y, PROBIT)
