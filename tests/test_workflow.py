@@ -91,6 +91,10 @@ def test_smoke_workflow_end_to_end(tmp_path):
     assert (tmp_path / "figures/regression_mh/housing_traces.pdf").stat().st_size > 10_000
     assert "PASS" in (tmp_path / "results/claims/claims.html").read_text() or "FAIL" in (
         tmp_path / "results/claims/claims.html").read_text()
+    # the HTML report with captions builds from the finished run
+    rep = run(["--config", "scale=smoke", "--report", "report.html"], tmp_path)
+    assert rep.returncode == 0, (rep.stdout + rep.stderr)[-3000:]
+    assert (tmp_path / "report.html").stat().st_size > 50_000
     # a second run has nothing to do: outputs are complete and up to date
     again = run(["--cores", "2", "--config", "scale=smoke", "-n"], tmp_path)
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -101,7 +105,7 @@ def test_corrupted_raw_file_stops_the_run(tmp_path):
     copy_project(tmp_path)
     raw = tmp_path / "data/raw/Boston.csv"
     raw.write_bytes(raw.read_bytes().replace(b"24", b"25", 1))
-    res = run(["--cores", "1", "--config", "scale=smoke", "data/processed/housing.nc"], tmp_path)
+    res = run(["data/processed/housing.nc", "--cores", "1", "--config", "scale=smoke"], tmp_path)
     assert res.returncode != 0
     log = (tmp_path / "logs/prepare_data/housing.log").read_text()
     assert "checksum mismatch" in log and "Boston.csv" in log
