@@ -131,6 +131,14 @@ def test_laplace_bad_warm_start_and_far_from_mode():
         warm = laplace_approximation(K, y, PROBIT, **kw)
         assert warm.converged
         assert warm.log_marginal == pytest.approx(cold.log_marginal, abs=1e-7)
+    # a step from f_init that is worse than f = 0 is discarded: one wasted
+    # Newton step, then exactly the cold-start path
+    _, _, K = problem(20, seed=2, psi=(np.log(0.3), np.log(1.0)))
+    y = np.random.default_rng(1).poisson(1.0, size=20).astype(float)
+    cold = laplace_approximation(K, y, Poisson())
+    warm = laplace_approximation(K, y, Poisson(), f_init=np.full(20, 30.0))
+    assert warm.n_iter == cold.n_iter + 1
+    assert warm.log_marginal == cold.log_marginal
 
 
 def test_ep_warm_start_same_as_cold():

@@ -27,10 +27,10 @@ Ordering and cost.  Unlike the listing of R&W Alg. 3.1, W and L are
 re-computed at the *final* iterate before returning, so that the returned
 Gaussian is exactly N(f_hat, (K^-1 + W(f_hat))^-1) with f_hat the returned
 mode: one Cholesky per Newton step plus one at the end,
-``n_cubic = n_iter + 1`` (plus whatever the optional K_chol-based warm start
-needs: none -- it uses two triangular solves with a vector).  The
-importance sampler then needs no further O(n^3) operation beyond the
-Cholesky of K (see ``gpbayes.approx``).
+``n_cubic = n_iter + 1`` (a warm start adds none; a discarded ``f_init``
+costs its one wasted step, counted in ``n_iter``).  The importance sampler
+then needs no further O(n^3) operation beyond the Cholesky of K (see
+``gpbayes.approx``).
 
 Warm starts.  For a log-concave likelihood Psi is strictly concave and has a
 unique maximiser; a different starting point only changes the path to it,
@@ -81,13 +81,15 @@ def laplace_approximation(
         must be log-concave (W = -d2 >= 0), as probit, logistic, Gaussian and
         Poisson are.
     f_init : warm start in f (e.g. the previous theta's mode ``approx.m``).
-        Its objective needs K^-1 f_init, obtained from ``K_chol`` by two
-        triangular solves with a vector; without ``K_chol`` the first Newton
-        step from ``f_init`` is taken unconditionally.
-    alpha_init : warm start in a = K^-1 f (``approx.alpha``); f = K alpha_init.
-        Better conditioned than ``f_init`` when K changes (no solve with K).
-    K_chol : lower Cholesky factor of K, if the caller has it (stored in the
-        result for the importance sampler; never computed here).
+        Evaluating Psi(f_init) would need K^-1 f_init, which is ill-conditioned
+        when K is; instead the first Newton step from f_init is taken without
+        a comparison, and discarded in favour of f = 0 if it is worse.  This
+        is the cheaper warm start when theta moves (fewer Newton steps than
+        ``alpha_init``, whose f = K_new alpha scales with the amplitude).
+    alpha_init : warm start in a = K^-1 f (``approx.alpha``); f = K alpha_init,
+        kept if Psi is higher there than at f = 0 (GPML ``infLaplace``).
+    K_chol : lower Cholesky factor of K, if the caller has it; only stored in
+        the result for the importance sampler (never computed here).
     tol, max_iter, max_halvings : see the module docstring.
 
     Returns
@@ -120,14 +122,11 @@ def laplace_approximation(
             if psi1 > psi:
                 a, f, psi = a1, f1, psi1
         elif f_init is not None:
-            f1 = np.asarray(f_init, dtype=np.float64)
-            if K_chol is not None:
-                a1 = linalg.cho_solve(K_chol, f1)
-                psi1 = objective(a1, f1)
-                if psi1 > psi:
-                    a, f, psi = a1, f1, psi1
-            else:
-                a, f, psi = None, f1.copy(), -np.inf
+            # Psi(f_init) would need K^-1 f_init; instead the first Newton step
+            # from f_init is taken unconditionally (it needs only K and W), and
+            # kept only if it beats f = 0 (the GPML guard, one step later)
+            psi_zero = psi
+            a, f, psi = None, np.array(f_init, dtype=np.float64), -np.inf
 
         B = np.empty((n, n), order="F")
         converged = False
@@ -153,7 +152,10 @@ def laplace_approximation(
             f_new = K @ a_new
             n_iter += 1
             psi_new = objective(a_new, f_new)
-            if a is not None:
+            if a is None and not psi_new >= psi_zero:
+                # the step from f_init is worse than f = 0: discard the warm start
+                a_new, f_new, psi_new = np.zeros(n), np.zeros(n), psi_zero
+            elif a is not None:
                 # step halving while the objective decreases
                 da, df = a_new - a, f_new - f
                 s = 1.0

@@ -131,8 +131,8 @@ class PseudoMarginalTarget:
     F&G (Sec. 4.4) during the adaptive phase; it does not factorise K.
 
     Warm starts (``warm_start=True``; off by default): the approximation of
-    each call starts from the mode (LA: its ``alpha``) or site parameters
-    (EP) of the previous call -- the last *evaluated* psi, accepted or not.
+    each call starts from the mode (LA) or site parameters (EP) of the
+    previous call -- the last *evaluated* psi, accepted or not.
     This changes only the starting point of a deterministic fixed-point
     iteration that is run to tolerance, not the estimator's target: the
     estimate is unbiased for p(y | theta) for any q.  What a warm start can
@@ -173,9 +173,9 @@ class PseudoMarginalTarget:
     def _approximate(self, K, K_chol):
         prev = self.last_approximation if self.warm_start else None
         if self.approx == "laplace":
-            alpha0 = prev.alpha if prev is not None else None
+            f0 = prev.m if prev is not None else None
             return laplace_approximation(
-                K, self.y, self.likelihood, alpha_init=alpha0, K_chol=K_chol, **self.approx_options
+                K, self.y, self.likelihood, f_init=f0, K_chol=K_chol, **self.approx_options
             )
         sites = (prev.nu, prev.w) if prev is not None else None
         return ep_approximation(
