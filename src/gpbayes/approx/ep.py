@@ -196,6 +196,8 @@ def ep_approximation(
         damping = 0.8 if mode == "parallel" else 1.0
     if not 0.0 < damping <= 1.0:
         raise ValueError(f"damping must be in (0, 1], got {damping}")
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
     K = np.asfortranarray(np.asarray(K, dtype=np.float64))
     y = likelihood.check_targets(y)
     n = y.shape[0]
@@ -321,8 +323,6 @@ def _sequential(post: _Posterior, y, nu, tau, warm, damping, tol, max_iter):
         if float(np.sum((mu - mu_old) ** 2)) < tol * n:
             converged = True
             break
-    if n_iter == 0:
-        raise ValueError("max_iter must be >= 1")
     # log Z_EP with cavities from the final Sigma (GPML epComputeParams)
     s2 = np.diag(Sigma).copy()
     tau_c = 1.0 / s2 - tau
