@@ -136,9 +136,12 @@ class SquaredExponential:
     def __call__(self, psi, X, X2=None) -> np.ndarray:
         """Covariance matrix K(X, X2) (K(X, X) if X2 is None), Fortran order."""
         a, w = self.amplitude_and_precisions(psi)
-        sq = self._scaled_sqdist(w, X, X2)
-        K = np.exp(-0.5 * sq)
+        K = self._scaled_sqdist(w, X, X2)
+        K *= -0.5
+        np.exp(K, out=K)
         K *= a
+        if X2 is None:
+            return K.T  # symmetric: the transpose is the Fortran-ordered view, no copy
         return np.asfortranarray(K)
 
     def diag(self, psi, X) -> np.ndarray:
