@@ -239,7 +239,10 @@ def test_same_seed_same_chain_bit_for_bit(method):
 def test_poisson_surr_chain_runs_and_keeps_its_invariants():
     y = np.array([0, 3, 1, 0, 7, 2, 0.0])
     model, rng = small_problem(likelihoods.Poisson(exposure=2.0), y=y)
-    out = lg.run_chain(rng, model, np.zeros(3), np.zeros(7), method="surr", n_burn=50, n_draws=50)
+    out = lg.run_chain(
+        rng, model, np.zeros(3), np.zeros(7), method="surr", n_burn=50, n_draws=50,
+        proposal_cov=np.diag([0.5, 0.5, 0.2]),
+    )
     assert np.all(out["n_cubic"] == 3)
     assert np.all(np.isfinite(out["log_likelihood"]))
     assert 0.0 < out["accepted"].mean() < 1.0

@@ -38,6 +38,7 @@ changing the data build a new state with ``init``.
 from __future__ import annotations
 
 import math
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -232,7 +233,7 @@ def run_chain(
     method: str = "aa",
     n_burn: int,
     n_draws: int,
-    proposal_factor: np.ndarray | None = None,
+    proposal_cov: np.ndarray | None = None,
     n_latent_updates: int = 10,
     target_accept: float = 0.25,
     initial_scale: float | None = None,
@@ -240,18 +241,22 @@ def run_chain(
 ) -> dict:
     """Burn-in with proposal-scale adaptation, then ``n_draws`` kept iterations.
 
-    The psi-proposal is ``s * proposal_factor`` (identity if None), ``s``
-    starting at ``initial_scale`` (default 2.38 / sqrt(p)) and adapted during
-    burn-in towards ``target_accept`` (F&G tuned to about 25%), then frozen.
-    Returns numpy arrays for the kept draws: ``psi`` (n_draws, p), ``f``
-    (n_draws, n; if ``keep_latent``), ``log_likelihood``, ``log_prior``,
-    ``accepted``, ``acceptance_prob``, ``n_cubic``, ``n_likelihood_evals``,
-    ``n_shrinkages``; and scalars ``proposal_scale``, ``burn_acceptance``,
+    The psi-proposal covariance is ``s^2 * proposal_cov`` (identity if
+    None), ``s`` starting at ``initial_scale`` (default 2.38 / sqrt(p)) and
+    adapted during burn-in towards ``target_accept`` (F&G tuned to about
+    25%), then frozen.  Returns numpy arrays for the kept draws: ``psi``
+    (n_draws, p), ``f`` (n_draws, n; if ``keep_latent``), ``log_likelihood``,
+    ``log_prior``, ``accepted``, ``acceptance_prob``, ``n_cubic``,
+    ``n_likelihood_evals``, ``n_shrinkages``, ``wall_time`` (seconds per
+    iteration); and scalars ``proposal_scale``, ``burn_acceptance``,
     ``burn_n_cubic``.
     """
     state = init(model, psi0, f0, method)
     p = state.psi.shape[0]
-    chol = np.eye(p) if proposal_factor is None else np.asarray(proposal_factor, dtype=float)
+    if proposal_cov is None:
+        chol = np.eye(p)
+    else:  # p x p: not one of the O(n^3) operations the papers count
+        chol = linalg.cholesky(np.asarray(proposal_cov, dtype=float), name="proposal covariance", count=False)
     log_s = math.log(initial_scale if initial_scale is not None else 2.38 / math.sqrt(p))
     burn_acc = burn_ops = 0
     for it in range(n_burn):
@@ -271,11 +276,14 @@ def run_chain(
         "n_cubic": np.empty(n_draws, dtype=np.int64),
         "n_likelihood_evals": np.empty(n_draws, dtype=np.int64),
         "n_shrinkages": np.empty(n_draws, dtype=np.int64),
+        "wall_time": np.empty(n_draws),
     }
     if keep_latent:
         out["f"] = np.empty((n_draws, model.n))
     for i in range(n_draws):
+        t0 = time.perf_counter()
         state, info = step(rng, state, model, factor, method=method, n_latent_updates=n_latent_updates)
+        out["wall_time"][i] = time.perf_counter() - t0
         out["psi"][i] = state.psi
         if keep_latent:
             out["f"][i] = state.f
