@@ -192,6 +192,8 @@ def test_probabilistic_svm_is_reproducible_and_uses_the_generator():
     a = probabilistic_svm(X, y, Xt, np.random.default_rng(5), **grid)
     b = probabilistic_svm(X, y, Xt, np.random.default_rng(5), **grid)
     np.testing.assert_array_equal(a, b)
+    # an int seed means np.random.default_rng(seed)
+    np.testing.assert_array_equal(probabilistic_svm(X, y, Xt, 5, **grid), a)
     c = probabilistic_svm(X, y, Xt, np.random.default_rng(6), **grid)
     assert not np.array_equal(a, c)  # different folds -> different Platt fit
     # labels: +1 is the positive class; flipping the labels flips the probabilities roughly

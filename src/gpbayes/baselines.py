@@ -64,7 +64,7 @@ def probabilistic_svm(
     X,
     y,
     X_test,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int,
     *,
     C_grid=DEFAULT_C_GRID,
     gamma_grid=DEFAULT_GAMMA_GRID,
@@ -77,8 +77,9 @@ def probabilistic_svm(
     ----------
     X, y : training inputs (n, d) and labels in {-1, +1}.
     X_test : test inputs (m, d).
-    rng : generator; one integer drawn from it seeds the fold shuffling and
-        LIBSVM's probability folds.
+    rng : generator (or an int seed for ``np.random.default_rng``); one
+        integer drawn from it seeds the fold shuffling of the tuning and of
+        the Platt-scaling cross-validation.
     C_grid, gamma_grid : candidate values (log grids by default).
     n_folds : cross-validation folds for tuning and for Platt scaling
         (reduced to the size of the smaller class).
@@ -101,6 +102,8 @@ def probabilistic_svm(
     if smaller < 2:
         raise ValueError("probabilistic_svm needs at least 2 training points of each class")
     k = int(min(n_folds, smaller))
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
     seed = int(rng.integers(2**31 - 1))
 
     folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
