@@ -202,6 +202,7 @@ def test_n_cubic_per_iteration(method, per_theta):
             state, info = lg.step(rng, state, model, 0.3 * np.eye(3), method=method, n_latent_updates=10)
         # one psi-update = per_theta O(n^3) operations; ELL-SS adds none
         assert info.n_cubic == info.n_cubic_theta == per_theta == ops.cubic
+        assert info.n_failed_cholesky == 0
         assert info.n_likelihood_evals == 1 + 10 + info.n_shrinkages
         assert state.log_likelihood == pytest.approx(model.log_likelihood(state.f), rel=1e-12)
     # the stored factor is that of the current psi
