@@ -82,3 +82,28 @@ def test_kernel_matrix_is_positive_definite_and_fortran():
     assert K.flags.f_contiguous
     np.testing.assert_allclose(K, K.T, atol=1e-14)
     assert np.linalg.eigvalsh(K + 1e-8 * np.eye(40)).min() > 0
+
+
+def test_nugget_scales_with_amplitude_and_keeps_gradients_exact():
+    rng = np.random.default_rng(3)
+    k0 = SquaredExponential(2, ard=True, parameterisation="fg")
+    k = SquaredExponential(2, ard=True, parameterisation="fg", nugget=1e-6)
+    psi = rng.normal(0, 0.3, 3)
+    X = rng.uniform(size=(6, 2))
+    a = np.exp(psi[-1])
+    np.testing.assert_allclose(k(psi, X) - k0(psi, X), a * 1e-6 * np.eye(6), atol=1e-15)
+    np.testing.assert_allclose(k(psi, X, X[:3]), k0(psi, X, X[:3]))  # cross-covariance: no nugget
+    np.testing.assert_allclose(k.diag(psi, X), a * (1 + 1e-6))
+    eps = 1e-6
+    for i, g in enumerate(k.gradients(psi, X)):
+        e = np.zeros(3)
+        e[i] = eps
+        np.testing.assert_allclose(g, (k(psi + e, X) - k(psi - e, X)) / (2 * eps), rtol=1e-5, atol=1e-9)
+    # a long lengthscale makes K numerically singular without the nugget
+    from gpbayes import linalg
+    X = rng.uniform(size=(200, 2))
+    with linalg.count_ops() as c:
+        linalg.cholesky(k(np.log([3.0, 3.0, 2.0]), X))
+    assert c.failed_cholesky == 0
+    with pytest.raises(ValueError, match="nugget"):
+        SquaredExponential(2, nugget=-1.0)

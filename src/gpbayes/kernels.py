@@ -78,12 +78,21 @@ class SquaredExponential:
     ard : one scale parameter per covariate (True) or one shared (False).
     parameterisation : one of ``fg``, ``amis``, ``ma``, ``gplvm``.
     fixed_amplitude : amplitude fixed to 1 and not a parameter.
+    nugget : relative diagonal term eps: K(X, X) = a (exp(...) + eps I).
+        0 (the default) is the papers' kernel exactly.  Latent-GP models whose
+        prior covariance has no noise term (classification, Cox processes)
+        use a small eps (e.g. 1e-6) so that K is numerically positive
+        definite at long lengthscales instead of needing a failed Cholesky
+        and a jitter retry at every step; Gadd et al.'s k_z carries its own
+        "+ eps delta".  It scales with the amplitude, so the gradients stay
+        exact.  Cross-covariances K(X, X2) never include it.
     """
 
     input_dim: int
     ard: bool = False
     parameterisation: str = "fg"
     fixed_amplitude: bool = False
+    nugget: float = 0.0
 
     def __post_init__(self):
         if self.parameterisation not in PARAMETERISATIONS:
@@ -93,6 +102,8 @@ class SquaredExponential:
             )
         if int(self.input_dim) < 1:
             raise ValueError(f"input_dim must be >= 1, got {self.input_dim}")
+        if not (np.isfinite(self.nugget) and self.nugget >= 0):
+            raise ValueError(f"nugget must be a finite number >= 0, got {self.nugget}")
 
     # ------------------------------------------------------------------ shape
     @property
@@ -139,15 +150,18 @@ class SquaredExponential:
         K = self._scaled_sqdist(w, X, X2)
         K *= -0.5
         np.exp(K, out=K)
-        K *= a
         if X2 is None:
+            if self.nugget:
+                K[np.diag_indices_from(K)] += self.nugget
+            K *= a
             return K.T  # symmetric: the transpose is the Fortran-ordered view, no copy
+        K *= a
         return np.asfortranarray(K)
 
     def diag(self, psi, X) -> np.ndarray:
         a, _ = self.amplitude_and_precisions(psi)
         X = _as_inputs(X, "X", self.input_dim)
-        return np.full(X.shape[0], a)
+        return np.full(X.shape[0], a * (1.0 + self.nugget))
 
     def _scaled_sqdist(self, w, X, X2) -> np.ndarray:
         X = _as_inputs(X, "X", self.input_dim)
@@ -169,7 +183,9 @@ class SquaredExponential:
     def gradients(self, psi, X, K: np.ndarray | None = None) -> list[np.ndarray]:
         """[dK/dpsi_i for each parameter], each n x n, at K = K(X, X).
 
-        dK/dpsi_amp = c_a K;  dK/dpsi_d = c_w * K * (-1/2 w_d (x_d - x'_d)^2).
+        dK/dpsi_amp = c_a K;  dK/dpsi_d = c_w * K * (-1/2 w_d (x_d - x'_d)^2)
+    (the nugget sits on the diagonal, where r = 0, so only the amplitude
+    gradient sees it).
         """
         a, w = self.amplitude_and_precisions(psi)
         X = _as_inputs(X, "X", self.input_dim)
@@ -198,4 +214,5 @@ def make_kernel(spec: dict, input_dim: int) -> SquaredExponential:
         ard=bool(spec.get("ard", False)),
         parameterisation=str(spec.get("parameterisation", "fg")),
         fixed_amplitude=bool(spec.get("fixed_amplitude", False)),
+        nugget=float(spec.get("nugget", 0.0)),
     )
