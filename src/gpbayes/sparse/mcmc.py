@@ -1,0 +1,665 @@
+"""MCMC for variationally sparse GPs (Hensman, Matthews, Filippone & Ghahramani 2015).
+
+Target (poster, "Tricks: whiten/center"): with u = L v, L L^T = K_uu(theta),
+
+    log q*(v, theta) = sum_n E_{p(f_n | u = L v, theta)}[log p(y_n | f_n)]
+                       + log N(v; 0, I) + log p(theta) + const,            (T1)
+
+the optimal free-form variational distribution over (u, theta) written in
+whitened coordinates (poster, "Optimal q*(u, theta)").  p(f_n | u = L v) =
+N(W^T v, k_nn - |W_:n|^2), W = L^-1 K_uf (``svgp.whitened_conditional``),
+and each 1-D expectation is Gauss-Hermite quadrature (poster, "Tricks:
+quadrature").  ``log_q_star`` evaluates (T1) with its exact gradient in
+O(N M^2) (plus one M x M Cholesky and the O(M^3) Cholesky backward, poster
+"Cholesky backpropagation").  The constant -M C/2 log 2 pi of N(v; 0, I) is
+included, so with Z = X and a Gaussian likelihood (T1) is the whitened
+full-GP joint log p(y | f = L v) + log N(v; 0, I) + log p(theta) exactly.
+theta is sampled as psi = log theta; ``prior`` is on psi (``gpbayes.priors``
+adds the Jacobian).  Where K_uu cannot be factorised, or psi is outside the
+prior's support, (T1) is -inf.
+
+Samplers (``init``/``step`` over immutable NamedTuple states):
+
+* ``hmc_init``/``hmc_step``: HMC (Neal 2011) with a diagonal mass matrix on the
+  flat position x = (vec v, psi) -- the paper's "jointly sample v, theta".
+  One step: (1) draw momentum p ~ N(0, M); (2) draw the step size
+  eps_t ~ U[eps (1 - j), eps (1 + j)]; (3) ``n_steps`` leapfrog steps;
+  (4) accept with probability min(1, exp(-Delta H)).  A trajectory that meets
+  a non-finite log density is rejected (the reverse trajectory meets it too,
+  so this keeps detailed balance).
+* ``tune_hmc``: the automatic tuner.  The poster tunes (eps, L) by Bayesian
+  optimisation (Wang, Mohamed & de Freitas 2013).  Here, instead, a simpler
+  and well-tested scheme (Stan's warm-up, Hoffman & Gelman 2014 Sec. 3.2):
+  dual averaging of log eps towards a target acceptance probability (0.8),
+  a diagonal mass matrix from the variances of two middle warm-up windows,
+  and a fixed trajectory length lambda in the units of the adapted metric:
+  n_steps = min(ceil(lambda / eps), max_steps).  Everything is frozen after
+  warm-up, so the kept draws come from one fixed, valid kernel.
+* ``gibbs_init``/``gibbs_step``: the paper's baseline -- alternately HMC on
+  v | theta and random-walk MH on psi | v (``gpbayes.mcmc.random_walk``).
+
+Posterior predictive from draws: ``predict_latent_draws``,
+``predict_class_probabilities`` (binary or robust-max multiclass),
+``predict_intensity`` (Poisson / log-Gaussian Cox process).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .. import linalg
+from ..mcmc import random_walk
+from . import svgp
+
+__all__ = [
+    "SparseTarget",
+    "log_q_star",
+    "HMCState",
+    "HMCParameters",
+    "HMCInfo",
+    "hmc_init",
+    "hmc_step",
+    "leapfrog",
+    "DualAveragingState",
+    "dual_averaging_init",
+    "dual_averaging_update",
+    "find_reasonable_step_size",
+    "WarmupInfo",
+    "warmup_windows",
+    "tune_hmc",
+    "sample_joint",
+    "GibbsState",
+    "GibbsParameters",
+    "GibbsInfo",
+    "gibbs_init",
+    "gibbs_step",
+    "tune_gibbs",
+    "sample_gibbs",
+    "initial_position",
+    "predict_latent_draws",
+    "predict_class_probabilities",
+    "predict_intensity",
+]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+LogDensityAndGrad = Callable[[np.ndarray], tuple[float, np.ndarray]]
+
+
+# ---------------------------------------------------------------------------
+# the target (T1)
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class SparseTarget:
+    """Data, inducing inputs Z (fixed), kernel, likelihood and prior of (T1).
+
+    The flat position used by the samplers is x = (v.ravel(), psi) with v of
+    shape (M, C) in C order.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    Z: np.ndarray
+    kernel: object
+    likelihood: object
+    prior: object
+    n_quad: int = 20
+    jitter: float = 1e-6
+
+    def __post_init__(self):
+        X = np.asarray(self.X, dtype=np.float64)
+        X = X[:, None] if X.ndim == 1 else X
+        Z = np.asarray(self.Z, dtype=np.float64)
+        Z = Z[:, None] if Z.ndim == 1 else Z
+        if Z.shape[1] != X.shape[1]:
+            raise ValueError(f"Z has {Z.shape[1]} columns but X has {X.shape[1]}")
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "Z", Z)
+        object.__setattr__(self, "y", self.likelihood.check_targets(self.y))
+        if self.y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {self.y.shape[0]} targets")
+        if len(self.prior) != self.kernel.n_params:
+            raise ValueError(
+                f"prior has {len(self.prior)} components, kernel has {self.kernel.n_params} "
+                f"parameters {self.kernel.param_names}"
+            )
+
+    @property
+    def n_latent(self) -> int:
+        return int(getattr(self.likelihood, "n_latent", 1))
+
+    @property
+    def n_inducing(self) -> int:
+        return int(self.Z.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return self.n_inducing * self.n_latent + self.kernel.n_params
+
+    def split(self, position) -> tuple[np.ndarray, np.ndarray]:
+        """(v (M, C), psi) from a flat position."""
+        position = np.asarray(position, dtype=np.float64)
+        k = self.n_inducing * self.n_latent
+        return position[:k].reshape(self.n_inducing, self.n_latent), position[k:]
+
+    def join(self, v, psi) -> np.ndarray:
+        return np.concatenate([np.asarray(v, dtype=np.float64).ravel(), np.asarray(psi, dtype=np.float64)])
+
+    def log_density(self, position) -> float:
+        v, psi = self.split(position)
+        return log_q_star(self, v, psi, grad="none")[0]
+
+    def logdensity_and_grad(self, position) -> tuple[float, np.ndarray]:
+        """(T1) and its gradient w.r.t. the flat position (v, psi)."""
+        v, psi = self.split(position)
+        value, dv, dpsi = log_q_star(self, v, psi, grad="joint")
+        return value, np.concatenate([dv.ravel(), dpsi])
+
+
+def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
+    """(T1) at (v, psi) and its gradients ``(value, dv (M, C), dpsi)``.
+
+    ``grad``: ``"joint"`` (both), ``"v"`` (dpsi is None: no Cholesky
+    backward, what the Gibbs sampler's HMC on v needs) or ``"none"``.
+    With g_mu = dE/dmu (N, C), g_s = sum_c dE/dvar_c (N,):
+
+      dv      = W g_mu - v
+      W_bar   = v g_mu^T - 2 W diag(g_s),  knn_bar = g_s
+      dpsi    = ``whitened_conditional_backward`` + d log p(psi)
+    """
+    if grad not in ("joint", "v", "none"):
+        raise ValueError(f"grad must be 'joint', 'v' or 'none', got {grad!r}")
+    M, C = target.n_inducing, target.n_latent
+    v = np.asarray(v, dtype=np.float64).reshape(M, C)
+    psi = np.asarray(psi, dtype=np.float64)
+    log_prior_psi = float(target.prior.log_density(psi))
+    zero = (np.zeros((M, C)), np.zeros(psi.shape) if grad == "joint" else None)
+    if not np.isfinite(log_prior_psi):
+        return -np.inf, *zero
+    try:
+        cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter)
+    except linalg.NotPositiveDefiniteError:
+        return -np.inf, *zero
+    # p(f_n | u = L v): mean W^T v, variance k_nn - |W_:n|^2 (the same for every c)
+    mu = cond.W.T @ v
+    var = np.repeat(cond.var[:, None], C, axis=1)
+    E, g_mu, g_var = svgp.expected_log_lik(target.likelihood, target.y, mu, var, target.n_quad)
+    value = float(np.sum(E)) - 0.5 * float(np.sum(v * v)) - 0.5 * M * C * _LOG_2PI + log_prior_psi
+    if grad == "none":
+        return value, None, None
+    dv = cond.W @ g_mu - v
+    if grad == "v":
+        return value, dv, None
+    g_s = g_var.sum(axis=1)
+    W_bar = v @ g_mu.T - 2.0 * cond.W * g_s[None, :]
+    dpsi, _ = svgp.whitened_conditional_backward(
+        target.kernel, psi, target.Z, target.X, cond, W_bar, g_s, inputs=False
+    )
+    return value, dv, dpsi + target.prior.grad_log_density(psi)
+
+
+# ---------------------------------------------------------------------------
+# HMC
+# ---------------------------------------------------------------------------
+class HMCState(NamedTuple):
+    position: np.ndarray
+    log_density: float
+    grad: np.ndarray
+
+
+class HMCParameters(NamedTuple):
+    step_size: float
+    n_steps: int
+    inv_mass: np.ndarray  # diagonal of M^-1
+    step_size_jitter: float = 0.2  # eps_t ~ U[eps (1 - j), eps (1 + j)]
+
+
+class HMCInfo(NamedTuple):
+    accepted: bool
+    acceptance_prob: float
+    n_leapfrog: int
+    energy_error: float  # H(proposal) - H(current); nan if the trajectory failed
+    diverging: bool  # non-finite trajectory or energy error > 1000
+    n_cubic: int  # O(n^3) operations counted by gpbayes.linalg in this step
+
+
+def hmc_init(position, logdensity_and_grad: LogDensityAndGrad) -> HMCState:
+    position = np.array(position, dtype=np.float64)
+    value, grad = logdensity_and_grad(position)
+    if not np.isfinite(value):
+        raise ValueError(f"initial position has log density {value}")
+    return HMCState(position, float(value), np.asarray(grad, dtype=np.float64))
+
+
+def leapfrog(q, p, grad, logdensity_and_grad, step_size, n_steps, inv_mass):
+    """``n_steps`` leapfrog steps of H = -log pi(q) + 1/2 p^T M^-1 p.
+
+    Returns (q, p, log_density, grad, ok); ``ok`` is False (and the rest
+    meaningless) if a non-finite log density or gradient was met.
+    """
+    value = None
+    p = p + 0.5 * step_size * grad
+    for i in range(n_steps):
+        q = q + step_size * inv_mass * p
+        value, grad = logdensity_and_grad(q)
+        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
+            return q, p, -np.inf, grad, False
+        p = p + (step_size if i < n_steps - 1 else 0.5 * step_size) * grad
+    return q, p, float(value), grad, True
+
+
+def hmc_step(
+    rng: np.random.Generator,
+    state: HMCState,
+    logdensity_and_grad: LogDensityAndGrad,
+    params: HMCParameters,
+) -> tuple[HMCState, HMCInfo]:
+    """One HMC transition (numbered as in the module docstring)."""
+    inv_mass = np.asarray(params.inv_mass, dtype=np.float64)
+    with linalg.count_ops() as ops:
+        # step 1: momentum p ~ N(0, M), M = diag(1 / inv_mass)
+        p0 = rng.standard_normal(state.position.shape[0]) / np.sqrt(inv_mass)
+        # step 2: jittered step size (avoids periodic trajectories)
+        j = params.step_size_jitter
+        eps = params.step_size * (1.0 + j * (2.0 * rng.uniform() - 1.0)) if j > 0 else params.step_size
+        # step 3: leapfrog trajectory
+        q, p, value, grad, ok = leapfrog(
+            state.position, p0, state.grad, logdensity_and_grad, eps, int(params.n_steps), inv_mass
+        )
+        # step 4: Metropolis correction
+        if ok:
+            h0 = -state.log_density + 0.5 * float(np.sum(inv_mass * p0 * p0))
+            h1 = -value + 0.5 * float(np.sum(inv_mass * p * p))
+            dh = h1 - h0
+            acc_prob = 1.0 if dh <= 0 else math.exp(-dh) if dh < 700 else 0.0
+        else:
+            dh, acc_prob = float("nan"), 0.0
+        u = rng.uniform()
+        accepted = bool(ok and u < acc_prob)
+    diverging = (not ok) or dh > 1000.0
+    new_state = HMCState(q, value, grad) if accepted else state
+    return new_state, HMCInfo(accepted, acc_prob, int(params.n_steps), dh, diverging, ops.cubic)
+
+
+# ---------------------------------------------------------------------------
+# tuner: dual averaging of the step size + diagonal mass + fixed trajectory length
+# ---------------------------------------------------------------------------
+class DualAveragingState(NamedTuple):
+    log_step: float
+    log_step_avg: float
+    h_bar: float
+    mu: float
+    t: int
+
+
+def dual_averaging_init(step_size: float) -> DualAveragingState:
+    """Hoffman & Gelman (2014) Alg. 5 initialisation: mu = log(10 eps_0)."""
+    return DualAveragingState(math.log(step_size), 0.0, 0.0, math.log(10.0 * step_size), 0)
+
+
+def dual_averaging_update(
+    state: DualAveragingState,
+    acceptance_prob: float,
+    target: float = 0.8,
+    gamma: float = 0.05,
+    t0: float = 10.0,
+    kappa: float = 0.75,
+) -> DualAveragingState:
+    """One dual-averaging step (Hoffman & Gelman 2014, eq. 6 and Alg. 5).
+
+    H_bar_t = (1 - 1/(t + t0)) H_bar_{t-1} + (delta - alpha_t) / (t + t0)
+    log eps_t = mu - sqrt(t) / gamma H_bar_t
+    log eps_bar_t = t^-kappa log eps_t + (1 - t^-kappa) log eps_bar_{t-1}
+    """
+    t = state.t + 1
+    a = 0.0 if not np.isfinite(acceptance_prob) else float(acceptance_prob)
+    h_bar = (1.0 - 1.0 / (t + t0)) * state.h_bar + (target - a) / (t + t0)
+    log_step = state.mu - math.sqrt(t) / gamma * h_bar
+    eta = t ** (-kappa)
+    log_step_avg = eta * log_step + (1.0 - eta) * state.log_step_avg
+    return DualAveragingState(log_step, log_step_avg, h_bar, state.mu, t)
+
+
+def find_reasonable_step_size(
+    rng: np.random.Generator,
+    state: HMCState,
+    logdensity_and_grad: LogDensityAndGrad,
+    inv_mass: np.ndarray,
+    step_size: float = 0.1,
+    max_tries: int = 60,
+) -> float:
+    """Hoffman & Gelman (2014) Alg. 4: halve/double eps until the one-step
+    acceptance ratio crosses 1/2."""
+    p0 = rng.standard_normal(state.position.shape[0]) / np.sqrt(inv_mass)
+    h0 = -state.log_density + 0.5 * float(np.sum(inv_mass * p0 * p0))
+
+    def log_ratio(eps):
+        q, p, value, _, ok = leapfrog(state.position, p0, state.grad, logdensity_and_grad, eps, 1, inv_mass)
+        if not ok:
+            return -np.inf
+        return h0 - (-value + 0.5 * float(np.sum(inv_mass * p * p)))
+
+    eps = step_size
+    direction = 1.0 if log_ratio(eps) > math.log(0.5) else -1.0
+    for _ in range(max_tries):
+        new = eps * 2.0**direction
+        lr = log_ratio(new)
+        if (direction > 0 and not lr > math.log(0.5)) or (direction < 0 and lr > math.log(0.5)):
+            return new if direction < 0 else eps
+        eps = new
+    return eps
+
+
+class WarmupInfo(NamedTuple):
+    acceptance_prob: np.ndarray  # per warm-up iteration
+    step_size: np.ndarray  # step size used at each warm-up iteration
+    n_leapfrog: np.ndarray
+    n_divergent: int
+
+
+def _n_steps(step_size: float, trajectory_length: float, max_steps: int) -> int:
+    return int(min(max(1, math.ceil(trajectory_length / step_size)), max_steps))
+
+
+def _regularised_variance(draws: np.ndarray) -> np.ndarray:
+    """Stan's shrinkage of the window variance: n/(n+5) var + 1e-3 * 5/(n+5)."""
+    n = draws.shape[0]
+    return (n / (n + 5.0)) * draws.var(axis=0, ddof=1) + 1e-3 * (5.0 / (n + 5.0))
+
+
+def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float = 0.2) -> list[tuple[int, int]]:
+    """Mass-matrix windows [start, end) of a warm-up of ``n_warmup`` iterations.
+
+    As Stan: an initial buffer (step size only), then windows of doubling
+    length (here two, lengths 1:2, each at least 20 iterations, else one or
+    none), then a terminal buffer (step size only).
+    """
+    start = int(init_buffer * n_warmup)
+    end = int((1.0 - term_buffer) * n_warmup)
+    span = end - start
+    if span < 20:
+        return []
+    if span < 60:
+        return [(start, end)]
+    first = start + span // 3
+    return [(start, first), (first, end)]
+
+
+def tune_hmc(
+    rng: np.random.Generator,
+    position,
+    logdensity_and_grad: LogDensityAndGrad,
+    n_warmup: int,
+    *,
+    target_accept: float = 0.8,
+    trajectory_length: float = 1.5,
+    max_steps: int = 64,
+    inv_mass: np.ndarray | None = None,
+    adapt_mass: bool = True,
+    initial_step_size: float | None = None,
+    step_size_jitter: float = 0.2,
+) -> tuple[HMCState, HMCParameters, WarmupInfo]:
+    """Warm-up: returns the final state and the frozen ``HMCParameters``.
+
+    Schedule (Stan's, Hoffman & Gelman 2014 for the step size): the first 15%
+    of the iterations adapt eps only; then two windows (lengths 1:2, see
+    ``warmup_windows``) each end by setting the diagonal M^-1 to the
+    regularised variances of the window's draws and restarting dual
+    averaging (from a new ``find_reasonable_step_size``); the last 20% adapt
+    eps only, and the final eps is that phase's dual-averaging iterate
+    average.  Throughout, n_steps = min(ceil(lambda / eps), max_steps) with
+    lambda = ``trajectory_length`` in the units of the adapted metric (about
+    1.5 posterior standard deviations along each axis).
+    """
+    n_warmup = int(n_warmup)
+    state = hmc_init(position, logdensity_and_grad)
+    d = state.position.shape[0]
+    inv_mass = np.ones(d) if inv_mass is None else np.asarray(inv_mass, dtype=np.float64).copy()
+    eps = initial_step_size or find_reasonable_step_size(rng, state, logdensity_and_grad, inv_mass)
+    da = dual_averaging_init(eps)
+    windows = warmup_windows(n_warmup) if adapt_mass else []
+    window_end = {end: start for start, end in windows}
+    positions = np.empty((n_warmup, d))
+    acc, steps, nlf = np.empty(n_warmup), np.empty(n_warmup), np.empty(n_warmup, dtype=int)
+    n_div = 0
+    for it in range(n_warmup):
+        eps = math.exp(da.log_step)
+        params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter)
+        state, info = hmc_step(rng, state, logdensity_and_grad, params)
+        positions[it] = state.position
+        acc[it], steps[it], nlf[it] = info.acceptance_prob, eps, info.n_leapfrog
+        n_div += int(info.diverging)
+        da = dual_averaging_update(da, info.acceptance_prob, target_accept)
+        if it + 1 in window_end:
+            inv_mass = _regularised_variance(positions[window_end[it + 1] : it + 1])
+            eps = find_reasonable_step_size(rng, state, logdensity_and_grad, inv_mass, math.exp(da.log_step))
+            da = dual_averaging_init(eps)
+    eps = math.exp(da.log_step_avg) if da.t > 0 else eps
+    params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter)
+    return state, params, WarmupInfo(acc, steps, nlf, n_div)
+
+
+def _run(rng, state, n_draws, step_fn, record):
+    rows = []
+    t0 = time.perf_counter()
+    for _ in range(int(n_draws)):
+        state, info = step_fn(rng, state)
+        rows.append(record(state, info))
+    wall = time.perf_counter() - t0
+    out = {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
+    out["wall_time"] = wall
+    return state, out
+
+
+def sample_joint(
+    rng: np.random.Generator,
+    target: SparseTarget,
+    position0,
+    *,
+    n_warmup: int,
+    n_draws: int,
+    **tune_options,
+) -> dict:
+    """Joint HMC over (v, psi): ``tune_hmc`` warm-up, then ``n_draws`` kept draws.
+
+    Returns numpy arrays ``v`` (n_draws, M, C), ``psi``, ``lp``,
+    ``accepted``, ``acceptance_rate`` (the MH acceptance probability),
+    ``n_steps`` (leapfrog steps), ``diverging``, ``n_cubic``, plus the tuned
+    ``step_size``, ``inv_mass``, the ``warmup`` info and ``wall_time``
+    (seconds, kept draws).
+    """
+    fn = target.logdensity_and_grad
+    state, params, warm = tune_hmc(rng, position0, fn, n_warmup, **tune_options)
+
+    def record(s, info):
+        v, psi = target.split(s.position)
+        return {"v": v, "psi": psi, "lp": s.log_density, "accepted": info.accepted,
+                "acceptance_rate": info.acceptance_prob, "n_steps": info.n_leapfrog,
+                "diverging": info.diverging, "n_cubic": info.n_cubic}
+
+    _, out = _run(rng, state, n_draws, lambda r, s: hmc_step(r, s, fn, params), record)
+    out.update(step_size=params.step_size, n_leapfrog=params.n_steps, inv_mass=params.inv_mass, warmup=warm)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Gibbs baseline: HMC on v | theta, MH on psi | v
+# ---------------------------------------------------------------------------
+class GibbsState(NamedTuple):
+    v: HMCState  # position = vec v, log_density = (T1), grad = d(T1)/dv at the current psi
+    psi: np.ndarray
+
+
+class GibbsParameters(NamedTuple):
+    v_hmc: HMCParameters
+    psi_proposal_factor: np.ndarray  # L with MH proposal covariance L L^T
+
+
+class GibbsInfo(NamedTuple):
+    v_info: HMCInfo
+    psi_accepted: bool
+    psi_acceptance_prob: float
+    n_cubic: int
+
+
+def _v_fn(target: SparseTarget, psi) -> LogDensityAndGrad:
+    def fn(x):
+        value, dv, _ = log_q_star(target, x, psi, grad="v")
+        return value, dv.ravel()
+
+    return fn
+
+
+def gibbs_init(target: SparseTarget, v, psi) -> GibbsState:
+    psi = np.array(psi, dtype=np.float64)
+    return GibbsState(hmc_init(np.asarray(v, dtype=np.float64).ravel(), _v_fn(target, psi)), psi)
+
+
+def gibbs_step(
+    rng: np.random.Generator, state: GibbsState, target: SparseTarget, params: GibbsParameters
+) -> tuple[GibbsState, GibbsInfo]:
+    """One sweep: (1) HMC on v | psi; (2) random-walk MH on psi | v; (3) if psi
+    moved, the v-gradient at the new psi."""
+    with linalg.count_ops() as ops:
+        # step 1: v | psi
+        v_state, v_info = hmc_step(rng, state.v, _v_fn(target, state.psi), params.v_hmc)
+        # step 2: psi | v; the stored value log q*(v, psi) is the current density
+        v = v_state.position
+
+        def log_density_psi(p, _rng):
+            return log_q_star(target, v, p, grad="none")[0]
+
+        rw_state, rw_info = random_walk.step(
+            rng, random_walk.RWMHState(state.psi, v_state.log_density), log_density_psi,
+            params.psi_proposal_factor,
+        )
+        # step 3: refresh the gradient w.r.t. v at the new psi
+        psi = rw_state.position
+        if rw_info.accepted:
+            v_state = hmc_init(v, _v_fn(target, psi))
+    return GibbsState(v_state, psi), GibbsInfo(v_info, rw_info.accepted, rw_info.acceptance_prob, ops.cubic)
+
+
+def tune_gibbs(
+    rng: np.random.Generator,
+    target: SparseTarget,
+    v0,
+    psi0,
+    n_warmup: int,
+    *,
+    target_accept: float = 0.8,
+    psi_target_accept: float = 0.3,
+    trajectory_length: float = 1.5,
+    max_steps: int = 64,
+    psi_scale: float = 0.1,
+    step_size_jitter: float = 0.2,
+) -> tuple[GibbsState, GibbsParameters]:
+    """Warm-up of the Gibbs sampler: dual averaging of the v-step size (unit
+    mass: v is whitened) and Robbins-Monro on the log scale of an isotropic
+    random-walk proposal for psi (``random_walk.adapt_log_scale``)."""
+    state = gibbs_init(target, v0, psi0)
+    d_v, d_psi = state.v.position.shape[0], state.psi.shape[0]
+    inv_mass = np.ones(d_v)
+    eps = find_reasonable_step_size(rng, state.v, _v_fn(target, state.psi), inv_mass)
+    da = dual_averaging_init(eps)
+    log_s = math.log(psi_scale)
+    for it in range(int(n_warmup)):
+        eps = math.exp(da.log_step)
+        params = GibbsParameters(
+            HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter),
+            math.exp(log_s) * np.eye(d_psi),
+        )
+        state, info = gibbs_step(rng, state, target, params)
+        da = dual_averaging_update(da, info.v_info.acceptance_prob, target_accept)
+        log_s = random_walk.adapt_log_scale(log_s, info.psi_acceptance_prob, it, psi_target_accept)
+    eps = math.exp(da.log_step_avg) if da.t > 0 else eps
+    params = GibbsParameters(
+        HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter),
+        math.exp(log_s) * np.eye(d_psi),
+    )
+    return state, params
+
+
+def sample_gibbs(
+    rng: np.random.Generator,
+    target: SparseTarget,
+    position0,
+    *,
+    n_warmup: int,
+    n_draws: int,
+    **tune_options,
+) -> dict:
+    """The Gibbs baseline: ``tune_gibbs`` warm-up, then ``n_draws`` sweeps.
+
+    Returns ``v``, ``psi``, ``lp``, ``v_acceptance_rate``,
+    ``psi_acceptance_rate``, ``n_steps``, ``n_cubic``, the tuned parameters
+    and ``wall_time`` (seconds, kept draws).
+    """
+    v0, psi0 = target.split(position0)
+    state, params = tune_gibbs(rng, target, v0, psi0, n_warmup, **tune_options)
+    M, C = target.n_inducing, target.n_latent
+
+    def record(s, info):
+        return {"v": s.v.position.reshape(M, C), "psi": s.psi, "lp": s.v.log_density,
+                "v_acceptance_rate": info.v_info.acceptance_prob,
+                "psi_acceptance_rate": info.psi_acceptance_prob,
+                "n_steps": info.v_info.n_leapfrog, "n_cubic": info.n_cubic}
+
+    _, out = _run(rng, state, n_draws, lambda r, s: gibbs_step(r, s, target, params), record)
+    out.update(step_size=params.v_hmc.step_size, n_leapfrog=params.v_hmc.n_steps,
+               psi_proposal_scale=float(params.psi_proposal_factor[0, 0]))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# initialisation and posterior predictive
+# ---------------------------------------------------------------------------
+def initial_position(rng: np.random.Generator, target: SparseTarget, params: svgp.SVGPParams) -> np.ndarray:
+    """A draw v ~ q(v) = N(m, R R^T) of a fitted SVGP, with its psi (poster,
+    "Fit a Gaussian approximation to init the sampler")."""
+    M, C = params.m.shape
+    z = rng.standard_normal((C, M))
+    v = params.m + np.einsum("cmk,ck->mc", np.tril(params.R), z)
+    return target.join(v, params.psi)
+
+
+def predict_latent_draws(target: SparseTarget, v_draws, psi_draws, Xstar):
+    """p(f* | u = L v_s, theta_s) for each draw s: means (S, N*, C), variances (S, N*)."""
+    v_draws = np.asarray(v_draws, dtype=np.float64)
+    psi_draws = np.asarray(psi_draws, dtype=np.float64)
+    means, variances = [], []
+    for v, psi in zip(v_draws, psi_draws):
+        mu, var = svgp.predict_latent(target.kernel, psi, target.Z, v, Xstar, target.jitter)
+        means.append(mu)
+        variances.append(var)
+    return np.array(means), np.array(variances)
+
+
+def predict_class_probabilities(target: SparseTarget, v_draws, psi_draws, Xstar, n_points: int = 20):
+    """Per-draw predictive class probabilities; average over axis 0 for the
+    posterior predictive.
+
+    Binary likelihoods (labels +-1): p(y* = +1 | v_s, theta_s) =
+    E_{p(f*|u)}[p(y* = +1 | f*)] by Gauss-Hermite, shape (S, N*).
+    Robust-max: (S, N*, C) from ``RobustMax.predict_proba``.
+    """
+    means, variances = predict_latent_draws(target, v_draws, psi_draws, Xstar)
+    lik = target.likelihood
+    if hasattr(lik, "predict_proba"):
+        return np.array([lik.predict_proba(m, np.repeat(s[:, None], m.shape[1], axis=1), n_points)
+                         for m, s in zip(means, variances)])
+    t, w = svgp.gauss_hermite(n_points)
+    F = means[:, :, 0][:, None, :] + np.sqrt(variances)[:, None, :] * t[None, :, None]  # (S, Q, N*)
+    return np.einsum("q,sqn->sn", w, np.exp(lik.log_lik(1.0, F)))
+
+
+def predict_intensity(target: SparseTarget, v_draws, psi_draws, Xstar, exposure=1.0, offset=0.0):
+    """Per-draw E[exposure exp(f* + offset) | v_s, theta_s] = exposure exp(offset + mu + s2/2),
+    the intensity of a log-Gaussian Cox process / Poisson rate, shape (S, N*)."""
+    means, variances = predict_latent_draws(target, v_draws, psi_draws, Xstar)
+    return exposure * np.exp(offset + means[:, :, 0] + 0.5 * variances)

@@ -1,0 +1,485 @@
+"""Sparse variational GP (SVGP) with a whitened Gaussian q(u), and the pieces
+the sparse sampler (``gpbayes.sparse.mcmc``) shares with it.
+
+Model (Hensman, Matthews & Ghahramani 2015, "Scalable variational GP
+classification", SVGP; Hensman et al. 2015, "MCMC for variationally sparse
+GPs", poster "Key idea"): inducing values u = f(Z) at M inputs Z, and
+
+    f(x) | u ~ GP( k(x,Z) K_uu^-1 u,  k(x,x') - k(x,Z) K_uu^-1 k(Z,x') ).
+
+Whitening (poster, "Tricks: whiten/center"): u = L v with L L^T = K_uu and
+v ~ N(0, I).  With W = L^-1 K_uf (M x N),
+
+    p(f_n | u = L v, theta) = N(f_n; mu_n, s2_n),
+    mu = W^T v,        s2_n = k(x_n, x_n) - sum_m W_mn^2.               (C1)
+
+SVGP puts q(v) = N(m, S), S = R R^T with R lower triangular (the "Cholesky
+parameterisation"), one (m, R) per latent function c = 1..C.  Then
+q(f_n) = N(mu_n, s2_n) with (SVGP eq. 9, whitened)
+
+    mu = W^T m,        s2_n = k_nn - sum_m W_mn^2 + sum_k (R^T W)_kn^2,   (C2)
+
+and the evidence lower bound (SVGP eq. 10 / 19) is
+
+    ELBO = sum_n E_q(f_n)[log p(y_n | f_n)] - KL(N(m, S) || N(0, I))
+    KL   = 1/2 [tr S + m^T m - M - log|S|]                                (C3)
+
+(+ log p(psi) if a prior is given: then ``fit`` is a MAP-II fit of psi).  The
+one-dimensional expectations are done by Gauss-Hermite quadrature (poster,
+"Tricks: quadrature for the likelihood"):
+
+    E_N(mu, s2)[g(f)] ~= sum_i w_i g(mu + s t_i),  t_i = sqrt(2) x_i,
+                                                    w_i = omega_i / sqrt(pi)  (Q1)
+
+with (x_i, omega_i) the physicists' Hermite nodes.  The multiclass robust-max
+likelihood supplies its own ``expected_log_lik`` (``gpbayes.sparse.multiclass``).
+
+Gradients are hand-written (the project has no autodiff): reverse mode through
+(C1)-(C3), the triangular solve W = L^-1 K_uf, the Cholesky factor
+(``cholesky_backward``, Murray 2016 eq. 10 / Smith 1995) and the SE kernel
+(``se_cross_gradients``: K(X1, X2) w.r.t. psi and X1, which
+``kernels.SquaredExponential.gradients`` does not cover).  Cost of one ELBO
+and gradient: O(N M^2 C) plus O(M^3 C); the quadrature is O(N Q C).
+
+Conventions
+-----------
+* Latent arrays are (N, C): C = ``likelihood.n_latent`` (1 for the scalar
+  likelihoods of ``gpbayes.likelihoods``).  v and m are (M, C), R is (C, M, M).
+  All C latent functions share the kernel, its hyperparameters and Z.
+* K_uu = K(Z, Z) + jitter * a * I, with a the kernel amplitude: the jitter is
+  part of the model (so gradients are exact for it) and scales with a.
+* Predictive variances below ``VAR_FLOOR`` are clipped (with zero gradient):
+  with Z = X, s2 in (C1) is 0 up to rounding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import numpy as np
+from numpy.polynomial.hermite import hermgauss
+from scipy import optimize
+
+from .. import linalg
+from ..kernels import PARAMETERISATIONS, SquaredExponential
+
+__all__ = [
+    "VAR_FLOOR",
+    "gauss_hermite",
+    "expected_log_lik",
+    "cholesky_backward",
+    "se_cross_gradients",
+    "WhitenedConditional",
+    "whitened_conditional",
+    "whitened_conditional_backward",
+    "SVGPParams",
+    "SVGPModel",
+    "elbo",
+    "elbo_and_grad",
+    "optimal_gaussian_q",
+    "fit",
+    "SVGPFit",
+    "initial_inducing_inputs",
+    "predict_latent",
+]
+
+#: Smallest marginal variance used in the quadrature; below it the variance is
+#: clipped and its gradient is zero.
+VAR_FLOOR = 1e-12
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+# ---------------------------------------------------------------------------
+# quadrature of the expected log-likelihood
+# ---------------------------------------------------------------------------
+def gauss_hermite(n_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes t_i and weights w_i with E_N(0,1)[g(t)] ~= sum_i w_i g(t_i)  (Q1).
+
+    Exact for polynomials of degree <= 2 n_points - 1.
+    """
+    n_points = int(n_points)
+    if n_points < 1:
+        raise ValueError(f"n_points must be >= 1, got {n_points}")
+    return _gauss_hermite_cached(n_points)
+
+
+@functools.lru_cache(maxsize=16)
+def _gauss_hermite_cached(n_points: int) -> tuple[np.ndarray, np.ndarray]:
+    x, omega = hermgauss(n_points)
+    t, w = np.sqrt(2.0) * x, omega / np.sqrt(np.pi)
+    t.flags.writeable = False
+    w.flags.writeable = False
+    return t, w
+
+
+def _clip_var(var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    active = var > VAR_FLOOR
+    return np.where(active, var, VAR_FLOOR), active
+
+
+def expected_log_lik(likelihood, y, mu, var, n_points: int = 20):
+    """sum_i w_i log p(y_n | mu_n + s_n t_i) per n, and its gradients.
+
+    ``mu``, ``var``: (N, C) marginal means and variances of q(f_n) (or of
+    p(f_n | u)).  Returns ``(E, dE/dmu, dE/dvar)`` with E of shape (N,) and
+    the gradients (N, C).  The gradients are those of the quadrature sum
+    itself (exact derivatives of what is computed, so finite differences of
+    E agree to rounding):  dE/dmu = sum_i w_i d1(f_i),
+    dE/dvar = dE/ds / (2 s) = sum_i w_i t_i d1(f_i) / (2 s).
+
+    A likelihood with more than one latent function (``n_latent`` > 1,
+    e.g. ``multiclass.RobustMax``) provides its own ``expected_log_lik``.
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    var = np.asarray(var, dtype=np.float64)
+    if hasattr(likelihood, "expected_log_lik"):
+        return likelihood.expected_log_lik(y, mu, var, n_points)
+    if mu.ndim != 2 or mu.shape[1] != 1 or var.shape != mu.shape:
+        raise ValueError(
+            f"a scalar likelihood needs mu, var of shape (N, 1), got {mu.shape}, {var.shape}"
+        )
+    t, w = gauss_hermite(n_points)
+    v, active = _clip_var(var[:, 0])
+    s = np.sqrt(v)
+    F = mu[None, :, 0] + s[None, :] * t[:, None]  # (Q, N): broadcasts with per-n y, exposure
+    E = w @ likelihood.log_lik(y, F)
+    d1 = likelihood.d1(y, F)
+    dmu = w @ d1
+    ds = (w * t) @ d1
+    dvar = np.where(active, ds / (2.0 * s), 0.0)
+    return E, dmu[:, None], dvar[:, None]
+
+
+# ---------------------------------------------------------------------------
+# reverse mode through the Cholesky factor and the SE kernel
+# ---------------------------------------------------------------------------
+def _phi(A: np.ndarray) -> np.ndarray:
+    """Lower triangle of A with the diagonal halved (Murray 2016, Phi)."""
+    P = np.tril(A)
+    P[np.diag_indices_from(P)] *= 0.5
+    return P
+
+
+def cholesky_backward(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
+    """Sigma_bar from L_bar for L = chol(Sigma) (Murray 2016, eq. 10).
+
+    Forward: L^-1 dSigma L^-T = L^-1 dL + (L^-1 dL)^T with L^-1 dL lower, so
+    dL = L Phi(L^-1 dSigma L^-T).  Transposing (Phi is self-adjoint):
+    Sigma_bar = L^-T Phi(L^T L_bar) L^-1, symmetrised since dSigma is
+    symmetric.  Only the lower triangle of ``L_bar`` is used.  Two M x M
+    triangular solves (counted by ``gpbayes.linalg``); equivalent to the
+    element-wise algorithm of Smith (1995).
+    """
+    P = _phi(L.T @ np.tril(L_bar))
+    A = linalg.solve_triangular(L, P, lower=True, trans=True)  # L^-T P
+    S = linalg.solve_triangular(L, A.T, lower=True, trans=True).T  # L^-T P L^-1
+    return 0.5 * (S + S.T)
+
+
+def se_cross_gradients(
+    kernel: SquaredExponential,
+    psi: np.ndarray,
+    X1: np.ndarray,
+    X2: np.ndarray,
+    K12: np.ndarray,
+    K_bar: np.ndarray,
+    inputs: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """<K_bar, dK12/dpsi> for each psi, and <K_bar, dK12/dX1> (M x d).
+
+    K12 = a exp(-1/2 sum_d w_d (x1_d - x2_d)^2) (``kernels`` module docstring):
+    dK/dpsi_amp = c_a K;   dK/dpsi_d = c_w K (-1/2 w_d (x1_d - x2_d)^2);
+    dK_mn/dX1_md = -w_d (X1_md - X2_nd) K_mn.
+    With B = K_bar * K12, sum_mn B_mn (x1_m - x2_n)^2 =
+    rowsum(B).x1^2 + colsum(B).x2^2 - 2 x1^T B x2, so everything is O(M N d).
+    A constant added to the diagonal of K12 (jitter * a) is covered: it
+    scales with a and has zero distance.
+    """
+    a, w = kernel.amplitude_and_precisions(psi)
+    c_a, c_w, _ = PARAMETERISATIONS[kernel.parameterisation]
+    B = K_bar * K12
+    rs, cs = B.sum(axis=1), B.sum(axis=0)
+    BX2 = B @ X2  # (M, d)
+    # sum_mn B_mn (X1_md - X2_nd)^2 for each d
+    dist = rs @ (X1 * X1) + cs @ (X2 * X2) - 2.0 * np.einsum("md,md->d", X1, BX2)
+    if kernel.ard:
+        g_scale = -0.5 * c_w * w * dist
+    else:
+        g_scale = np.array([-0.5 * c_w * w[0] * dist.sum()])
+    g = g_scale if kernel.fixed_amplitude else np.append(g_scale, c_a * B.sum())
+    dX1 = -w[None, :] * (X1 * rs[:, None] - BX2) if inputs else None
+    return g, dX1
+
+
+# ---------------------------------------------------------------------------
+# the whitened conditional p(f | u = L v), eq. (C1)
+# ---------------------------------------------------------------------------
+class WhitenedConditional(NamedTuple):
+    K_uu: np.ndarray  # K(Z, Z) + jitter * a * I
+    L: np.ndarray  # chol(K_uu)
+    K_uf: np.ndarray  # K(Z, X), M x N
+    W: np.ndarray  # L^-1 K_uf
+    knn: np.ndarray  # diag K(X, X), (N,)
+    var: np.ndarray  # k_nn - sum_m W_mn^2 (not clipped), (N,)
+
+
+def whitened_conditional(kernel, psi, Z, X, jitter: float) -> WhitenedConditional:
+    """W = L^-1 K_uf and the conditional variances of (C1); O(M^3 + N M^2)."""
+    a, _ = kernel.amplitude_and_precisions(psi)
+    K_uu = kernel(psi, Z)
+    K_uu[np.diag_indices_from(K_uu)] += jitter * a
+    L = linalg.cholesky(K_uu, name="K_uu")
+    K_uf = kernel(psi, Z, X)
+    W = linalg.solve_triangular(L, K_uf, lower=True)
+    knn = kernel.diag(psi, X)
+    var = knn - np.einsum("mn,mn->n", W, W)
+    return WhitenedConditional(K_uu, L, K_uf, W, knn, var)
+
+
+def whitened_conditional_backward(
+    kernel, psi, Z, X, cond: WhitenedConditional, W_bar, knn_bar, inputs: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(psi_bar, Z_bar) from W_bar (M x N) and knn_bar (N,).
+
+    W = L^-1 K_uf:  dW = L^-1 (dK_uf - dL W), so K_uf_bar = L^-T W_bar and
+    L_bar = -K_uf_bar W^T (poster, "Cholesky backpropagation":
+    dE/dtheta = dE/dL dL/dK dK/dtheta), then K_uu_bar by
+    ``cholesky_backward``.  k_nn = a: d k_nn / d psi_amp = c_a a.
+    """
+    A = linalg.solve_triangular(cond.L, W_bar, lower=True, trans=True)  # K_uf_bar
+    K_uu_bar = cholesky_backward(cond.L, -A @ cond.W.T)
+    g_uu, dZ_uu = se_cross_gradients(kernel, psi, Z, Z, cond.K_uu, K_uu_bar, inputs)
+    g_uf, dZ_uf = se_cross_gradients(kernel, psi, Z, X, cond.K_uf, A, inputs)
+    g = g_uu + g_uf
+    if not kernel.fixed_amplitude:
+        c_a = PARAMETERISATIONS[kernel.parameterisation][0]
+        g[-1] += c_a * float(np.sum(knn_bar * cond.knn))
+    # K_uu depends on Z through both arguments; K_uu_bar is symmetric
+    dZ = 2.0 * dZ_uu + dZ_uf if inputs else None
+    return g, dZ
+
+
+# ---------------------------------------------------------------------------
+# SVGP
+# ---------------------------------------------------------------------------
+class SVGPParams(NamedTuple):
+    """q(v_c) = N(m[:, c], R[c] R[c]^T), inducing inputs Z, log-hyperparameters psi."""
+
+    m: np.ndarray  # (M, C)
+    R: np.ndarray  # (C, M, M), lower triangular
+    Z: np.ndarray  # (M, d)
+    psi: np.ndarray  # (n_params,)
+
+
+@dataclasses.dataclass(frozen=True)
+class SVGPModel:
+    """Data, kernel and likelihood of an SVGP; ``prior`` (on psi) is optional."""
+
+    X: np.ndarray
+    y: np.ndarray
+    kernel: SquaredExponential
+    likelihood: object
+    prior: object | None = None
+    n_quad: int = 20
+    jitter: float = 1e-6
+
+    def __post_init__(self):
+        X = np.asarray(self.X, dtype=np.float64)
+        if X.ndim == 1:
+            X = X[:, None]
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", self.likelihood.check_targets(self.y))
+        if self.y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {self.y.shape[0]} targets")
+
+    @property
+    def n_latent(self) -> int:
+        return int(getattr(self.likelihood, "n_latent", 1))
+
+
+def _kl_and_grad(m, R):
+    """KL(N(m, R R^T) || N(0, I)) summed over latent functions (C3), and grads."""
+    M, C = m.shape
+    diag = np.einsum("cii->ci", R)
+    kl = 0.5 * (np.sum(R * R) + np.sum(m * m) - M * C - 2.0 * np.sum(np.log(np.abs(diag))))
+    dR = R.copy()
+    idx = np.arange(M)
+    dR[:, idx, idx] -= 1.0 / diag
+    return kl, m.copy(), dR
+
+
+def elbo_and_grad(model: SVGPModel, params: SVGPParams, inputs: bool = True):
+    """ELBO (C3) and its gradient as an ``SVGPParams`` of the same shapes.
+
+    Reverse mode, with g_mu = dE/dmu, g_v = dE/dvar (N, C) from the quadrature:
+      m_bar   = W g_mu - m
+      R_bar_c = tril(2 (W diag(g_v_c)) T_c^T) - (R_c - diag(1/R_c,ii)),  T_c = R_c^T W
+      W_bar   = m g_mu^T - 2 W diag(sum_c g_v_c) + 2 sum_c R_c (T_c diag(g_v_c))
+      knn_bar = sum_c g_v_c
+    and (psi_bar, Z_bar) from ``whitened_conditional_backward``.
+    """
+    m, R, Z, psi = params
+    m = np.asarray(m, dtype=np.float64)
+    R = np.tril(np.asarray(R, dtype=np.float64))
+    Z = np.asarray(Z, dtype=np.float64)
+    cond = whitened_conditional(model.kernel, psi, Z, model.X, model.jitter)
+    W = cond.W
+    # (C2): marginals of q(f_n)
+    T = np.einsum("cmk,mn->ckn", R, W)  # R_c^T W
+    mu = W.T @ m
+    var = cond.var[:, None] + np.einsum("ckn,ckn->nc", T, T)
+    E, g_mu, g_v = expected_log_lik(model.likelihood, model.y, mu, var, model.n_quad)
+    kl, dkl_m, dkl_R = _kl_and_grad(m, R)
+    value = float(np.sum(E)) - kl
+    # reverse mode
+    m_bar = W @ g_mu - dkl_m
+    WG = W[None, :, :] * g_v.T[:, None, :]  # (C, M, N): W diag(g_v_c)
+    R_bar = np.tril(2.0 * np.einsum("cmn,ckn->cmk", WG, T)) - np.tril(dkl_R)
+    g_sum = g_v.sum(axis=1)
+    W_bar = m @ g_mu.T - 2.0 * W * g_sum[None, :]
+    W_bar += 2.0 * np.einsum("cmk,ckn->mn", R, T * g_v.T[:, None, :])
+    psi_bar, Z_bar = whitened_conditional_backward(
+        model.kernel, psi, Z, model.X, cond, W_bar, g_sum, inputs
+    )
+    if model.prior is not None:
+        value += float(model.prior.log_density(psi))
+        psi_bar = psi_bar + model.prior.grad_log_density(psi)
+    if Z_bar is None:
+        Z_bar = np.zeros_like(Z)
+    return value, SVGPParams(m_bar, R_bar, Z_bar, psi_bar)
+
+
+def elbo(model: SVGPModel, params: SVGPParams) -> float:
+    return elbo_and_grad(model, params, inputs=False)[0]
+
+
+def optimal_gaussian_q(model: SVGPModel, Z, psi) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal (m, R) for a Gaussian likelihood (Titsias 2009), whitened.
+
+    y = W^T v + noise, v ~ N(0, I):  S = (I + W W^T / s2)^-1,
+    m = S W y / s2.  Used by the tests (with Z = X the ELBO then equals the
+    exact log marginal likelihood) and as a starting point.
+    """
+    s2 = float(model.likelihood.noise_variance)
+    cond = whitened_conditional(model.kernel, psi, np.asarray(Z, float), model.X, model.jitter)
+    M = cond.W.shape[0]
+    P = np.eye(M) + cond.W @ cond.W.T / s2
+    Lp = linalg.cholesky(P, name="I + W W^T / s2")
+    m = linalg.cho_solve(Lp, cond.W @ model.y / s2)
+    # S = P^-1 = Lp^-T Lp^-1: lower Cholesky factor of S from the reversed factor
+    S = linalg.cho_inverse(Lp)
+    R = linalg.cholesky(S, name="S")
+    return m[:, None], R[None, :, :]
+
+
+# ---------------------------------------------------------------------------
+# fitting by L-BFGS
+# ---------------------------------------------------------------------------
+class SVGPFit(NamedTuple):
+    params: SVGPParams
+    elbo: float
+    success: bool
+    n_iter: int
+    message: str
+
+
+def _pack(params: SVGPParams, fit_Z: bool, fit_psi: bool) -> np.ndarray:
+    M = params.m.shape[0]
+    il = np.tril_indices(M)
+    parts = [params.m.ravel(), params.R[:, il[0], il[1]].ravel()]
+    if fit_Z:
+        parts.append(params.Z.ravel())
+    if fit_psi:
+        parts.append(params.psi)
+    return np.concatenate(parts)
+
+
+def _unpack(x: np.ndarray, template: SVGPParams, fit_Z: bool, fit_psi: bool) -> SVGPParams:
+    M, C = template.m.shape
+    il = np.tril_indices(M)
+    k = 0
+    m = x[k : k + M * C].reshape(M, C)
+    k += M * C
+    n_tri = il[0].size
+    R = np.zeros((C, M, M))
+    R[:, il[0], il[1]] = x[k : k + C * n_tri].reshape(C, n_tri)
+    k += C * n_tri
+    Z = template.Z
+    if fit_Z:
+        Z = x[k : k + Z.size].reshape(Z.shape)
+        k += Z.size
+    psi = template.psi
+    if fit_psi:
+        psi = x[k : k + psi.size]
+    return SVGPParams(m, R, Z, np.asarray(psi, dtype=np.float64))
+
+
+def initial_inducing_inputs(rng: np.random.Generator, X: np.ndarray, M: int) -> np.ndarray:
+    """M distinct rows of X chosen at random (a common SVGP initialisation)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if M > X.shape[0]:
+        raise ValueError(f"M = {M} inducing inputs but only {X.shape[0]} data points")
+    return X[np.sort(rng.choice(X.shape[0], M, replace=False))].copy()
+
+
+def fit(
+    model: SVGPModel,
+    Z0: np.ndarray,
+    psi0: np.ndarray,
+    *,
+    m0: np.ndarray | None = None,
+    R0: np.ndarray | None = None,
+    fit_Z: bool = True,
+    fit_psi: bool = True,
+    maxiter: int = 2000,
+    gtol: float = 1e-6,
+) -> SVGPFit:
+    """Maximise the ELBO over (m, R, [Z], [psi]) with L-BFGS-B.
+
+    Starts from q(v) = N(0, I) (the prior) unless ``m0``/``R0`` are given.
+    If K_uu cannot be factorised at a trial point the objective is +inf there
+    and the line search backs off.
+    """
+    Z0 = np.asarray(Z0, dtype=np.float64)
+    if Z0.ndim == 1:
+        Z0 = Z0[:, None]
+    M, C = Z0.shape[0], model.n_latent
+    m0 = np.zeros((M, C)) if m0 is None else np.asarray(m0, dtype=np.float64).reshape(M, C)
+    R0 = np.tile(np.eye(M), (C, 1, 1)) if R0 is None else np.asarray(R0, dtype=np.float64).reshape(C, M, M)
+    template = SVGPParams(m0, R0, Z0, np.asarray(psi0, dtype=np.float64))
+
+    def objective(x):
+        p = _unpack(x, template, fit_Z, fit_psi)
+        try:
+            value, grad = elbo_and_grad(model, p, inputs=fit_Z)
+        except linalg.NotPositiveDefiniteError:
+            return np.inf, np.zeros_like(x)
+        if not np.isfinite(value):
+            return np.inf, np.zeros_like(x)
+        return -value, -_pack(grad, fit_Z, fit_psi)
+
+    res = optimize.minimize(
+        objective, _pack(template, fit_Z, fit_psi), jac=True, method="L-BFGS-B",
+        options={"maxiter": int(maxiter), "gtol": gtol},
+    )
+    params = _unpack(res.x, template, fit_Z, fit_psi)
+    return SVGPFit(params, float(-res.fun), bool(res.success), int(res.nit), str(res.message))
+
+
+def predict_latent(kernel, psi, Z, v, Xstar, jitter: float = 1e-6):
+    """Mean (N*, C) and variance (N*,) of p(f* | u = L v, theta)  (C1 at X*).
+
+    For SVGP's q(f*) add sum_k (R_c^T W*)_k^2 to the variance (C2).
+    """
+    Xstar = np.asarray(Xstar, dtype=np.float64)
+    if Xstar.ndim == 1:
+        Xstar = Xstar[:, None]
+    cond = whitened_conditional(kernel, psi, np.asarray(Z, float), Xstar, jitter)
+    v = np.asarray(v, dtype=np.float64)
+    v = v[:, None] if v.ndim == 1 else v
+    return cond.W.T @ v, np.maximum(cond.var, 0.0)
