@@ -1,0 +1,450 @@
+"""Hamiltonian (hybrid) Monte Carlo with a mass matrix, and step-size dual averaging.
+
+Xiong, Smidl & Filippone, Sec. 4.3.1: "three kinds of mass matrix for HMC,
+namely the identity matrix, the inverse of the approximate covariance, and
+the inverse of the diagonal of the approximate covariance.  We set the
+maximum leapfrog steps to be 10.  We then tune the stepsize epsilon until a
+suggested acceptance rate (around 65%) is reached".
+
+Hamiltonian H(x, p) = -log pi(x) + 1/2 p^T M^-1 p, p ~ N(0, M).  One step
+(Neal 2011, Sec. 5.3.2; Duane et al. 1987):
+
+1. draw the momentum p ~ N(0, M) and the number of leapfrog steps
+   L ~ U{1, ..., max_steps} (the paper: "maximum leapfrog steps ... 10");
+2. run L leapfrog steps of size epsilon (``leapfrog``):
+   p <- p + eps/2 grad log pi(x);  x <- x + eps M^-1 p;  p <- p + eps/2 grad log pi(x);
+3. accept the end point with probability min(1, exp(H(x, p) - H(x', p'))).
+
+Mass matrices (``MassMatrix``), with Sigma the approximate posterior
+covariance (-H)^-1 at the mode:
+
+=========  ===================  =====================================
+kind       M                    names in Xiong et al. Table 4
+=========  ===================  =====================================
+identity   I                    HMC-I / NUTS-I / NUTSDA-I
+diagonal   diag(Sigma)^-1       HMC-D / NUTS-D / NUTSDA-D
+dense      Sigma^-1             HMC-H / NUTS-H / NUTSDA-H
+=========  ===================  =====================================
+
+For ``dense`` we store the lower Cholesky factor C of M^-1 = Sigma
+(hyperparameter-sized, not an O(n^3) operation) and draw p = C^-T z.
+
+Step-size tuning: the paper tunes epsilon "in pilot runs"; we make the
+tuning phase the dual-averaging scheme of Hoffman & Gelman (2014), Alg. 5
+(HMC with dual averaging; their eq. 6), with the number of leapfrog steps
+still drawn from U{1..10}, target acceptance delta = 0.65 and Xiong et al.'s
+(gamma, t0, kappa) = (0.05, 30, 0.75); epsilon is then frozen at
+exp(log eps-bar) for the kept draws, and the tuning cost is reported
+separately (the paper's "end of tuning", Table 6).
+
+Cost.  ``value_and_grad_fn(x) -> (log pi(x), grad)``; each call is one
+gradient evaluation.  ``n_cubic`` counts what ``gpbayes.linalg`` actually
+factorised (``GPRegression.log_marginal_and_grad``: one Cholesky and one
+inverse from it, 2 per call); Xiong et al. Sec. 4.4 charge 1 + 2 = 3 per
+gradient evaluation ("two extra O(n^3) operations ... for the computation
+of the inverse of the covariance matrix C").  Every Info therefore also
+carries ``n_grad_evals`` so either accounting can be applied
+(``PAPER_CUBIC_PER_GRAD_EVAL``).
+
+A non-finite log density (outside the support, failed factorisation, NaN)
+inside a trajectory ends it: the step is rejected and flagged ``diverging``,
+as is an energy error above ``DIVERGENCE_THRESHOLD`` (H&G's Delta_max).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .. import linalg
+
+__all__ = [
+    "MassMatrix",
+    "mass_matrix",
+    "HMCState",
+    "HMCInfo",
+    "init",
+    "step",
+    "leapfrog",
+    "integrate",
+    "kinetic_energy",
+    "draw_momentum",
+    "DualAveragingState",
+    "dual_averaging_init",
+    "dual_averaging_update",
+    "dual_averaging_final_step_size",
+    "find_reasonable_step_size",
+    "run_hmc_chain",
+    "log_posterior_value_and_grad",
+    "TARGET_ACCEPT",
+    "DA_GAMMA",
+    "DA_T0",
+    "DA_KAPPA",
+    "MAX_LEAPFROG_STEPS",
+    "PAPER_CUBIC_PER_GRAD_EVAL",
+]
+
+ValueAndGradFn = Callable[[np.ndarray], tuple[float, np.ndarray]]
+
+#: Xiong et al. Sec. 4.3.1: acceptance "around 65%", "maximum leapfrog steps ... 10",
+#: dual averaging "gamma = 0.05, t0 = 30, kappa = 0.75".
+TARGET_ACCEPT = 0.65
+MAX_LEAPFROG_STEPS = 10
+DA_GAMMA = 0.05
+DA_T0 = 30.0
+DA_KAPPA = 0.75
+#: Xiong et al. Sec. 4.4: value (1 Cholesky) + gradient (2 more).
+PAPER_CUBIC_PER_GRAD_EVAL = 3
+#: H&G's Delta_max: an energy error beyond this is a divergence.
+DIVERGENCE_THRESHOLD = 1000.0
+
+
+# ---------------------------------------------------------------------------
+# mass matrix
+# ---------------------------------------------------------------------------
+class MassMatrix(NamedTuple):
+    """M for the kinetic energy 1/2 p^T M^-1 p.
+
+    ``inv_diag``: diagonal of M^-1 (identity/diagonal kinds);
+    ``inv_chol``: lower Cholesky factor C of M^-1 = C C^T (dense kind).
+    """
+
+    kind: str
+    inv_diag: np.ndarray | None
+    inv_chol: np.ndarray | None
+
+    @property
+    def dim(self) -> int:
+        return (self.inv_diag if self.inv_diag is not None else self.inv_chol).shape[0]
+
+
+def mass_matrix(kind: str, covariance: np.ndarray | None = None, dim: int | None = None) -> MassMatrix:
+    """``identity`` (needs ``dim`` or ``covariance``), ``diagonal`` = diag(cov)^-1, ``dense`` = cov^-1."""
+    if kind == "identity":
+        p = dim if dim is not None else np.asarray(covariance).shape[0]
+        return MassMatrix("identity", np.ones(p), None)
+    cov = np.asarray(covariance, dtype=np.float64)
+    if kind == "diagonal":
+        d = np.diag(cov).copy()
+        if not np.all(d > 0):
+            raise ValueError(f"diagonal mass matrix needs positive variances, got {d}")
+        return MassMatrix("diagonal", d, None)
+    if kind == "dense":
+        C = linalg.cholesky(cov, name="approximate posterior covariance (inverse mass)", count=False)
+        return MassMatrix("dense", None, np.ascontiguousarray(C))
+    raise ValueError(f"mass matrix kind must be 'identity', 'diagonal' or 'dense', got {kind!r}")
+
+
+def velocity(mass: MassMatrix, p: np.ndarray) -> np.ndarray:
+    """dx/dt = M^-1 p."""
+    if mass.inv_chol is None:
+        return mass.inv_diag * p
+    C = mass.inv_chol
+    return C @ (C.T @ p)
+
+
+def kinetic_energy(mass: MassMatrix, p: np.ndarray) -> float:
+    """1/2 p^T M^-1 p."""
+    if mass.inv_chol is None:
+        return 0.5 * float(np.sum(mass.inv_diag * p * p))
+    q = mass.inv_chol.T @ p
+    return 0.5 * float(q @ q)
+
+
+def draw_momentum(rng: np.random.Generator, mass: MassMatrix) -> np.ndarray:
+    """p ~ N(0, M)."""
+    z = rng.standard_normal(mass.dim)
+    if mass.inv_chol is None:
+        return z / np.sqrt(mass.inv_diag)
+    # Cov(C^-T z) = C^-T C^-1 = (C C^T)^-1 = M
+    return linalg.solve_triangular(mass.inv_chol, z, lower=True, trans=True)
+
+
+# ---------------------------------------------------------------------------
+# integrator
+# ---------------------------------------------------------------------------
+def _checked(value, grad, x):
+    value = float(value)
+    if value == math.inf:
+        raise FloatingPointError(f"log density is +inf at {np.array2string(x, precision=4)}")
+    if math.isnan(value):
+        value = -math.inf
+    grad = np.asarray(grad, dtype=np.float64)
+    if math.isfinite(value) and not np.all(np.isfinite(grad)):
+        value = -math.inf  # a finite value with a broken gradient cannot be integrated
+    return value, grad
+
+
+def leapfrog(
+    value_and_grad_fn: ValueAndGradFn,
+    mass: MassMatrix,
+    position: np.ndarray,
+    momentum: np.ndarray,
+    grad: np.ndarray,
+    step_size: float,
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """One leapfrog step; returns (x', p', log pi(x'), grad log pi(x')).  One gradient evaluation."""
+    p = momentum + 0.5 * step_size * grad
+    x = position + step_size * velocity(mass, p)
+    value, g = _checked(*value_and_grad_fn(x), x)
+    if not math.isfinite(value):
+        return x, p, -math.inf, g
+    p = p + 0.5 * step_size * g
+    return x, p, value, g
+
+
+def integrate(value_and_grad_fn, mass, position, momentum, grad, step_size, n_steps):
+    """``n_steps`` leapfrog steps; stops early at a non-finite log density.
+
+    Returns (x, p, value, grad, n_grad_evals).
+    """
+    x, p, value, g = position, momentum, None, grad
+    for i in range(n_steps):
+        x, p, value, g = leapfrog(value_and_grad_fn, mass, x, p, g, step_size)
+        if not math.isfinite(value):
+            return x, p, value, g, i + 1
+    return x, p, value, g, n_steps
+
+
+# ---------------------------------------------------------------------------
+# HMC step
+# ---------------------------------------------------------------------------
+class HMCState(NamedTuple):
+    position: np.ndarray
+    log_density: float
+    grad: np.ndarray
+
+
+class HMCInfo(NamedTuple):
+    accepted: bool
+    acceptance_prob: float
+    n_cubic: int  # O(n^3) operations counted by gpbayes.linalg in this step
+    n_grad_evals: int  # = n_leapfrog (the trajectory may end early at a divergence)
+    n_leapfrog: int  # L drawn for this step
+    energy_error: float  # H(end) - H(start); +inf at a divergence
+    diverging: bool
+
+
+def init(position, value_and_grad_fn: ValueAndGradFn) -> HMCState:
+    x = np.array(position, dtype=np.float64)
+    value, g = _checked(*value_and_grad_fn(x), x)
+    if not math.isfinite(value):
+        raise ValueError(f"initial position {x} has log density {value}")
+    return HMCState(x, value, g)
+
+
+def step(
+    rng: np.random.Generator,
+    state: HMCState,
+    value_and_grad_fn: ValueAndGradFn,
+    step_size: float,
+    mass: MassMatrix,
+    max_steps: int = MAX_LEAPFROG_STEPS,
+) -> tuple[HMCState, HMCInfo]:
+    """One HMC transition with L ~ U{1, ..., max_steps} leapfrog steps of size ``step_size``."""
+    with linalg.count_ops() as ops:
+        # step 1: momentum and trajectory length
+        p0 = draw_momentum(rng, mass)
+        n_steps = int(rng.integers(1, max_steps + 1))
+        h0 = -state.log_density + kinetic_energy(mass, p0)
+        # step 2: leapfrog trajectory
+        x, p, value, g, n_grad = integrate(
+            value_and_grad_fn, mass, state.position, p0, state.grad, step_size, n_steps
+        )
+        # step 3: Metropolis accept/reject on the total energy
+        if math.isfinite(value):
+            energy_error = (-value + kinetic_energy(mass, p)) - h0
+        else:
+            energy_error = math.inf
+        diverging = not energy_error < DIVERGENCE_THRESHOLD
+        acc_prob = 1.0 if energy_error <= 0 else math.exp(-energy_error)
+        accepted = bool(math.isfinite(energy_error) and math.log(rng.uniform()) < -energy_error)
+    new = HMCState(x, value, g) if accepted else state
+    return new, HMCInfo(accepted, acc_prob, ops.cubic, n_grad, n_steps, energy_error, diverging)
+
+
+# ---------------------------------------------------------------------------
+# dual averaging (Hoffman & Gelman 2014, Sec. 3.2.1, eq. 6; Algs. 5-6)
+# ---------------------------------------------------------------------------
+class DualAveragingState(NamedTuple):
+    iteration: int  # m, adaptation iterations done
+    log_step_size: float  # log eps_m, used at the next iteration
+    log_step_size_bar: float  # log eps-bar_m, the averaged iterate used after adaptation
+    h_bar: float  # H-bar_m
+    mu: float  # log(10 eps_1)
+
+
+def dual_averaging_init(step_size0: float) -> DualAveragingState:
+    """H&G Alg. 5/6 initialisation: mu = log(10 eps_1), eps-bar_0 = 1, H-bar_0 = 0."""
+    return DualAveragingState(0, math.log(step_size0), 0.0, 0.0, math.log(10.0 * step_size0))
+
+
+def dual_averaging_update(
+    da: DualAveragingState,
+    accept_stat: float,
+    *,
+    target: float = TARGET_ACCEPT,
+    gamma: float = DA_GAMMA,
+    t0: float = DA_T0,
+    kappa: float = DA_KAPPA,
+) -> DualAveragingState:
+    """One adaptation iteration m (H&G Alg. 5/6, "if m <= M_adapt" branch).
+
+    H-bar_m = (1 - 1/(m + t0)) H-bar_{m-1} + (delta - alpha) / (m + t0)
+    log eps_m = mu - sqrt(m) / gamma H-bar_m
+    log eps-bar_m = m^-kappa log eps_m + (1 - m^-kappa) log eps-bar_{m-1}
+    """
+    m = da.iteration + 1
+    eta = 1.0 / (m + t0)
+    h_bar = (1.0 - eta) * da.h_bar + eta * (target - accept_stat)
+    log_eps = da.mu - math.sqrt(m) / gamma * h_bar
+    w = m ** (-kappa)
+    log_eps_bar = w * log_eps + (1.0 - w) * da.log_step_size_bar
+    return DualAveragingState(m, log_eps, log_eps_bar, h_bar, da.mu)
+
+
+def dual_averaging_final_step_size(da: DualAveragingState) -> float:
+    """eps = eps-bar_{M_adapt}, used after adaptation."""
+    return math.exp(da.log_step_size_bar) if da.iteration > 0 else math.exp(da.log_step_size)
+
+
+def find_reasonable_step_size(
+    rng: np.random.Generator,
+    state: HMCState,
+    value_and_grad_fn: ValueAndGradFn,
+    mass: MassMatrix,
+    initial: float = 1.0,
+    max_iter: int = 100,
+) -> tuple[float, int]:
+    """H&G Alg. 4 (heuristic initial eps); returns (eps, number of gradient evaluations).
+
+    eps = 1, r ~ N(0, M); a = 2 I[p(x', r')/p(x, r) > 1/2] - 1; double
+    (a = 1) or halve (a = -1) eps while (p(x', r')/p(x, r))^a > 2^-a.
+    """
+    eps = initial
+    r = draw_momentum(rng, mass)
+    h0 = -state.log_density + kinetic_energy(mass, r)
+
+    def log_ratio(e):
+        x, p, v, _ = leapfrog(value_and_grad_fn, mass, state.position, r, state.grad, e)
+        return h0 - (-v + kinetic_energy(mass, p)) if math.isfinite(v) else -math.inf
+
+    lr = log_ratio(eps)
+    n = 1
+    a = 1.0 if lr > math.log(0.5) else -1.0
+    while a * lr > -a * math.log(2.0) and n < max_iter:
+        eps = eps * 2.0**a
+        lr = log_ratio(eps)
+        n += 1
+    return eps, n
+
+
+# ---------------------------------------------------------------------------
+# chain driver: dual-averaging tuning phase, then frozen step size
+# ---------------------------------------------------------------------------
+def run_hmc_chain(
+    rng: np.random.Generator,
+    position0,
+    value_and_grad_fn: ValueAndGradFn,
+    mass: MassMatrix,
+    *,
+    n_tune: int,
+    n_draws: int,
+    step_size: float | None = None,
+    max_steps: int = MAX_LEAPFROG_STEPS,
+    target_accept: float = TARGET_ACCEPT,
+    gamma: float = DA_GAMMA,
+    t0: float = DA_T0,
+    kappa: float = DA_KAPPA,
+) -> dict:
+    """HMC: ``n_tune`` tuning iterations (dual averaging of eps), then ``n_draws`` kept ones.
+
+    The tuning phase starts from ``step_size`` or, if None, from H&G's
+    Alg. 4 heuristic; with ``n_tune = 0`` ``step_size`` is used as given.
+    Returns arrays for the kept draws (``position``, ``log_density``,
+    ``accepted``, ``acceptance_prob``, ``n_cubic``, ``n_grad_evals``,
+    ``diverging``, ``wall_time``) and the scalars ``step_size``,
+    ``tune_acceptance``, ``tune_n_cubic``, ``tune_n_grad_evals``,
+    ``tune_wall_time`` (which include the initial evaluation and Alg. 4).
+    """
+    t_start = time.perf_counter()
+    with linalg.count_ops() as tune_ops:
+        state = init(position0, value_and_grad_fn)
+        tune_grads = 1
+        if step_size is None:
+            if n_tune == 0:
+                raise ValueError("give step_size or a tuning phase (n_tune > 0)")
+            step_size, n_fr = find_reasonable_step_size(rng, state, value_and_grad_fn, mass)
+            tune_grads += n_fr
+        da = dual_averaging_init(step_size)
+        tune_acc = 0.0
+        for _ in range(n_tune):
+            state, info = step(rng, state, value_and_grad_fn, math.exp(da.log_step_size), mass, max_steps)
+            da = dual_averaging_update(da, info.acceptance_prob, target=target_accept,
+                                       gamma=gamma, t0=t0, kappa=kappa)
+            tune_acc += info.accepted
+            tune_grads += info.n_grad_evals
+    eps = dual_averaging_final_step_size(da) if n_tune > 0 else float(step_size)
+    tune_time = time.perf_counter() - t_start
+
+    p = state.position.shape[0]
+    out = {
+        "position": np.empty((n_draws, p)),
+        "log_density": np.empty(n_draws),
+        "accepted": np.empty(n_draws, dtype=bool),
+        "acceptance_prob": np.empty(n_draws),
+        "n_cubic": np.empty(n_draws, dtype=np.int64),
+        "n_grad_evals": np.empty(n_draws, dtype=np.int64),
+        "diverging": np.empty(n_draws, dtype=bool),
+        "wall_time": np.empty(n_draws),
+    }
+    for i in range(n_draws):
+        t = time.perf_counter()
+        state, info = step(rng, state, value_and_grad_fn, eps, mass, max_steps)
+        out["wall_time"][i] = time.perf_counter() - t
+        out["position"][i] = state.position
+        out["log_density"][i] = state.log_density
+        out["accepted"][i] = info.accepted
+        out["acceptance_prob"][i] = info.acceptance_prob
+        out["n_cubic"][i] = info.n_cubic
+        out["n_grad_evals"][i] = info.n_grad_evals
+        out["diverging"][i] = info.diverging
+    out.update(
+        step_size=float(eps),
+        tune_acceptance=tune_acc / max(n_tune, 1),
+        tune_n_cubic=int(tune_ops.cubic),
+        tune_n_grad_evals=int(tune_grads),
+        tune_wall_time=float(tune_time),
+    )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# GP-regression posterior as (value, grad)
+# ---------------------------------------------------------------------------
+def log_posterior_value_and_grad(model, prior=None) -> ValueAndGradFn:
+    """phi -> (log p(y | phi) + log p(phi), gradient) for a ``GPRegression``.
+
+    ``prior`` has ``log_density`` and ``grad_log_density`` on phi (e.g.
+    ``priors.IndependentPrior``; Jacobian included there).  A covariance
+    that cannot be factorised, or zero prior density, gives -inf (the
+    trajectory is then rejected as divergent).
+    """
+
+    def fn(phi):
+        lp, gp = 0.0, 0.0
+        if prior is not None:
+            lp = float(prior.log_density(phi))
+            if lp == -math.inf:
+                return -math.inf, np.full(len(phi), np.nan)
+            gp = prior.grad_log_density(phi)
+        try:
+            v, g = model.log_marginal_and_grad(phi)
+        except np.linalg.LinAlgError:
+            return -math.inf, np.full(len(phi), np.nan)
+        return v + lp, g + gp
+
+    return fn
