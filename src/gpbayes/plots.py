@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 
 from . import io  # noqa: E402
 
-__all__ = ["trace_and_marginals", "save_figure"]
+__all__ = ["trace_and_marginals", "save_figure", "pm_gpc_fig2"]
 
 
 def save_figure(fig, path) -> None:
@@ -41,6 +41,38 @@ def trace_and_marginals(posterior, ml_values: dict, path, *, title: str = "", va
         ax_h.set_yticks([])
     axes[-1, 0].set_xlabel("draw (after burn-in)")
     axes[0, 1].legend(fontsize=6, loc="upper right")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def pm_gpc_fig2(posts, prior_pdfs, path, *, title: str = "") -> None:
+    """F&G Fig. 2: rows = data sets (n), columns = (approximation, N_imp).
+
+    Black solid: mean over repetitions of the normalised PM estimate of
+    p(tau | y); dashed: 2.5% and 97.5% quantiles; red: the prior density.
+    """
+    cols = [(a, k) for a in posts[0]["approximation"].values for k in posts[0]["n_imp"].values]
+    fig, axes = plt.subplots(len(posts), len(cols), figsize=(3.0 * len(cols), 2.5 * len(posts)),
+                             squeeze=False, sharex=True)
+    for r, (post, prior_pdf) in enumerate(zip(posts, prior_pdfs)):
+        tau = post["tau"].values
+        ymax = float(post.quantile(0.975, dim="rep").max()) * 1.05
+        for c, (a, k) in enumerate(cols):
+            ax = axes[r, c]
+            p = post.sel(approximation=a, n_imp=k)
+            q = p.quantile([0.025, 0.975], dim="rep")
+            ax.plot(tau, p.mean("rep"), color="black", lw=1.2)
+            ax.plot(tau, q.sel(quantile=0.025), color="black", ls="--", lw=0.8)
+            ax.plot(tau, q.sel(quantile=0.975), color="black", ls="--", lw=0.8)
+            ax.plot(tau, prior_pdf, color="red", lw=1.0)
+            ax.set_ylim(0, ymax)
+            label = "LA" if a == "laplace" else "EP"
+            ax.set_title(f"n = {post.attrs.get('n', '?')}, {label}, N_imp = {int(k)}", fontsize=8)
+            ax.tick_params(labelsize=7)
+            if r == len(posts) - 1:
+                ax.set_xlabel("tau", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()

@@ -48,11 +48,16 @@ def regression_mh_targets():
 
 
 def claim_files():
-    return ["results/claims/foundation.json"]
+    return ["results/claims/foundation.json", "results/claims/pm_gpc.json"]
+
+
+def pm_gpc_targets():
+    return ["figures/pm_gpc/fig2.pdf"]
 
 
 def all_targets():
     out = []
     out += regression_mh_targets()
+    out += pm_gpc_targets()
     out += ["results/claims/claims.html"]
     return out

@@ -24,7 +24,8 @@ from ..estimators.importance import importance_log_weights
 from ..kernels import SquaredExponential
 from ..likelihoods import Probit
 
-__all__ = ["simulate_classification", "pm_variance_grid", "fig2_band_widths"]
+__all__ = ["simulate_classification", "pm_variance_grid", "normalised_posterior", "fig2_band_widths",
+           "tau_prior", "fig2_data", "fig2_grid", "fig2_summary"]
 
 
 def simulate_classification(rng: np.random.Generator, n: int, d: int, tau, sigma: float,
@@ -62,7 +63,8 @@ def simulate_classification(rng: np.random.Generator, n: int, d: int, tau, sigma
 
 
 def pm_variance_grid(X, y, *, sigma: float, tau_grid, approximations, n_imps, n_reps: int,
-                     rng: np.random.Generator, ep_mode: str = "parallel") -> xr.Dataset:
+                     rng: np.random.Generator, ep_mode: str = "parallel",
+                     nugget: float = 0.0) -> xr.Dataset:
     """log p~(y | tau, sigma) for every tau in the grid, approximation, N_imp and repetition.
 
     The Gaussian approximation q depends on theta only (it is deterministic),
@@ -72,7 +74,7 @@ def pm_variance_grid(X, y, *, sigma: float, tau_grid, approximations, n_imps, n_
     """
     X = np.asarray(X, dtype=float)
     y = Probit().check_targets(y)
-    kernel = SquaredExponential(X.shape[1], ard=False, parameterisation="fg")
+    kernel = SquaredExponential(X.shape[1], ard=False, parameterisation="fg", nugget=nugget)
     tau_grid = np.asarray(tau_grid, dtype=float)
     lik = Probit()
     out = np.empty((len(approximations), len(n_imps), tau_grid.size, n_reps))
@@ -130,3 +132,58 @@ def fig2_band_widths(post: xr.DataArray) -> xr.DataArray:
     q = post.quantile([0.025, 0.975], dim="rep")
     width = (q.sel(quantile=0.975) - q.sel(quantile=0.025)) / post.mean("rep")
     return width.mean("tau")
+
+
+def tau_prior(spec: dict, d: int) -> priors.Gamma:
+    """F&G's Gamma(a, b / sqrt(d)) prior on tau (shape/rate)."""
+    return priors.Gamma(spec["shape"], spec["rate_times_sqrt_d"] / np.sqrt(d))
+
+
+def fig2_data(fig2: dict, n: int, rng: np.random.Generator) -> xr.Dataset:
+    """The simulated data set of one Fig. 2 panel row."""
+    X, y = simulate_classification(rng, n, fig2["d"], fig2["tau"], fig2["sigma"])
+    return xr.Dataset(
+        {"X": (("n", "feature"), X), "y": (("n",), y)},
+        attrs={"name": f"fg_sim_n{n}_d{fig2['d']}", "task": "classification", "stand_in": 0,
+               "source": "simulated from the GP-probit model (F&G Sec. 4.1)",
+               "tau": fig2["tau"], "sigma": fig2["sigma"]},
+    )
+
+
+def fig2_grid(data: xr.Dataset, fig2: dict, settings: dict, *, ep_mode: str, nugget: float,
+              rng: np.random.Generator) -> xr.Dataset:
+    tau_grid = np.linspace(settings["tau_min"], settings["tau_max"], settings["n_tau"])
+    ds = pm_variance_grid(data["X"].values, data["y"].values, sigma=fig2["sigma"], tau_grid=tau_grid,
+                          approximations=fig2["approximations"], n_imps=fig2["n_imp"],
+                          n_reps=settings["n_reps"], rng=rng, ep_mode=ep_mode, nugget=nugget)
+    ds.attrs.update(n=int(data.sizes["n"]), d=int(fig2["d"]), sigma=fig2["sigma"], true_tau=fig2["tau"])
+    return ds
+
+
+def fig2_summary(grids: list[xr.Dataset], fig2: dict) -> tuple[list[xr.DataArray], xr.Dataset]:
+    """Normalised posteriors per data set and the band-width table (claim 1)."""
+    posts, rows = [], []
+    for ds in grids:
+        post = normalised_posterior(ds, tau_prior(fig2["tau_prior"], ds.attrs["d"]))
+        post.attrs.update(n=int(ds.attrs["n"]), d=int(ds.attrs["d"]))
+        posts.append(post)
+        rows.append(fig2_band_widths(post).expand_dims(n=[ds.attrs["n"]]))
+    return posts, xr.concat(rows, dim="n").to_dataset(name="relative_band_width")
+
+
+def fig2_claims(widths: xr.Dataset) -> list[dict]:
+    """Claim 1: EP's band narrower than LA's; N_imp=64 narrower than N_imp=1."""
+    w = widths["relative_band_width"]
+    imps = [int(v) for v in w["n_imp"].values]
+    lo, hi = min(imps), max(imps)
+    ep_vs_la = bool((w.sel(approximation="ep") < w.sel(approximation="laplace")).all())
+    many_vs_one = bool((w.sel(n_imp=hi) < w.sel(n_imp=lo)).all())
+    measured = {f"n{int(n)}_{a}_Nimp{int(k)}": float(w.sel(n=n, approximation=a, n_imp=k))
+                for n in w["n"].values for a in w["approximation"].values for k in w["n_imp"].values}
+    return [
+        {"id": "fig2-ep-narrower", "passed": ep_vs_la, "paper": None, "measured": measured,
+         "statement": "Fig. 2: EP's 95% band of the PM estimate is narrower than LA's "
+                      "(relative band width averaged over the tau grid; every n and N_imp)"},
+        {"id": "fig2-nimp-narrower", "passed": many_vs_one, "paper": None, "measured": measured,
+         "statement": f"Fig. 2: N_imp={hi} gives a narrower 95% band than N_imp={lo} (every n and approximation)"},
+    ]

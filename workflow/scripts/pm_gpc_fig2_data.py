@@ -1,0 +1,10 @@
+from gpbayes import io, rng
+from gpbayes.experiments import pm_gpc
+from gpbayes.workflow import job
+
+with job(snakemake):
+    p = snakemake.params
+    n = int(snakemake.wildcards.n)
+    ds = pm_gpc.fig2_data(p.fig2, n, rng.stream(p.seed, "pm_gpc", "fig2", "data", n))
+    ds.attrs.update(io.provenance(p.fig2, p.seed))
+    io.write_netcdf_atomic(ds, snakemake.output[0])
