@@ -67,3 +67,9 @@ def test_stored_estimate_is_never_recomputed():
 def test_nan_density_raises():
     with pytest.raises(FloatingPointError, match="NaN"):
         random_walk.init(np.zeros(1), lambda x, r: float("nan"), np.random.default_rng(0))
+
+
+def test_covariance_adaptation_works_in_one_dimension():
+    target = gaussian_target(np.zeros(1), np.eye(1) * 4.0)
+    out = driver.run_rwmh_chain(np.random.default_rng(0), np.ones(1), target, np.eye(1), n_burn=400, n_draws=50)
+    assert out["proposal_factor"].shape == (1, 1) and out["proposal_factor"][0, 0] > 0

@@ -57,7 +57,7 @@ def run_rwmh_chain(
     for it in range(n_burn):
         if it in checkpoints and it - checkpoints[it] > 2 * p:
             window = burn_positions[checkpoints[it]:it]
-            emp = np.cov(window, rowvar=False)
+            emp = np.atleast_2d(np.cov(window, rowvar=False))
             emp[np.diag_indices(p)] += 1e-8 * float(np.mean(np.diag(emp))) + 1e-12
             try:
                 chol = linalg.cholesky(emp, name="adapted proposal covariance", max_tries=1, count=False)
