@@ -1,0 +1,191 @@
+#!/usr/bin/env python
+"""Cost of one HMC leapfrog step of the sparse-GP sampler, against M.
+
+One leapfrog step costs one evaluation of the sampler's target
+log q*(v, theta) (Hensman et al. 2015, ``gpbayes.sparse.mcmc.log_q_star``)
+together with its gradient w.r.t. (v, theta): ``SparseTarget.logdensity_and_grad``
+(K_uu and its Cholesky factor, W = L^-1 K_uf, the Gauss-Hermite quadrature
+of the N expectations, the reverse pass through W, L and the kernel).  Its
+wall time is reported in seconds and in Cholesky-equivalents: divided by the
+time of one ``gpbayes.linalg.cholesky`` of the same M x M K_uu, measured in
+the same process.  Timing is round-robin over M (see ``run``) and the
+minimum over rounds is reported (the estimate of the intrinsic cost least
+disturbed by other processes on a shared machine; the median is in the CSV
+too).  BLAS is limited to one thread (``gpbayes.linalg.blas_single_thread``).
+
+The expected cost is O(N M^2) (two M x N triangular solves and one
+M x N x M product, about 4 N M^2 flops) + O(M^3) (Cholesky and its
+backward) + O(N M d) (kernel, its gradient and a dozen element-wise passes
+over M x N arrays) + O(N Q) (quadrature, Q = 20 nodes: two log Phi passes
+over N Q values for the probit).  The log-log slope of time against M is
+fitted over the M of the brief and between consecutive M; it can approach 2
+only once the N M^2 term dominates the others.  To show where that happens
+the benchmark also times, at the same shapes, the three N M^2 BLAS calls
+alone ("NM^2 part") and reports their share of the step, and times the
+quadrature alone (the M-independent floor); "v-only" is the evaluation
+without the theta-gradient (``grad="v"``: what the Gibbs baseline's HMC on
+v pays).  Larger M (256, 512) are added by default to follow the slope
+towards its asymptote; they are not in the main fit.
+
+Data: N points uniform in [-3, 3]^2 with probit labels of sin(x1) + cos(x2);
+Z = the first M rows; SE kernel ("ma", isotropic) at psi = (0, 0).
+
+Usage::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_sparse.py
+
+writes ``benchmarks/results/bench_sparse.csv`` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.linalg import solve_triangular as scipy_solve_triangular
+
+from gpbayes import kernels, likelihoods, linalg, priors
+from gpbayes.sparse import mcmc, svgp
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "benchmarks" / "results" / "bench_sparse.csv"
+
+
+def make_target(N: int, M: int, seed: int = 0) -> tuple[mcmc.SparseTarget, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, (N, 2))
+    f = np.sin(X[:, 0]) + np.cos(X[:, 1])
+    y = np.where(rng.uniform(size=N) < 1 / (1 + np.exp(-3 * f)), 1.0, -1.0)
+    k = kernels.SquaredExponential(2, parameterisation="ma")
+    prior = priors.IndependentPrior((priors.Gamma(2.0, 2.0), priors.Gamma(2.0, 2.0)))
+    target = mcmc.SparseTarget(X, y, X[:M], k, likelihoods.Probit(), prior)
+    return target, target.join(rng.normal(size=M), np.zeros(2))
+
+
+def workloads(N: int, M: int) -> tuple[dict, int]:
+    """The timed calls for one M, and the O(n^3) operations one evaluation counts."""
+    target, x = make_target(N, M)
+    v, psi = target.split(x)
+    cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter)
+    K_uu, L, W = cond.K_uu, cond.L, cond.W
+    G = np.random.default_rng(1).normal(size=W.shape)
+    mu, var = np.zeros((N, 1)), np.ones((N, 1))
+    with linalg.count_ops() as ops:
+        target.logdensity_and_grad(x)
+
+    def nm2_part():
+        # the three N M^2 operations of an evaluation, alone, at the same shapes:
+        # W = L^-1 K_uf, K_uf_bar = L^-T W_bar, L_bar = -K_uf_bar W^T
+        A = scipy_solve_triangular(L, G, lower=True, check_finite=False)
+        B = scipy_solve_triangular(L, G, lower=True, trans=1, check_finite=False)
+        return A, B @ W.T
+
+    fns = {
+        "joint": lambda: target.logdensity_and_grad(x),
+        "cholesky": lambda: linalg.cholesky(K_uu),
+        "v_only": lambda: mcmc.log_q_star(target, v, psi, grad="v"),
+        "quadrature": lambda: svgp.expected_log_lik(target.likelihood, target.y, mu, var, target.n_quad),
+        "nm2_part": nm2_part,
+    }
+    return fns, ops.cubic
+
+
+def run(N: int, Ms: list[int], rounds: int, seconds_per_call: float) -> list[dict]:
+    """Round-robin timing: in each round every (M, workload) is timed once as the
+    mean of a batch of calls lasting about ``seconds_per_call``; the result is the
+    minimum over rounds (and the median, for the CSV).  Interleaving spreads the
+    slow periods of a shared machine over all M instead of a few."""
+    setups = {M: workloads(N, M) for M in Ms}
+    batch = {}
+    for M, (fns, _) in setups.items():  # batch sizes from one warm-up call each
+        for name, fn in fns.items():
+            fn()
+            t0 = time.perf_counter()
+            fn()
+            batch[M, name] = max(1, int(seconds_per_call / max(time.perf_counter() - t0, 1e-7)))
+    samples = {key: [] for key in batch}
+    for _ in range(rounds):
+        for M, (fns, _) in setups.items():
+            for name, fn in fns.items():
+                n = batch[M, name]
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                samples[M, name].append((time.perf_counter() - t0) / n)
+    rows = []
+    for M, (_, n_cubic) in setups.items():
+        t = {name: float(np.min(samples[M, name])) for name in setups[M][0]}
+        rows.append({
+            "N": N, "M": M,
+            "seconds_per_leapfrog": t["joint"],
+            "seconds_per_leapfrog_median": float(np.median(samples[M, "joint"])),
+            "cholesky_seconds": t["cholesky"],
+            "cholesky_equivalents": t["joint"] / t["cholesky"],
+            "seconds_nm2_part": t["nm2_part"],
+            "share_nm2_part": t["nm2_part"] / t["joint"],
+            "seconds_v_only": t["v_only"],
+            "seconds_quadrature": t["quadrature"],
+            "counted_cubic_ops": n_cubic,
+        })
+    return rows
+
+
+def loglog_slope(M, t) -> float:
+    return float(np.polyfit(np.log(M), np.log(t), 1)[0])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--N", type=int, default=2000)
+    ap.add_argument("--M", type=int, nargs="+", default=[16, 32, 64, 128])
+    ap.add_argument("--extra-M", type=int, nargs="*", default=[256, 512],
+                    help="larger M, shown to follow the slope towards its asymptote (not in the main fit)")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--seconds-per-call", type=float, default=0.05,
+                    help="length of each timed batch of calls")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+
+    linalg.blas_single_thread()
+    rows = run(args.N, args.M + args.extra_M, args.rounds, args.seconds_per_call)
+    Ms = [r["M"] for r in rows]
+    t = np.array([r["seconds_per_leapfrog"] for r in rows])
+    t_nm2 = np.array([r["seconds_nm2_part"] for r in rows])
+    for i, r in enumerate(rows):
+        r["local_slope"] = float("nan") if i == 0 else loglog_slope(Ms[i - 1:i + 1], t[i - 1:i + 1])
+
+    print(f"sparse-GP HMC leapfrog step = target + gradient w.r.t. (v, theta); N = {args.N}, probit, "
+          f"d = 2, Q = 20; 1 BLAS thread; minimum over {args.rounds} interleaved rounds")
+    header = (f"{'M':>5} {'s/leapfrog':>11} {'chol(M) s':>10} {'chol-equiv':>10} {'NM^2 part s':>11} "
+              f"{'NM^2 share':>10} {'v-only s':>9} {'quad s':>8} {'local slope':>11}")
+    print(header)
+    for r in rows:
+        local = "" if np.isnan(r["local_slope"]) else f"{r['local_slope']:.2f}"
+        print(f"{r['M']:>5} {r['seconds_per_leapfrog']:11.5f} {r['cholesky_seconds']:10.2e} "
+              f"{r['cholesky_equivalents']:10.0f} {r['seconds_nm2_part']:11.5f} {r['share_nm2_part']:10.2f} "
+              f"{r['seconds_v_only']:9.5f} {r['seconds_quadrature']:8.5f} {local:>11}")
+    main_idx = [i for i, m in enumerate(Ms) if m in args.M]
+    slope = loglog_slope([Ms[i] for i in main_idx], t[main_idx])
+    slope_nm2 = loglog_slope([Ms[i] for i in main_idx], t_nm2[main_idx])
+    print(f"log-log slope of time vs M, M in {args.M}: {slope:.2f} (whole step), "
+          f"{slope_nm2:.2f} (its N M^2 part alone)")
+    if len(Ms) > len(main_idx):
+        print(f"log-log slope over the largest M {Ms[-2:]}: {loglog_slope(Ms[-2:], t[-2:]):.2f} (whole step), "
+              f"{loglog_slope(Ms[-2:], t_nm2[-2:]):.2f} (N M^2 part)")
+    for r in rows:
+        r["loglog_slope_main"] = slope
+        r["loglog_slope_main_nm2_part"] = slope_nm2
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
