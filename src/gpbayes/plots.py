@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 
 from . import io  # noqa: E402
 
-__all__ = ["trace_and_marginals", "save_figure", "pm_gpc_fig2"]
+__all__ = ["trace_and_marginals", "save_figure", "pm_gpc_fig2", "pm_gpc_fig34"]
 
 
 def save_figure(fig, path) -> None:
@@ -75,5 +75,49 @@ def pm_gpc_fig2(posts, prior_pdfs, path, *, title: str = "") -> None:
                 ax.set_xlabel("tau", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+_SCHEME_LABEL = {"aa": "AA", "surr": "SURR"}
+
+
+def scheme_label(s: str) -> str:
+    if s in _SCHEME_LABEL:
+        return _SCHEME_LABEL[s]
+    _, a, k = s.split("-")
+    return f"PM {a.upper()} ({k})"
+
+
+def pm_gpc_fig34(summaries, path, *, scale: str = "") -> None:
+    """F&G Figs. 3-4: per data set and scheme, trace of log tau (one chain,
+    thinned x10), its autocorrelation, and the PSRF evolution (median solid,
+    97.5% red dashed)."""
+    rows = [(s, sch) for s in summaries for sch in s["scheme"].values]
+    fig, axes = plt.subplots(len(rows), 3, figsize=(10, 1.7 * len(rows) + 0.6), squeeze=False)
+    for r, (s, sch) in enumerate(rows):
+        d = s.sel(scheme=sch)
+        name = s.attrs.get("dataset", "?")
+        tag = f"{name} (n={s.attrs.get('n')}{', stand-in' if int(s.attrs.get('stand_in', 0)) else ''}), {scheme_label(str(sch))}"
+        ax = axes[r, 0]
+        ax.plot(d["thinned_draw"], d["trace"].isel(chain=0), lw=0.5, color="black")
+        ax.set_ylabel("log tau", fontsize=7)
+        ax.set_title(tag, fontsize=7, loc="left")
+        ax = axes[r, 1]
+        ax.bar(d["lag"], d["acf"], width=0.8, color="0.4")
+        ax.set_ylim(-0.2, 1.0)
+        ax.set_title("autocorrelation", fontsize=7)
+        ax = axes[r, 2]
+        ax.plot(d["iteration"], d["psrf_median"], color="black", lw=1.0)
+        ax.plot(d["iteration"], d["psrf_975"], color="red", ls="--", lw=1.0)
+        ax.axhline(1.1, color="0.6", lw=0.5)
+        ax.set_title("PSRF", fontsize=7)
+        for a in axes[r]:
+            a.tick_params(labelsize=6)
+    axes[-1, 0].set_xlabel("iteration after burn-in", fontsize=7)
+    axes[-1, 1].set_xlabel("lag (draws)", fontsize=7)
+    axes[-1, 2].set_xlabel("iteration after burn-in", fontsize=7)
+    if scale:
+        fig.suptitle(f"log tau: trace, autocorrelation, PSRF ({scale} scale)", fontsize=9)
     fig.tight_layout()
     save_figure(fig, path)

@@ -52,7 +52,49 @@ def claim_files():
 
 
 def pm_gpc_targets():
-    return ["figures/pm_gpc/fig2.pdf"]
+    return [
+        "figures/pm_gpc/fig2.pdf",
+        "results/pm_gpc/table1.csv",
+        "figures/pm_gpc/fig3.pdf",
+        "figures/pm_gpc/fig4.pdf",
+    ]
+
+
+def n_blocks(n_chains, chains_per_job):
+    return -(-int(n_chains) // int(chains_per_job))
+
+
+def table_chain_files(table):
+    """Chain files of Table I (all schemes) or Table III (its schemes, repeated updates)."""
+    tab = config["pm_gpc"]["tables"]
+    s = tab["scales"][SCALE]
+    if int(table) == 1:
+        grid, schemes, n_chains = s, s["schemes"], s["n_chains"]
+    else:
+        grid, schemes, n_chains = (
+            s["table3"],
+            tab["table3_schemes"],
+            s["table3"]["n_chains"],
+        )
+    blocks = range(n_blocks(n_chains, s["chains_per_job"]))
+    return [
+        f"results/pm_gpc/tables/chains/table{table}_n{n}_d{d}_{k}_{sch}_block{b}.nc"
+        for n in grid["n"]
+        for d in grid["d"]
+        for k in grid["kernels"]
+        for sch in schemes
+        for b in blocks
+    ]
+
+
+def real_chain_files(dataset):
+    real = config["pm_gpc"]["real"]
+    s = real["scales"][SCALE]
+    return [
+        f"results/pm_gpc/real/chains/{dataset}_{sch}_block{b}.nc"
+        for sch in real["schemes"]
+        for b in range(n_blocks(s["n_chains"], s["chains_per_job"]))
+    ]
 
 
 def all_targets():

@@ -1,6 +1,10 @@
 PMG = config["pm_gpc"]
 FIG2 = PMG["fig2"]
 FIG2_SET = FIG2["scales"][SCALE]
+TAB = PMG["tables"]
+TAB_SET = TAB["scales"][SCALE]
+REAL = PMG["real"]
+REAL_SET = REAL["scales"][SCALE]
 
 
 rule pm_gpc_fig2_data:
@@ -78,6 +82,8 @@ rule pm_gpc_claims:
     """The paper's claims, evaluated on the results (PASS/FAIL with numbers)."""
     input:
         fig2="results/pm_gpc/fig2/band_widths.nc",
+        tables="results/pm_gpc/table_claims.json",
+        real=expand("results/pm_gpc/real/{ds}_summary.nc", ds=REAL["datasets"]),
     output:
         "results/claims/pm_gpc.json",
     log:
@@ -94,3 +100,204 @@ rule pm_gpc_claims:
         cfg=PMG,
     script:
         "../scripts/pm_gpc_claims.py"
+
+
+rule pm_gpc_table_data:
+    """Simulated data of F&G Sec. 4.2 (unit hypercube, balanced classes)."""
+    output:
+        "results/pm_gpc/tables/data_n{n}_d{d}.nc",
+    log:
+        "logs/pm_gpc/tables/data_n{n}_d{d}.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        tables=TAB,
+        seed=SEED,
+    script:
+        "../scripts/pm_gpc_table_data.py"
+
+
+rule pm_gpc_table_proposal:
+    """One PM proposal per setting, tuned on the deterministic EP marginal."""
+    input:
+        "results/pm_gpc/tables/data_n{n}_d{d}.nc",
+    output:
+        "results/pm_gpc/tables/proposal_n{n}_d{d}_{kernel}.nc",
+    log:
+        "logs/pm_gpc/tables/proposal_n{n}_d{d}_{kernel}.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        pmg=PMG,
+        settings=TAB_SET,
+        seed=SEED,
+    script:
+        "../scripts/pm_gpc_table_proposal.py"
+
+
+rule pm_gpc_table_chains:
+    """A block of chains of one scheme for Table I (repeat 1) or Table III (repeat 20)."""
+    input:
+        data="results/pm_gpc/tables/data_n{n}_d{d}.nc",
+        proposal="results/pm_gpc/tables/proposal_n{n}_d{d}_{kernel}.nc",
+    output:
+        "results/pm_gpc/tables/chains/table{table}_n{n}_d{d}_{kernel}_{scheme}_block{block}.nc",
+    log:
+        "logs/pm_gpc/tables/table{table}_n{n}_d{d}_{kernel}_{scheme}_block{block}.log",
+    wildcard_constraints:
+        table="1|3",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=600,
+    params:
+        pmg=PMG,
+        settings=TAB_SET,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_table_chains.py"
+
+
+rule pm_gpc_tables:
+    """Tables I-III (CSV), each beside the paper's published values."""
+    input:
+        t1=table_chain_files(1),
+        t3=table_chain_files(3),
+        paper1="workflow/resources/fg2014_table1.csv",
+        paper2="workflow/resources/fg2014_table2.csv",
+        paper3="workflow/resources/fg2014_table3.csv",
+    output:
+        table1=report(
+            "results/pm_gpc/table1.csv",
+            caption="../report/pm_gpc_table1.rst",
+            category="Filippone & Girolami 2014",
+        ),
+        table2=report(
+            "results/pm_gpc/table2.csv",
+            caption="../report/pm_gpc_table2.rst",
+            category="Filippone & Girolami 2014",
+        ),
+        table3=report(
+            "results/pm_gpc/table3.csv",
+            caption="../report/pm_gpc_table3.rst",
+            category="Filippone & Girolami 2014",
+        ),
+        claims="results/pm_gpc/table_claims.json",
+    log:
+        "logs/pm_gpc/tables/tables.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        settings=TAB_SET,
+    script:
+        "../scripts/pm_gpc_tables.py"
+
+
+rule pm_gpc_real_data:
+    """Breast / Pima / Abalone, balanced random subset at reduced scales."""
+    input:
+        f"{PROCESSED}/{{dataset}}.nc",
+    output:
+        "results/pm_gpc/real/{dataset}_data.nc",
+    log:
+        "logs/pm_gpc/real/{dataset}_data.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        settings=REAL_SET,
+        seed=SEED,
+    script:
+        "../scripts/pm_gpc_real_data.py"
+
+
+rule pm_gpc_real_chains:
+    """A block of chains of one scheme on a real data set (Figs. 3-4)."""
+    input:
+        "results/pm_gpc/real/{dataset}_data.nc",
+    output:
+        "results/pm_gpc/real/chains/{dataset}_{scheme}_block{block}.nc",
+    log:
+        "logs/pm_gpc/real/{dataset}_{scheme}_block{block}.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=1440,
+    params:
+        pmg=PMG,
+        settings=REAL_SET,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_real_chains.py"
+
+
+rule pm_gpc_real_summary:
+    """Trace, autocorrelation and PSRF evolution of log tau per data set and scheme."""
+    input:
+        lambda wc: real_chain_files(wc.dataset),
+    output:
+        "results/pm_gpc/real/{dataset}_summary.nc",
+    log:
+        "logs/pm_gpc/real/{dataset}_summary.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        settings=REAL_SET,
+        schemes=REAL["schemes"],
+    script:
+        "../scripts/pm_gpc_real_summary.py"
+
+
+rule pm_gpc_fig3:
+    """F&G Fig. 3 (Breast, Pima) and Fig. 4 (Abalone)."""
+    input:
+        lambda wc: [
+            f"results/pm_gpc/real/{ds}_summary.nc"
+            for ds in ({"3": ["breast", "pima"], "4": ["abalone"]}[wc.fig])
+        ],
+    output:
+        report(
+            "figures/pm_gpc/fig{fig}.pdf",
+            caption="../report/pm_gpc_fig34.rst",
+            category="Filippone & Girolami 2014",
+        ),
+    log:
+        "logs/pm_gpc/fig{fig}.log",
+    wildcard_constraints:
+        fig="3|4",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        scale=SCALE,
+        settings=REAL_SET,
+    script:
+        "../scripts/pm_gpc_fig34.py"

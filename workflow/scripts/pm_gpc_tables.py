@@ -1,0 +1,30 @@
+import json
+
+import pandas as pd
+
+from gpbayes import io
+from gpbayes.experiments import pm_gpc_mcmc
+from gpbayes.workflow import job
+
+with job(snakemake) as log:
+    inp, out = snakemake.input, snakemake.output
+    t1g = [io.read_inference_data(f) for f in inp.t1]
+    t3g = [io.read_inference_data(f) for f in inp.t3]
+    t1, t2, t3 = pm_gpc_mcmc.tables_from_chains(t1g, t3g, snakemake.params.settings)
+    keys = ["n", "d", "kernel", "scheme"]
+    tables = {
+        "table1": pm_gpc_mcmc.beside_paper(t1, pd.read_csv(inp.paper1), keys,
+                                           ["ess", "ess_sd"] + [c for c in t1.columns if c.startswith("rhat_")]
+                                           + ["acceptance", "acceptance_sd", "ess_per_second"]),
+        "table2": pm_gpc_mcmc.beside_paper(t2, pd.read_csv(inp.paper2), keys, ["ops_per_iteration", "ops_sd"]),
+        "table3": pm_gpc_mcmc.beside_paper(t3, pd.read_csv(inp.paper3).replace({"scheme": {"pm": "pm-ep-64"}}),
+                                           keys, ["ess", "ess_sd", "ess_per_op"]
+                                           + [c for c in t3.columns if c.startswith("rhat_")]),
+    }
+    for name, table in tables.items():
+        log.info("%s\n%s", name, table.to_string())
+        with io.atomic_path(out[name]) as tmp:
+            table.to_csv(tmp, index=False, float_format="%.4g")
+    claims = pm_gpc_mcmc.table_claims(t1, pd.read_csv(inp.paper2))
+    with io.atomic_path(out.claims) as tmp:
+        tmp.write_text(json.dumps(claims, indent=2))
