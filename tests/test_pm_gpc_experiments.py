@@ -48,3 +48,57 @@ def test_fig2_claims_verdicts_follow_the_numbers():
     w2.loc[dict(approximation="ep", n_imp=1)] = 2.0
     c = pm_gpc.fig2_claims(w2.to_dataset(name="relative_band_width"))
     assert [x["passed"] for x in c] == [False, True]
+
+
+def test_parse_scheme_and_errors():
+    from gpbayes.experiments.pm_gpc_mcmc import parse_scheme
+
+    assert parse_scheme("pm-ep-64") == ("pm", "ep", 64)
+    assert parse_scheme("pm-la-1") == ("pm", "laplace", 1)
+    assert parse_scheme("surr") == ("surr", None, None)
+    with pytest.raises(ValueError, match="unknown scheme"):
+        parse_scheme("pm-vb-3")
+
+
+def test_thin_sums_costs_and_keeps_last_state():
+    from gpbayes.experiments.pm_gpc_mcmc import _thin
+
+    out = {"psi": np.arange(12.0).reshape(6, 2), "n_cubic": np.ones(6, dtype=int), "accepted": np.array([1, 0, 0, 1, 1, 1], bool),
+           "wall_time": np.full(6, 0.5)}
+    t = _thin(out, repeat=3)
+    np.testing.assert_array_equal(t["psi"], [[4, 5], [10, 11]])
+    np.testing.assert_array_equal(t["n_cubic"], [3, 3])
+    np.testing.assert_allclose(t["accepted"], [1 / 3, 1.0])
+    np.testing.assert_allclose(t["wall_time"], [1.5, 1.5])
+
+
+def test_balanced_subset_and_convergence_iterations():
+    import xarray as xr
+    from gpbayes.experiments.pm_gpc_mcmc import balanced_subset, iterations_to_converge
+
+    y = np.array([1.0] * 30 + [-1.0] * 70)
+    ds = xr.Dataset({"X": (("n", "feature"), np.zeros((100, 2))), "y": (("n",), y)}, attrs={"name": "x"})
+    sub = balanced_subset(ds, 40, np.random.default_rng(0))
+    assert sub.sizes["n"] == 40 and (sub["y"] > 0).sum() == 20
+    assert balanced_subset(ds, 0, np.random.default_rng(0)).sizes["n"] == 100
+    assert iterations_to_converge([10, 20, 30, 40], [1.5, 1.05, 1.2, 1.01]) == 40
+    assert iterations_to_converge([10, 20], [1.01, 1.02]) == 10
+    assert iterations_to_converge([10, 20], [1.3, 1.2]) == float("inf")
+
+
+def test_table_claims_follow_the_numbers():
+    import pandas as pd
+    from gpbayes.experiments.pm_gpc_mcmc import table_claims
+
+    rows = []
+    for n in (50, 200):
+        for scheme, ess, ops in (("pm-la-1", 300, 8.0), ("pm-ep-1", 320, 14.0), ("aa", 100, 1.0), ("surr", 50, 3.0)):
+            rows.append({"n": n, "d": 2, "kernel": "isotropic", "scheme": scheme, "ess": ess, "ops_per_iteration": ops})
+    table = pd.DataFrame(rows)
+    paper = pd.DataFrame({"scheme": ["pm-la", "pm-ep", "aa", "surr"], "ops_per_iteration": [8.2, 16.3, 1.0, 3.0]})
+    verdict = {c["id"]: c["passed"] for c in table_claims(table, paper)}
+    assert verdict == {"table1-pm-beats-aa-surr": True, "table1-ep-ge-la": True, "table2-ops-order": True}
+    table.loc[table["scheme"] == "aa", "ess"] = 1000
+    table.loc[table["scheme"] == "pm-ep-1", "ops_per_iteration"] = 50.0
+    verdict = {c["id"]: c["passed"] for c in table_claims(table, paper)}
+    assert verdict == {"table1-pm-beats-aa-surr": False, "table1-ep-ge-la": True, "table2-ops-order": False}
