@@ -314,13 +314,15 @@ def moments_within_mcse(draws, mean, cov, n_sigma=4.0):
                 and np.all(np.abs(c_hat - cov[iu]) < n_sigma * se_c)), (m_hat, c_hat, se_m, se_c)
 
 
-def test_hmc_leaves_a_correlated_gaussian_invariant():
+@pytest.mark.parametrize("metric", ["identity", "diagonal", "dense"])
+def test_hmc_leaves_a_correlated_gaussian_invariant(metric):
     rng = np.random.default_rng(11)
     mean = np.array([1.0, -2.0, 0.5])
     A = np.array([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [-0.3, 0.5, 0.4]])
     cov = A @ A.T
     fn = gaussian_logdensity(mean, cov)
-    params = mcmc.HMCParameters(step_size=0.25, n_steps=6, inv_mass=np.ones(3))
+    inv_mass = {"identity": np.ones(3), "diagonal": np.diag(cov), "dense": 0.8 * cov + 0.1 * np.eye(3)}[metric]
+    params = mcmc.HMCParameters(step_size=0.25, n_steps=6, inv_mass=inv_mass)
     state = mcmc.hmc_init(mean, fn)
     draws, acc = np.empty((20000, 3)), 0
     for i in range(20000):
@@ -338,7 +340,7 @@ def test_tuner_adapts_mass_and_step_size_on_a_badly_scaled_gaussian():
     sd = np.array([0.01, 1.0, 10.0, 0.3])
     mean = np.array([0.0, 1.0, -5.0, 2.0])
     fn = gaussian_logdensity(mean, np.diag(sd**2))
-    state, params, warm = mcmc.tune_hmc(rng, mean + sd, fn, 600)
+    state, params, warm = mcmc.tune_hmc(rng, mean + sd, fn, 600, metric="diag")
     np.testing.assert_allclose(params.inv_mass, sd**2, rtol=0.5)
     assert 1 <= params.n_steps <= 10
     draws, acc = np.empty((4000, 4)), np.empty(4000)
@@ -351,6 +353,27 @@ def test_tuner_adapts_mass_and_step_size_on_a_badly_scaled_gaussian():
     # without the mass matrix the 1000:1 scale ratio forces about 100x more leapfrog steps
     _, flat, _ = mcmc.tune_hmc(rng, mean + sd, fn, 200, adapt_mass=False, max_steps=1000)
     assert flat.n_steps > 20 * params.n_steps
+
+
+def test_dense_metric_tuner_learns_a_strong_correlation():
+    rng = np.random.default_rng(19)
+    cov = np.array([[1.0, 0.995], [0.995, 1.0]])
+    fn = gaussian_logdensity(np.zeros(2), cov)
+    state, dense, _ = mcmc.tune_hmc(rng, np.ones(2), fn, 400)  # "auto": 2 dimensions, windows of 80+ draws
+    assert dense.inv_mass.shape == (2, 2)
+    # the warm-up draws are autocorrelated, so the scale is rough; the shape is what matters
+    corr = dense.inv_mass[0, 1] / np.sqrt(dense.inv_mass[0, 0] * dense.inv_mass[1, 1])
+    assert corr > 0.98
+    assert 0.3 < dense.inv_mass[0, 0] < 3.0
+    _, diag, _ = mcmc.tune_hmc(rng, np.ones(2), fn, 400, metric="diag", max_steps=1000)
+    assert diag.inv_mass.ndim == 1
+    # the diagonal metric cannot undo the correlation: about 10x more leapfrog steps
+    assert diag.n_steps > 5 * dense.n_steps
+    draws = np.empty((3000, 2))
+    for i in range(3000):
+        state, _ = mcmc.hmc_step(rng, state, fn, dense)
+        draws[i] = state.position
+    assert moments_within_mcse(draws, np.zeros(2), cov)[0]
 
 
 def test_dual_averaging_finds_the_step_size_for_a_target_acceptance():
@@ -458,7 +481,7 @@ def test_geweke_gibbs_baseline():
 
     mc = marginal_conditional(rng, model.simulate_params, model.simulate_data, model.test_fn, 3000)
     sc = successive_conditional(rng, model.simulate_params, model.simulate_data, transition,
-                                model.test_fn, 3000, n_kernel_steps=2)
+                                model.test_fn, 3000)
     result = compare(mc, sc, names=model.names)
     assert result.batches_ok, result.summary()
     assert not result.reject, result.summary()

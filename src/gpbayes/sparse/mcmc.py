@@ -15,12 +15,13 @@ O(N M^2) (plus one M x M Cholesky and the O(M^3) Cholesky backward, poster
 included, so with Z = X and a Gaussian likelihood (T1) is the whitened
 full-GP joint log p(y | f = L v) + log N(v; 0, I) + log p(theta) exactly.
 theta is sampled as psi = log theta; ``prior`` is on psi (``gpbayes.priors``
-adds the Jacobian).  Where K_uu cannot be factorised, or psi is outside the
-prior's support, (T1) is -inf.
+adds the Jacobian).  Where K_uu cannot be factorised (or the kernel
+overflows at extreme psi), or psi is outside the prior's support, (T1) is
+-inf.
 
 Samplers (``init``/``step`` over immutable NamedTuple states):
 
-* ``hmc_init``/``hmc_step``: HMC (Neal 2011) with a diagonal mass matrix on the
+* ``hmc_init``/``hmc_step``: HMC (Neal 2011) with a diagonal or dense mass matrix on the
   flat position x = (vec v, psi) -- the paper's "jointly sample v, theta".
   One step: (1) draw momentum p ~ N(0, M); (2) draw the step size
   eps_t ~ U[eps (1 - j), eps (1 + j)]; (3) ``n_steps`` leapfrog steps;
@@ -31,7 +32,8 @@ Samplers (``init``/``step`` over immutable NamedTuple states):
   optimisation (Wang, Mohamed & de Freitas 2013).  Here, instead, a simpler
   and well-tested scheme (Stan's warm-up, Hoffman & Gelman 2014 Sec. 3.2):
   dual averaging of log eps towards a target acceptance probability (0.8),
-  a diagonal mass matrix from the variances of two middle warm-up windows,
+  a mass matrix from the draws of two middle warm-up windows (diagonal, or
+  dense when a window holds enough draws per dimension),
   and a fixed trajectory length lambda in the units of the adapted metric:
   n_steps = min(ceil(lambda / eps), max_steps).  Everything is frozen after
   warm-up, so the kept draws come from one fixed, valid kernel.
@@ -177,8 +179,11 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     M, C = target.n_inducing, target.n_latent
     v = np.asarray(v, dtype=np.float64).reshape(M, C)
     psi = np.asarray(psi, dtype=np.float64)
-    log_prior_psi = float(target.prior.log_density(psi))
     zero = (np.zeros((M, C)), np.zeros(psi.shape) if grad == "joint" else None)
+    if not (np.all(np.isfinite(psi)) and np.all(np.isfinite(v))):
+        return -np.inf, *zero
+    with np.errstate(over="ignore"):
+        log_prior_psi = float(target.prior.log_density(psi))
     if not np.isfinite(log_prior_psi):
         return -np.inf, *zero
     try:
@@ -188,8 +193,13 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     # p(f_n | u = L v): mean W^T v, variance k_nn - |W_:n|^2 (the same for every c)
     mu = cond.W.T @ v
     var = np.repeat(cond.var[:, None], C, axis=1)
-    E, g_mu, g_var = svgp.expected_log_lik(target.likelihood, target.y, mu, var, target.n_quad)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # far out in the tails (trial points of the step-size search) the
+        # likelihood's derivatives can overflow; such points get density 0
+        E, g_mu, g_var = svgp.expected_log_lik(target.likelihood, target.y, mu, var, target.n_quad)
     value = float(np.sum(E)) - 0.5 * float(np.sum(v * v)) - 0.5 * M * C * _LOG_2PI + log_prior_psi
+    if not (np.isfinite(value) and np.all(np.isfinite(g_mu)) and np.all(np.isfinite(g_var))):
+        return -np.inf, *zero
     if grad == "none":
         return value, None, None
     dv = cond.W @ g_mu - v
@@ -215,8 +225,33 @@ class HMCState(NamedTuple):
 class HMCParameters(NamedTuple):
     step_size: float
     n_steps: int
-    inv_mass: np.ndarray  # diagonal of M^-1
+    inv_mass: np.ndarray  # M^-1: its diagonal (D,) or the dense matrix (D, D)
     step_size_jitter: float = 0.2  # eps_t ~ U[eps (1 - j), eps (1 + j)]
+    inv_mass_factor: np.ndarray | None = None  # lower Cholesky factor of a dense M^-1 (computed if None)
+
+
+# -- the metric: kinetic energy 1/2 p^T M^-1 p, momentum p ~ N(0, M) ---------
+def _velocity(inv_mass: np.ndarray, p: np.ndarray) -> np.ndarray:
+    return inv_mass * p if inv_mass.ndim == 1 else inv_mass @ p
+
+
+def _kinetic(inv_mass: np.ndarray, p: np.ndarray) -> float:
+    return 0.5 * float(p @ _velocity(inv_mass, p))
+
+
+def _inv_mass_factor(inv_mass: np.ndarray, factor: np.ndarray | None) -> np.ndarray | None:
+    if inv_mass.ndim == 1 or factor is not None:
+        return factor
+    # hyperparameter-sized (D = M C + P), not one of the O(n^3) operations counted
+    return linalg.cholesky(inv_mass, name="inverse mass matrix", count=False)
+
+
+def _draw_momentum(rng, inv_mass: np.ndarray, factor: np.ndarray | None) -> np.ndarray:
+    z = rng.standard_normal(inv_mass.shape[0])
+    if inv_mass.ndim == 1:
+        return z / np.sqrt(inv_mass)
+    # M^-1 = F F^T  =>  p = F^-T z has covariance F^-T F^-1 = M
+    return linalg.solve_triangular(factor, z, lower=True, trans=True)
 
 
 class HMCInfo(NamedTuple):
@@ -245,7 +280,7 @@ def leapfrog(q, p, grad, logdensity_and_grad, step_size, n_steps, inv_mass):
     value = None
     p = p + 0.5 * step_size * grad
     for i in range(n_steps):
-        q = q + step_size * inv_mass * p
+        q = q + step_size * _velocity(inv_mass, p)
         value, grad = logdensity_and_grad(q)
         if not (np.isfinite(value) and np.all(np.isfinite(grad))):
             return q, p, -np.inf, grad, False
@@ -261,9 +296,10 @@ def hmc_step(
 ) -> tuple[HMCState, HMCInfo]:
     """One HMC transition (numbered as in the module docstring)."""
     inv_mass = np.asarray(params.inv_mass, dtype=np.float64)
+    factor = _inv_mass_factor(inv_mass, params.inv_mass_factor)
     with linalg.count_ops() as ops:
-        # step 1: momentum p ~ N(0, M), M = diag(1 / inv_mass)
-        p0 = rng.standard_normal(state.position.shape[0]) / np.sqrt(inv_mass)
+        # step 1: momentum p ~ N(0, M)
+        p0 = _draw_momentum(rng, inv_mass, factor)
         # step 2: jittered step size (avoids periodic trajectories)
         j = params.step_size_jitter
         eps = params.step_size * (1.0 + j * (2.0 * rng.uniform() - 1.0)) if j > 0 else params.step_size
@@ -273,8 +309,8 @@ def hmc_step(
         )
         # step 4: Metropolis correction
         if ok:
-            h0 = -state.log_density + 0.5 * float(np.sum(inv_mass * p0 * p0))
-            h1 = -value + 0.5 * float(np.sum(inv_mass * p * p))
+            h0 = -state.log_density + _kinetic(inv_mass, p0)
+            h1 = -value + _kinetic(inv_mass, p)
             dh = h1 - h0
             acc_prob = 1.0 if dh <= 0 else math.exp(-dh) if dh < 700 else 0.0
         else:
@@ -335,14 +371,15 @@ def find_reasonable_step_size(
 ) -> float:
     """Hoffman & Gelman (2014) Alg. 4: halve/double eps until the one-step
     acceptance ratio crosses 1/2."""
-    p0 = rng.standard_normal(state.position.shape[0]) / np.sqrt(inv_mass)
-    h0 = -state.log_density + 0.5 * float(np.sum(inv_mass * p0 * p0))
+    inv_mass = np.asarray(inv_mass, dtype=np.float64)
+    p0 = _draw_momentum(rng, inv_mass, _inv_mass_factor(inv_mass, None))
+    h0 = -state.log_density + _kinetic(inv_mass, p0)
 
     def log_ratio(eps):
         q, p, value, _, ok = leapfrog(state.position, p0, state.grad, logdensity_and_grad, eps, 1, inv_mass)
         if not ok:
             return -np.inf
-        return h0 - (-value + 0.5 * float(np.sum(inv_mass * p * p)))
+        return h0 - (-value + _kinetic(inv_mass, p))
 
     eps = step_size
     direction = 1.0 if log_ratio(eps) > math.log(0.5) else -1.0
@@ -370,6 +407,16 @@ def _regularised_variance(draws: np.ndarray) -> np.ndarray:
     """Stan's shrinkage of the window variance: n/(n+5) var + 1e-3 * 5/(n+5)."""
     n = draws.shape[0]
     return (n / (n + 5.0)) * draws.var(axis=0, ddof=1) + 1e-3 * (5.0 / (n + 5.0))
+
+
+def _regularised_covariance(draws: np.ndarray) -> np.ndarray:
+    """Stan's shrinkage of the window covariance: n/(n+5) S + 1e-3 * 5/(n+5) I."""
+    n, d = draws.shape
+    return (n / (n + 5.0)) * np.cov(draws, rowvar=False).reshape(d, d) + 1e-3 * (5.0 / (n + 5.0)) * np.eye(d)
+
+
+#: a window estimates a dense M^-1 (metric="auto") when it holds at least this many draws per dimension
+DENSE_DRAWS_PER_DIM = 3
 
 
 def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float = 0.2) -> list[tuple[int, int]]:
@@ -401,6 +448,7 @@ def tune_hmc(
     max_steps: int = 64,
     inv_mass: np.ndarray | None = None,
     adapt_mass: bool = True,
+    metric: str = "auto",
     initial_step_size: float | None = None,
     step_size_jitter: float = 0.2,
 ) -> tuple[HMCState, HMCParameters, WarmupInfo]:
@@ -415,7 +463,16 @@ def tune_hmc(
     average.  Throughout, n_steps = min(ceil(lambda / eps), max_steps) with
     lambda = ``trajectory_length`` in the units of the adapted metric (about
     1.5 posterior standard deviations along each axis).
+
+    ``metric``: ``"diag"`` (diagonal M^-1), ``"dense"`` (full covariance) or
+    ``"auto"``: dense from a window that holds at least
+    ``DENSE_DRAWS_PER_DIM`` draws per dimension, diagonal otherwise.  A
+    dense metric removes linear correlations the whitening leaves, e.g.
+    between the C latent functions of the robust-max likelihood, which only
+    sees their differences.
     """
+    if metric not in ("auto", "diag", "dense"):
+        raise ValueError(f"metric must be 'auto', 'diag' or 'dense', got {metric!r}")
     n_warmup = int(n_warmup)
     state = hmc_init(position, logdensity_and_grad)
     d = state.position.shape[0]
@@ -427,20 +484,25 @@ def tune_hmc(
     positions = np.empty((n_warmup, d))
     acc, steps, nlf = np.empty(n_warmup), np.empty(n_warmup), np.empty(n_warmup, dtype=int)
     n_div = 0
+    factor = None
     for it in range(n_warmup):
         eps = math.exp(da.log_step)
-        params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter)
+        params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter, factor)
         state, info = hmc_step(rng, state, logdensity_and_grad, params)
         positions[it] = state.position
         acc[it], steps[it], nlf[it] = info.acceptance_prob, eps, info.n_leapfrog
         n_div += int(info.diverging)
         da = dual_averaging_update(da, info.acceptance_prob, target_accept)
         if it + 1 in window_end:
-            inv_mass = _regularised_variance(positions[window_end[it + 1] : it + 1])
+            window = positions[window_end[it + 1] : it + 1]
+            dense = metric == "dense" or (metric == "auto" and len(window) >= DENSE_DRAWS_PER_DIM * d)
+            inv_mass = _regularised_covariance(window) if dense else _regularised_variance(window)
+            factor = _inv_mass_factor(inv_mass, None)
             eps = find_reasonable_step_size(rng, state, logdensity_and_grad, inv_mass, math.exp(da.log_step))
             da = dual_averaging_init(eps)
     eps = math.exp(da.log_step_avg) if da.t > 0 else eps
-    params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter)
+    params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter,
+                           _inv_mass_factor(inv_mass, None))
     return state, params, WarmupInfo(acc, steps, nlf, n_div)
 
 

@@ -15,11 +15,11 @@ v ~ N(0, I).  With W = L^-1 K_uf (M x N),
 
 SVGP puts q(v) = N(m, S), S = R R^T with R lower triangular (the "Cholesky
 parameterisation"), one (m, R) per latent function c = 1..C.  Then
-q(f_n) = N(mu_n, s2_n) with (SVGP eq. 9, whitened)
+q(f_n) = N(mu_n, s2_n) with (SVGP's marginals of q(f), whitened)
 
     mu = W^T m,        s2_n = k_nn - sum_m W_mn^2 + sum_k (R^T W)_kn^2,   (C2)
 
-and the evidence lower bound (SVGP eq. 10 / 19) is
+and the evidence lower bound (SVGP's bound, one expectation per data point) is
 
     ELBO = sum_n E_q(f_n)[log p(y_n | f_n)] - KL(N(m, S) || N(0, I))
     KL   = 1/2 [tr S + m^T m - M - log|S|]                                (C3)
@@ -36,7 +36,8 @@ likelihood supplies its own ``expected_log_lik`` (``gpbayes.sparse.multiclass``)
 
 Gradients are hand-written (the project has no autodiff): reverse mode through
 (C1)-(C3), the triangular solve W = L^-1 K_uf, the Cholesky factor
-(``cholesky_backward``, Murray 2016 eq. 10 / Smith 1995) and the SE kernel
+(``cholesky_backward``: Murray 2016's symbolic reverse-mode formula, in
+symmetric form; equivalent to Smith 1995) and the SE kernel
 (``se_cross_gradients``: K(X1, X2) w.r.t. psi and X1, which
 ``kernels.SquaredExponential.gradients`` does not cover).  Cost of one ELBO
 and gradient: O(N M^2 C) plus O(M^3 C); the quadrature is O(N Q C).
@@ -164,14 +165,15 @@ def _phi(A: np.ndarray) -> np.ndarray:
 
 
 def cholesky_backward(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
-    """Sigma_bar from L_bar for L = chol(Sigma) (Murray 2016, eq. 10).
+    """Sigma_bar from L_bar for L = chol(Sigma) (Murray 2016, symbolic reverse mode).
 
     Forward: L^-1 dSigma L^-T = L^-1 dL + (L^-1 dL)^T with L^-1 dL lower, so
     dL = L Phi(L^-1 dSigma L^-T).  Transposing (Phi is self-adjoint):
     Sigma_bar = L^-T Phi(L^T L_bar) L^-1, symmetrised since dSigma is
-    symmetric.  Only the lower triangle of ``L_bar`` is used.  Two M x M
-    triangular solves (counted by ``gpbayes.linalg``); equivalent to the
-    element-wise algorithm of Smith (1995).
+    symmetric (Murray states the lower-triangular form; the two agree on
+    symmetric perturbations).  Only the lower triangle of ``L_bar`` is used.
+    Two M x M triangular solves (counted by ``gpbayes.linalg``) and one
+    M x M product; equivalent to the element-wise algorithm of Smith (1995).
     """
     P = _phi(L.T @ np.tril(L_bar))
     A = linalg.solve_triangular(L, P, lower=True, trans=True)  # L^-T P
@@ -227,15 +229,25 @@ class WhitenedConditional(NamedTuple):
 
 
 def whitened_conditional(kernel, psi, Z, X, jitter: float) -> WhitenedConditional:
-    """W = L^-1 K_uf and the conditional variances of (C1); O(M^3 + N M^2)."""
-    a, _ = kernel.amplitude_and_precisions(psi)
-    K_uu = kernel(psi, Z)
-    K_uu[np.diag_indices_from(K_uu)] += jitter * a
-    L = linalg.cholesky(K_uu, name="K_uu")
-    K_uf = kernel(psi, Z, X)
-    W = linalg.solve_triangular(L, K_uf, lower=True)
-    knn = kernel.diag(psi, X)
-    var = knn - np.einsum("mn,mn->n", W, W)
+    """W = L^-1 K_uf and the conditional variances of (C1); O(M^3 + N M^2).
+
+    Raises ``linalg.NotPositiveDefiniteError`` if K_uu cannot be factorised
+    or if the kernel overflows at extreme psi (non-finite K_uu or W); the
+    sampler's target is -inf there.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        a, _ = kernel.amplitude_and_precisions(psi)
+        K_uu = kernel(psi, Z)
+        K_uu[np.diag_indices_from(K_uu)] += jitter * a
+        if not np.all(np.isfinite(K_uu)):
+            raise linalg.NotPositiveDefiniteError(f"K_uu is not finite at psi = {psi}")
+        L = linalg.cholesky(K_uu, name="K_uu")
+        K_uf = kernel(psi, Z, X)
+        W = linalg.solve_triangular(L, K_uf, lower=True)
+        knn = kernel.diag(psi, X)
+        var = knn - np.einsum("mn,mn->n", W, W)
+    if not np.all(np.isfinite(var)):
+        raise linalg.NotPositiveDefiniteError(f"K_uf or W is not finite at psi = {psi}")
     return WhitenedConditional(K_uu, L, K_uf, W, knn, var)
 
 
