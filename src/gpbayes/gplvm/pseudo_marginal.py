@@ -1,0 +1,579 @@
+"""Pseudo-marginal inference for the supervised GPLVM (Gadd et al., Secs. 4-5).
+
+* ``log_likelihood``: log p(Y | Z, theta, beta), eq. 1 (one Cholesky).
+* ``pseudo_marginal_estimate``: eq. 6, the importance-sampling estimate of
+  p(Y | X, phi) with Q draws from the variational q(Z) of Alg. 1, in log
+  space (log-mean-exp of the log-weights).
+* ``init`` / ``step``: Alg. 2, adaptive pseudo-marginal MH within Gibbs over
+  blocks of phi, with q re-optimised at every proposed phi.
+* ``latent_init`` / ``latent_step``: Alg. 3, elliptical slice sampling of Z
+  given phi (using ``gpbayes.mcmc.elliptical_slice``).
+* ``run_pm_chain``: Alg. 2 with Alg. 3 after each iteration.
+* ``predictive_mixture`` / ``mixture_log_density``: eqs. 7-8;
+  ``ml_predictive_mixture``: the type-II ML baseline with point estimates.
+
+Importance weights (eq. 6)
+--------------------------
+With q from ``gpbayes.gplvm.vb`` (whitened coordinates v_j = L_z^-1 z_j,
+q(v_j) = N(a_j, W_j^-1), W_j = R_j R_j^T) and eps_j = R_j^T (v_j - a_j):
+
+    log p(Z | X, sigma) - log q(Z) = sum_j [ -|v_j|^2/2 + |eps_j|^2/2 - log|W_j|/2 ]
+
+(the log |K_z| terms cancel), so a weight costs one triangular solve with
+L_z and the Cholesky of K_f(Z) + beta^-1 I in log p(Y | Z).  The estimate
+exp(log p~) is unbiased for p(Y | X, phi) for any q with full support, so the
+chain targets the exact posterior (Andrieu & Roberts 2009) as long as q is a
+function of (phi, Y) only.
+
+Which q: exactness and warm starts
+----------------------------------
+By default q at a proposed phi' is optimised from the deterministic PCA
+initialisation of Alg. 1 (``initial_variational``), so q is a function of
+(phi', Y) alone and the stationary distribution is exactly p(phi | Y).
+``warm_start=True`` starts instead from the current state's q (the paper's
+"re-optimise"), which is cheaper but makes q depend on the chain's history
+through the optimiser's end point; the chain is then exact only up to the
+optimiser's tolerance (the same caveat as
+``gpbayes.estimators.importance.PseudoMarginalTarget``).
+
+Alg. 2 details
+--------------
+* Block r moves eta_r = phi[block_r] (phi is already log-transformed):
+  eta_r' = eta_r + N(0, Sigma_r) (line 3).  With priors stated on the
+  log scale (``gpbayes.priors`` includes the Jacobian), the acceptance
+  ratio of the paper, p~(Y|xi') p(xi') |dt/dxi(xi)| / (p~(Y|xi) p(xi)
+  |dt/dxi(xi')|), is p~(Y|phi') p_log(phi') / (p~(Y|phi) p_log(phi)).
+* The stored estimate of the current state is never recomputed.
+* Adaptation (line 7), for g > g0 and (optionally) g <= ``adapt_stop``:
+  Sigma_r^(g) = s_d/(g-1) [sum_{m=1}^g eta^(m) eta^(m)T - g etabar etabar^T] + s_d eps I,
+  s_d = 2.38^2 / d; eta^(m) is the block after iteration m.  Running sums
+  are kept in the state so adaptation costs O(d^2).  Adaptation that never
+  stops (the paper's choice) is the adaptive Metropolis of Haario et al.
+  (2001); ``adapt_stop`` freezes the proposal for a strictly Markov chain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .. import linalg
+from ..mcmc import elliptical_slice as ess
+from .vb import (
+    LatentPosterior,
+    SupervisedGPLVM,
+    VariationalParams,
+    VBResult,
+    initial_variational,
+    latent_posterior,
+    optimise_variational,
+)
+
+__all__ = [
+    "log_likelihood",
+    "sample_latent",
+    "importance_log_weights",
+    "PMEstimate",
+    "pseudo_marginal_estimate",
+    "PMGibbsConfig",
+    "PMGibbsState",
+    "PMGibbsInfo",
+    "state_from_estimate",
+    "init",
+    "step",
+    "elliptical_latent_step",
+    "LatentState",
+    "latent_init",
+    "latent_step",
+    "run_pm_chain",
+    "PredictiveMixture",
+    "predictive_mixture",
+    "ml_predictive_mixture",
+    "mixture_log_density",
+]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+# ---------------------------------------------------------------------------
+# eq. 1 and eq. 6
+# ---------------------------------------------------------------------------
+def log_likelihood(model: SupervisedGPLVM, phi, Z) -> float:
+    """log p(Y | Z, theta, beta) = sum_i log N(y_:,i | 0, K_f(Z) + beta^-1 I) (eq. 1)."""
+    _, psi_f, log_beta = model.split(phi)
+    Z = np.asarray(Z, dtype=np.float64).reshape(model.n, model.latent_dim)
+    C = model.latent_kernel(psi_f, Z)
+    C[np.diag_indices_from(C)] += math.exp(-log_beta)
+    L = linalg.cholesky(C, name="K_f + beta^-1 I")
+    A = linalg.solve_triangular(L, model.Y, lower=True)
+    n, D = model.Y.shape
+    return float(-0.5 * np.sum(A * A) - 0.5 * D * linalg.logdet_from_cholesky(L) - 0.5 * n * D * _LOG_2PI)
+
+
+def sample_latent(rng: np.random.Generator, q: LatentPosterior, n_samples: int,
+                  sign_symmetric: bool = False) -> np.ndarray:
+    """(Q, N, k_z) independent draws Z ~ q(Z): z_j = mu_j + T_j eps_j.
+
+    With ``sign_symmetric`` each column is then negated with probability 1/2,
+    i.e. Z is drawn from the mixture prod_j (q_j(z) + q_j(-z)) / 2.
+    """
+    n, kz = q.mean.shape
+    n_samples = int(n_samples)
+    eps = rng.standard_normal((kz, n, n_samples))
+    draws = q.mean.T[:, :, None] + np.einsum("jnk,jkq->jnq", q.cov_root, eps)  # (kz, N, Q)
+    if sign_symmetric:
+        draws *= np.where(rng.uniform(size=(kz, 1, n_samples)) < 0.5, -1.0, 1.0)
+    return np.ascontiguousarray(draws.transpose(2, 1, 0))
+
+
+def _log_likelihoods(model: SupervisedGPLVM, phi, samples: np.ndarray) -> np.ndarray:
+    """eq. 1 for each of the (Q, N, k_z) samples: one Cholesky each."""
+    _, psi_f, log_beta = model.split(phi)
+    a, w = model.latent_kernel.amplitude_and_precisions(psi_f)
+    n, D = model.Y.shape
+    noise = math.exp(-log_beta)
+    Zw = samples * np.sqrt(w)
+    out = np.empty(samples.shape[0])
+    const = -0.5 * n * D * _LOG_2PI
+    for i, z in enumerate(Zw):
+        sq = np.sum((z[:, None, :] - z[None, :, :]) ** 2, axis=2)
+        C = a * np.exp(-0.5 * sq)
+        C[np.diag_indices(n)] += noise
+        L = linalg.cholesky(C, name="K_f + beta^-1 I")
+        A = linalg.solve_triangular(L, model.Y, lower=True)
+        out[i] = -0.5 * np.sum(A * A) - 0.5 * D * linalg.logdet_from_cholesky(L) + const
+    return out
+
+
+def importance_log_weights(model: SupervisedGPLVM, phi, q: LatentPosterior, samples,
+                           sign_symmetric: bool = False) -> np.ndarray:
+    """log w = log p(Y|Z) + log p(Z|X, sigma) - log q(Z) for each Z in ``samples`` (Q, N, k_z).
+
+    With ``sign_symmetric`` the proposal density is the sign-symmetrised
+    prod_j (q_j(z_j) + q_j(-z_j)) / 2 (see ``pseudo_marginal_estimate``).
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 3 or samples.shape[1:] != (model.n, model.latent_dim):
+        raise ValueError(f"samples must be (Q, {model.n}, {model.latent_dim}), got {samples.shape}")
+    prior_minus_q = np.zeros(samples.shape[0])
+    for j in range(model.latent_dim):
+        V = linalg.solve_triangular(q.chol_prior, samples[:, :, j].T, lower=True)  # (N, Q)
+        Eps = q.chol_w[j].T @ (V - q.whitened_mean[:, j, None])
+        quad = 0.5 * np.sum(Eps * Eps, axis=0)
+        if sign_symmetric:
+            Eps_m = q.chol_w[j].T @ (-V - q.whitened_mean[:, j, None])
+            quad = -np.logaddexp(-quad, -0.5 * np.sum(Eps_m * Eps_m, axis=0)) + math.log(2.0)
+        prior_minus_q += -0.5 * np.sum(V * V, axis=0) + quad - 0.5 * q.logdet_w[j]
+    return _log_likelihoods(model, phi, samples) + prior_minus_q
+
+
+class PMEstimate(NamedTuple):
+    log_marginal: float  # log p~(Y | X, phi), eq. 6
+    log_weights: np.ndarray  # (Q,)
+    samples: np.ndarray  # (Q, N, k_z) the importance draws
+    variational: VariationalParams  # q used
+    vb: VBResult | None  # the Alg. 1 run (None if q was given)
+    n_cubic: int
+
+
+def pseudo_marginal_estimate(
+    rng: np.random.Generator,
+    model: SupervisedGPLVM,
+    phi,
+    n_importance: int,
+    *,
+    params: VariationalParams | None = None,
+    optimise: bool = True,
+    vb_options: dict | None = None,
+    sign_symmetric: bool = False,
+) -> PMEstimate:
+    """Eq. 6: log of (1/Q) sum_q p(Y|Z_q) p(Z_q|X) / q(Z_q), Z_q ~ q iid.
+
+    q is obtained by Alg. 1 at phi (``optimise_variational`` with
+    ``vb_options``), started from ``params`` or, if None, from the PCA
+    initialisation; ``optimise=False`` uses ``params`` (or the PCA
+    initialisation) as q directly.  ``rng`` is used only for the draws.
+
+    ``sign_symmetric`` (not in the paper; off by default) proposes from
+    prod_j (q_j(z) + q_j(-z)) / 2 instead of q.  p(Y | Z) and p(Z | X) are
+    both unchanged by negating any column z_:,j (k_f depends on squared
+    differences, p(Z | X) is a zero-mean Gaussian), so the posterior has
+    2^k_z mirror-image modes of which q covers one; the symmetrised proposal
+    covers all of them and removes the heavy right tail of the weights that
+    this causes when the modes overlap.  The estimate stays unbiased.
+    """
+    n_importance = int(n_importance)
+    if n_importance < 1:
+        raise ValueError(f"n_importance must be >= 1, got {n_importance}")
+    phi = np.asarray(phi, dtype=np.float64)
+    with linalg.count_ops() as ops:
+        vb = None
+        if optimise:
+            vb = optimise_variational(model, phi, params, **(vb_options or {}))
+            params = vb.params
+        elif params is None:
+            params = initial_variational(model, phi)
+        q = latent_posterior(model, phi, params)
+        samples = sample_latent(rng, q, n_importance, sign_symmetric)
+        log_w = importance_log_weights(model, phi, q, samples, sign_symmetric)
+        log_est = float(logsumexp(log_w) - math.log(n_importance))
+    return PMEstimate(log_est, log_w, samples, params, vb, ops.cubic)
+
+
+# ---------------------------------------------------------------------------
+# Alg. 2: adaptive pseudo-marginal MH within Gibbs
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PMGibbsConfig:
+    """Settings of Alg. 2 (see the module docstring).
+
+    blocks : index arrays into phi, one per Gibbs block (e.g. from
+        ``SupervisedGPLVM.block``); they need not cover phi (the rest stays fixed).
+    n_importance : Q of eq. 6.
+    adapt_start : g0; adaptation from iteration g0 + 1 on.
+    adapt_stop : last adapting iteration (None: never stop, as in the paper).
+    adapt_epsilon : the small constant eps of line 7 (added as s_d eps I).
+    warm_start : start Alg. 1 at the current q instead of the PCA initialisation.
+    vb_options : keyword arguments of ``optimise_variational``.
+    sign_symmetric : use the sign-symmetrised proposal (``pseudo_marginal_estimate``).
+    """
+
+    blocks: tuple
+    n_importance: int = 10
+    adapt_start: int = 200
+    adapt_stop: int | None = None
+    adapt_epsilon: float = 1e-6
+    warm_start: bool = False
+    vb_options: dict = dataclasses.field(default_factory=dict)
+    sign_symmetric: bool = False
+
+    def __post_init__(self):
+        blocks = tuple(np.atleast_1d(np.asarray(b, dtype=int)) for b in self.blocks)
+        if not blocks or any(b.size == 0 for b in blocks):
+            raise ValueError("PMGibbsConfig needs at least one non-empty block")
+        flat = np.concatenate(blocks)
+        if np.unique(flat).size != flat.size:
+            raise ValueError(f"blocks overlap: {[b.tolist() for b in blocks]}")
+        object.__setattr__(self, "blocks", blocks)
+        if int(self.n_importance) < 1:
+            raise ValueError(f"n_importance must be >= 1, got {self.n_importance}")
+
+
+class PMGibbsState(NamedTuple):
+    position: np.ndarray  # phi
+    log_marginal: float  # stored log p~(Y | X, phi): never recomputed
+    log_prior: float  # log p(phi) on the log scale
+    variational: VariationalParams  # q at position
+    samples: np.ndarray  # (Q, N, k_z) importance draws behind log_marginal
+    log_weights: np.ndarray  # (Q,)
+    iteration: int  # g, completed iterations
+    proposal_covs: tuple  # Sigma_r^(g)
+    eta_sum: tuple  # sum_m eta_r^(m)
+    eta_outer: tuple  # sum_m eta_r^(m) eta_r^(m)T
+
+    @property
+    def log_density(self) -> float:
+        return self.log_marginal + self.log_prior
+
+
+class PMGibbsInfo(NamedTuple):
+    accepted: np.ndarray  # (R,) bool
+    acceptance_prob: np.ndarray  # (R,)
+    proposal_log_marginal: np.ndarray  # (R,), -inf where the prior is zero
+    n_cubic: int  # O(n^3) operations in this iteration
+    n_bound_evals: int  # Alg. 1 bound evaluations in this iteration
+    vb_converged: np.ndarray  # (R,) bool
+
+
+def _estimate(rng, model, phi, config: PMGibbsConfig, params0):
+    return pseudo_marginal_estimate(
+        rng, model, phi, config.n_importance,
+        params=params0 if config.warm_start else None, vb_options=config.vb_options,
+        sign_symmetric=config.sign_symmetric,
+    )
+
+
+def state_from_estimate(phi, estimate: PMEstimate, prior, config: PMGibbsConfig, proposal_covs) -> PMGibbsState:
+    """A chain state (iteration 0) at phi carrying ``estimate``, e.g. one built from given draws."""
+    phi = np.array(phi, dtype=np.float64)
+    covs = tuple(np.array(c, dtype=np.float64) for c in proposal_covs)
+    for b, c in zip(config.blocks, covs):
+        if c.shape != (b.size, b.size):
+            raise ValueError(f"proposal covariance for block {b.tolist()} must be {b.size}x{b.size}, got {c.shape}")
+    return PMGibbsState(
+        phi, estimate.log_marginal, float(prior.log_density(phi)), estimate.variational,
+        estimate.samples, estimate.log_weights, 0, covs,
+        tuple(np.zeros(b.size) for b in config.blocks),
+        tuple(np.zeros((b.size, b.size)) for b in config.blocks),
+    )
+
+
+def init(rng: np.random.Generator, model: SupervisedGPLVM, prior, phi, config: PMGibbsConfig,
+         proposal_covs=None) -> PMGibbsState:
+    """State at phi with a fresh estimate (eq. 6); default proposals 0.01 I per block."""
+    phi = np.array(phi, dtype=np.float64)
+    if not np.isfinite(prior.log_density(phi)):
+        raise ValueError(f"initial phi {phi} has zero prior density")
+    if proposal_covs is None:
+        proposal_covs = [0.01 * np.eye(b.size) for b in config.blocks]
+    est = _estimate(rng, model, phi, config, None)
+    return state_from_estimate(phi, est, prior, config, proposal_covs)
+
+
+def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, prior,
+         config: PMGibbsConfig) -> tuple[PMGibbsState, PMGibbsInfo]:
+    """One iteration g of Alg. 2: a pseudo-marginal MH update of each block in turn."""
+    R = len(config.blocks)
+    accepted = np.zeros(R, dtype=bool)
+    acc_prob = np.zeros(R)
+    prop_lm = np.full(R, -np.inf)
+    converged = np.ones(R, dtype=bool)
+    n_evals = 0
+    phi, lm, lp = state.position, state.log_marginal, state.log_prior
+    variational, samples, log_w = state.variational, state.samples, state.log_weights
+    g = state.iteration + 1
+    with linalg.count_ops() as ops:
+        for r, block in enumerate(config.blocks):  # line 2
+            # line 3: eta' = eta + N(0, Sigma_r^(g-1))
+            L = linalg.cholesky(state.proposal_covs[r], name=f"proposal covariance of block {r}", count=False)
+            proposal = phi.copy()
+            proposal[block] = phi[block] + L @ rng.standard_normal(block.size)
+            lp_new = float(prior.log_density(proposal))
+            if not np.isfinite(lp_new):
+                continue  # zero prior density: reject without touching the data
+            # line 4: p~(Y | X, xi') by eq. 6, with q re-optimised at xi'
+            try:
+                est = _estimate(rng, model, proposal, config, variational)
+            except np.linalg.LinAlgError:
+                continue
+            if est.vb is not None:
+                n_evals += est.vb.n_evaluations
+                converged[r] = est.vb.converged
+            prop_lm[r] = est.log_marginal
+            # line 5: accept with probability min(1, ratio) against the *stored* estimate
+            log_ratio = est.log_marginal + lp_new - lm - lp
+            if np.isnan(log_ratio):
+                raise FloatingPointError(f"NaN acceptance ratio at phi' = {proposal}")
+            acc_prob[r] = 1.0 if log_ratio >= 0 else math.exp(log_ratio)
+            if math.log(rng.uniform()) < log_ratio:
+                accepted[r] = True
+                phi, lm, lp = proposal, est.log_marginal, lp_new
+                variational, samples, log_w = est.variational, est.samples, est.log_weights
+    # lines 6-8: running sums over eta^(1..g) and the Haario update
+    eta_sum = tuple(s + phi[b] for s, b in zip(state.eta_sum, config.blocks))
+    eta_outer = tuple(o + np.outer(phi[b], phi[b]) for o, b in zip(state.eta_outer, config.blocks))
+    covs = state.proposal_covs
+    adapting = g > config.adapt_start and (config.adapt_stop is None or g <= config.adapt_stop)
+    if adapting and g > 1:
+        new = []
+        for b, s, o in zip(config.blocks, eta_sum, eta_outer):
+            d = b.size
+            s_d = 2.38**2 / d
+            mean = s / g
+            cov = s_d / (g - 1) * (o - g * np.outer(mean, mean)) + s_d * config.adapt_epsilon * np.eye(d)
+            new.append(0.5 * (cov + cov.T))
+        covs = tuple(new)
+    new_state = PMGibbsState(phi, lm, lp, variational, samples, log_w, g, covs, eta_sum, eta_outer)
+    return new_state, PMGibbsInfo(accepted, acc_prob, prop_lm, ops.cubic, n_evals, converged)
+
+
+# ---------------------------------------------------------------------------
+# Alg. 3: elliptical slice sampling of Z given phi
+# ---------------------------------------------------------------------------
+class LatentState(NamedTuple):
+    Z: np.ndarray  # (N, k_z)
+    log_likelihood: float  # log p(Y | Z, theta, beta) at ``phi``
+    phi: np.ndarray  # the hyperparameters the log-likelihood was evaluated at
+
+
+def latent_init(model: SupervisedGPLVM, phi, Z) -> LatentState:
+    phi = np.array(phi, dtype=np.float64)
+    Z = np.array(Z, dtype=np.float64).reshape(model.n, model.latent_dim)
+    return LatentState(Z, log_likelihood(model, phi, Z), phi)
+
+
+def _block_factor(L: np.ndarray, kz: int):
+    """z -> (I_kz kron L) z on the column-stacked vec(Z): the root of prod_j N(0, K_z)."""
+    n = L.shape[0]
+
+    def apply(u):
+        return (L @ u.reshape(kz, n).T).T.ravel()
+
+    return apply
+
+
+def elliptical_latent_step(rng, Z, log_lik, chol_prior, log_lik_fn):
+    """Alg. 3 on Z (N, k_z) with prior prod_j N(z_:,j | 0, L L^T); ``log_lik_fn(Z)``.
+
+    Z is passed to ``gpbayes.mcmc.elliptical_slice`` as vec(Z) (columns
+    stacked), whose prior root is I kron L; Alg. 3 steps 1-12 are that
+    module's steps 1-5.
+    """
+    n, kz = Z.shape
+    fn = lambda v: log_lik_fn(v.reshape(kz, n).T)  # noqa: E731
+    st, info = ess.step(rng, ess.EllipticalSliceState(Z.T.ravel(), log_lik), _block_factor(chol_prior, kz), fn)
+    return st.position.reshape(kz, n).T.copy(), st.log_likelihood, info
+
+
+def latent_step(rng: np.random.Generator, state: LatentState, model: SupervisedGPLVM, phi,
+                chol_prior: np.ndarray | None = None) -> tuple[LatentState, ess.EllipticalSliceInfo]:
+    """One Alg. 3 update of Z | Y, X, phi (target eq. in Sec. 4.2).
+
+    If phi differs from the state's, log p(Y | Z) is re-evaluated first (the
+    slice threshold must use the current phi).  ``chol_prior`` is L_z at phi
+    if already available.
+    """
+    phi = np.asarray(phi, dtype=np.float64)
+    if not np.array_equal(phi, state.phi):
+        state = latent_init(model, phi, state.Z)
+    L = model.latent_prior_chol(phi) if chol_prior is None else chol_prior
+    Z, ll, info = elliptical_latent_step(rng, state.Z, state.log_likelihood, L,
+                                         lambda Z: log_likelihood(model, phi, Z))
+    return LatentState(Z, ll, phi.copy()), info
+
+
+# ---------------------------------------------------------------------------
+# driver: Alg. 2 + Alg. 3
+# ---------------------------------------------------------------------------
+def run_pm_chain(
+    rng: np.random.Generator,
+    model: SupervisedGPLVM,
+    prior,
+    phi0,
+    config: PMGibbsConfig,
+    n_iter: int,
+    *,
+    proposal_covs=None,
+    n_latent_steps: int = 1,
+) -> dict:
+    """Run ``n_iter`` iterations of Alg. 2, each followed by ``n_latent_steps`` of Alg. 3.
+
+    Z starts at one of the initial importance draws, picked with probability
+    proportional to its weight.  Returns numpy arrays over iterations:
+    ``phi`` (n_iter, p), ``log_marginal``, ``log_prior``, ``accepted``
+    (n_iter, R), ``acceptance_prob`` (n_iter, R), ``Z`` (n_iter, N, k_z)
+    (absent if n_latent_steps == 0), ``n_cubic``, ``n_bound_evals``,
+    ``n_shrinkages`` (Alg. 3, summed over the iteration's steps), and the
+    final ``state``.  Discard a burn-in (the paper's n0) yourself.
+    """
+    state = init(rng, model, prior, phi0, config, proposal_covs)
+    R = len(config.blocks)
+    n_iter = int(n_iter)
+    out = {
+        "phi": np.empty((n_iter, model.n_params)),
+        "log_marginal": np.empty(n_iter),
+        "log_prior": np.empty(n_iter),
+        "accepted": np.empty((n_iter, R), dtype=bool),
+        "acceptance_prob": np.empty((n_iter, R)),
+        "n_cubic": np.empty(n_iter, dtype=np.int64),
+        "n_bound_evals": np.empty(n_iter, dtype=np.int64),
+        "n_shrinkages": np.zeros(n_iter, dtype=np.int64),
+    }
+    latent = None
+    if n_latent_steps > 0:
+        out["Z"] = np.empty((n_iter, model.n, model.latent_dim))
+        w = np.exp(state.log_weights - state.log_weights.max())
+        k = int(rng.choice(w.size, p=w / w.sum()))
+        latent = latent_init(model, state.position, state.samples[k])
+    for g in range(n_iter):
+        state, info = step(rng, state, model, prior, config)
+        n_cubic = info.n_cubic
+        if latent is not None:
+            with linalg.count_ops() as ops:
+                L = model.latent_prior_chol(state.position)
+                for _ in range(n_latent_steps):
+                    latent, linfo = latent_step(rng, latent, model, state.position, L)
+                    out["n_shrinkages"][g] += linfo.n_shrinkages
+            n_cubic += ops.cubic
+            out["Z"][g] = latent.Z
+        out["phi"][g] = state.position
+        out["log_marginal"][g] = state.log_marginal
+        out["log_prior"][g] = state.log_prior
+        out["accepted"][g] = info.accepted
+        out["acceptance_prob"][g] = info.acceptance_prob
+        out["n_cubic"][g] = n_cubic
+        out["n_bound_evals"][g] = info.n_bound_evals
+    out["state"] = state
+    return out
+
+
+# ---------------------------------------------------------------------------
+# eqs. 7-8: Monte Carlo predictive density
+# ---------------------------------------------------------------------------
+class PredictiveMixture(NamedTuple):
+    """p(y* | x*) ~ (1/G) sum_g prod_i N(y*_i | mean[g, :, i], var[g, :])."""
+
+    mean: np.ndarray  # (G, n_test, k_y)
+    var: np.ndarray  # (G, n_test), including beta^-1
+
+
+def _predict_one(rng, model: SupervisedGPLVM, phi, Z, X_star, n_latent_draws):
+    psi_z, psi_f, log_beta = model.split(phi)
+    X_star = np.asarray(X_star, dtype=np.float64).reshape(-1, model.input_dim)
+    t = X_star.shape[0]
+    kz = model.latent_dim
+    # eq. 8: z*_j | Z ~ N(K_z*^T K_z^-1 z_j, s*)
+    Lz = model.latent_prior_chol(phi)
+    Kzs = model.input_kernel(psi_z, model.X, X_star)  # (N, t)
+    Vz = linalg.solve_triangular(Lz, Kzs, lower=True)
+    mz = Vz.T @ linalg.solve_triangular(Lz, Z, lower=True)  # (t, kz)
+    sz = np.maximum(1.0 + model.latent_jitter - np.sum(Vz * Vz, axis=0), 0.0)  # (t,)
+    # GP predictive of y* given z* (the density under eq. 7)
+    C = model.latent_kernel(psi_f, Z)
+    noise = math.exp(-log_beta)
+    C[np.diag_indices_from(C)] += noise
+    Lf = linalg.cholesky(C, name="K_f + beta^-1 I")
+    alpha = linalg.cho_solve(Lf, model.Y)  # (N, ky)
+    theta_s = math.exp(psi_f[-1])
+    means, variances = [], []
+    for _ in range(int(n_latent_draws)):
+        z_star = mz + np.sqrt(sz)[:, None] * rng.standard_normal((t, kz))
+        Kfs = model.latent_kernel(psi_f, Z, z_star)  # (N, t)
+        Vf = linalg.solve_triangular(Lf, Kfs, lower=True)
+        means.append(Kfs.T @ alpha)  # A y_:,i
+        variances.append(np.maximum(theta_s - np.sum(Vf * Vf, axis=0), 0.0) + noise)  # S + beta^-1
+    return means, variances
+
+
+def predictive_mixture(rng: np.random.Generator, model: SupervisedGPLVM, phis, Zs, X_star,
+                       n_latent_draws: int = 1) -> PredictiveMixture:
+    """Eqs. 7-8 from posterior draws (phi^(g), Z^(g)), g = 1..G.
+
+    For each draw, z* is drawn ``n_latent_draws`` times from eq. 8 at every
+    test input independently, and the Gaussian p(y* | z*, Z, Y, theta, beta)
+    is kept as one mixture component.
+    """
+    phis = np.atleast_2d(np.asarray(phis, dtype=np.float64))
+    Zs = np.asarray(Zs, dtype=np.float64).reshape(phis.shape[0], model.n, model.latent_dim)
+    means, variances = [], []
+    for phi, Z in zip(phis, Zs):
+        m, v = _predict_one(rng, model, phi, Z, X_star, n_latent_draws)
+        means += m
+        variances += v
+    return PredictiveMixture(np.array(means), np.array(variances))
+
+
+def ml_predictive_mixture(rng: np.random.Generator, model: SupervisedGPLVM, phi, params: VariationalParams,
+                          X_star, n_samples: int = 200) -> PredictiveMixture:
+    """The type-II ML baseline: phi fixed at its point estimate, Z ~ q(Z) (``n_samples`` draws)."""
+    q = latent_posterior(model, phi, params)
+    Zs = sample_latent(rng, q, n_samples)
+    phis = np.repeat(np.asarray(phi, dtype=np.float64)[None], n_samples, axis=0)
+    return predictive_mixture(rng, model, phis, Zs, X_star)
+
+
+def mixture_log_density(mix: PredictiveMixture, Y_star) -> tuple[np.ndarray, np.ndarray]:
+    """(log p(y*_t | x*_t) jointly over outputs (n_test,), per output (n_test, k_y)) at Y_star."""
+    Y_star = np.asarray(Y_star, dtype=np.float64)
+    if Y_star.ndim == 1:
+        Y_star = Y_star[:, None]
+    G = mix.mean.shape[0]
+    var = mix.var[:, :, None]
+    comp = -0.5 * (_LOG_2PI + np.log(var) + (Y_star[None] - mix.mean) ** 2 / var)  # (G, t, ky)
+    joint = logsumexp(comp.sum(axis=2), axis=0) - math.log(G)
+    marginal = logsumexp(comp, axis=0) - math.log(G)
+    return joint, marginal

@@ -1,0 +1,411 @@
+"""Supervised GPLVM (Gadd et al.): Psi-statistics, the bound, the pseudo-marginal sampler.
+
+Numbers are checked against Monte Carlo (Psi-statistics), finite
+differences (gradients), a naive dense reference (the bound), an
+independent prior-proposal importance sampler (log p(Y | X, phi)), an exact
+conjugate posterior (the elliptical slice update of Z) and a Geweke
+joint-distribution test (Alg. 2).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp, softmax
+
+from gpbayes import linalg, priors
+from gpbayes.gplvm import (
+    SupervisedGPLVM,
+    VariationalParams,
+    elbo,
+    fit_type2_ml,
+    initial_variational,
+    latent_posterior,
+    optimise_variational,
+    psi_stats,
+    psi_stats_vjp,
+)
+from gpbayes.gplvm import pseudo_marginal as pm
+
+import geweke
+from geweke import batch_means
+from reference import finite_difference_grad, se_kernel_double_loop
+
+
+def fd(fun, x, eps=1e-6):
+    x = np.asarray(x, dtype=float)
+    return finite_difference_grad(lambda v: fun(v.reshape(x.shape)), x.ravel(), eps).reshape(x.shape)
+
+
+def random_problem(seed, n=7, kx=2, ky=3, kz=2, m=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, kx))
+    Y = rng.normal(size=(n, ky))
+    model = SupervisedGPLVM(X, Y, kz, m)
+    phi = rng.normal(scale=0.3, size=model.n_params)
+    params = VariationalParams(rng.normal(size=(n, kz)), rng.normal(size=(n, kz)), rng.normal(size=(m, kz)))
+    return model, phi, params
+
+
+# the tiny problem of the bound and estimator tests: N = 6, k_z = 1, M = N,
+# phi = (log sigma, log theta_1, log theta_S, log beta) with weak-ish data
+TINY_X = np.linspace(0.0, 3.0, 6)[:, None]
+TINY_PHI = np.array([math.log(0.3), 0.0, math.log(0.5), math.log(4.0)])
+
+
+def tiny_model(ky=1):
+    rng = np.random.default_rng(3)
+    Y = 0.5 * np.sin(TINY_X) + 0.05 * rng.normal(size=(6, 1))
+    if ky == 2:
+        Y = np.hstack([Y, 0.5 * np.cos(TINY_X)])
+    return SupervisedGPLVM(TINY_X, Y, latent_dim=1, n_inducing=6)
+
+
+# ---------------------------------------------------------------------------
+# Psi-statistics
+# ---------------------------------------------------------------------------
+def test_psi_statistics_match_monte_carlo():
+    rng = np.random.default_rng(0)
+    n, m, kz, S = 5, 4, 2, 100_000
+    mu = rng.normal(size=(n, kz))
+    s = rng.uniform(0.1, 1.0, size=(n, kz))
+    U = rng.normal(size=(m, kz))
+    a, w = 1.3, np.array([0.7, 2.0])
+    ps = psi_stats(a, w, mu, s, U)
+    Z = mu[None] + np.sqrt(s)[None] * rng.standard_normal((S, n, kz))
+    K = np.stack([se_kernel_double_loop(Z[i], U, a, w) for i in range(2000)])  # naive kernel on a subset
+    d = Z[:, :, None, :] - U[None, None]
+    Kfu = a * np.exp(-0.5 * np.einsum("snmj,j->snm", d * d, w))
+    np.testing.assert_allclose(K, Kfu[:2000], rtol=1e-12)
+    assert ps.psi0 == pytest.approx(n * a)
+    # Psi1: every entry within 4.5 MC standard errors
+    se1 = Kfu.std(axis=0) / math.sqrt(S)
+    assert np.all(np.abs(Kfu.mean(axis=0) - ps.psi1) < 4.5 * se1), (Kfu.mean(axis=0) - ps.psi1) / se1
+    P2 = np.einsum("snm,snk->smk", Kfu, Kfu)
+    se2 = P2.std(axis=0) / math.sqrt(S)
+    assert np.all(np.abs(P2.mean(axis=0) - ps.psi2) < 4.5 * se2), (P2.mean(axis=0) - ps.psi2) / se2
+    # the check can fail: the statistics of q with doubled variances are many standard errors away
+    wrong = psi_stats(a, w, mu, 2 * s, U)
+    assert np.max(np.abs(Kfu.mean(axis=0) - wrong.psi1) / se1) > 20
+
+
+def test_psi_statistics_at_zero_variance_are_kernel_products():
+    rng = np.random.default_rng(1)
+    mu, U = rng.normal(size=(6, 2)), rng.normal(size=(3, 2))
+    a, w = 0.8, np.array([1.5, 0.4])
+    ps = psi_stats(a, w, mu, np.zeros_like(mu), U)
+    K = se_kernel_double_loop(mu, U, a, w)
+    np.testing.assert_allclose(ps.psi1, K, rtol=1e-12)
+    np.testing.assert_allclose(ps.psi2, K.T @ K, rtol=1e-12)
+
+
+def test_psi_statistics_gradients_finite_differences():
+    rng = np.random.default_rng(2)
+    n, m, kz = 5, 4, 2
+    mu, s, U = rng.normal(size=(n, kz)), rng.uniform(0.1, 1, size=(n, kz)), rng.normal(size=(m, kz))
+    a, w = 1.3, np.array([0.7, 2.0])
+    G0, G1, G2 = 0.3, rng.normal(size=(n, m)), rng.normal(size=(m, m))
+
+    def F(mu, s, U, la, lw):
+        p = psi_stats(math.exp(la), np.exp(lw), mu, s, U)
+        return G0 * p.psi0 + np.sum(G1 * p.psi1) + np.sum(0.5 * (G2 + G2.T) * p.psi2)
+
+    g = psi_stats_vjp(a, w, mu, s, U, G0, G1, G2)
+    la, lw = math.log(a), np.log(w)
+    np.testing.assert_allclose(g.mean, fd(lambda x: F(x, s, U, la, lw), mu), atol=1e-7)
+    np.testing.assert_allclose(g.variance, fd(lambda x: F(mu, x, U, la, lw), s), atol=1e-7)
+    np.testing.assert_allclose(g.inducing, fd(lambda x: F(mu, s, x, la, lw), U), atol=1e-7)
+    assert g.log_amplitude == pytest.approx(fd(lambda x: F(mu, s, U, x[0], lw), [la])[0], abs=1e-7)
+    np.testing.assert_allclose(g.log_precisions, fd(lambda x: F(mu, s, U, la, x), lw), atol=1e-7)
+
+
+# ---------------------------------------------------------------------------
+# the bound (Sec. 3)
+# ---------------------------------------------------------------------------
+def naive_bound(model, phi, params):
+    """Titsias & Lawrence (2010) eq. 14 per output, plus the dense Gaussian KL, with explicit inverses."""
+    kx, kz = model.input_dim, model.latent_dim
+    n, D = model.Y.shape
+    sig, theta, theta_s, beta = np.exp(phi[:kx]), np.exp(phi[kx:kx + kz]), math.exp(phi[-2]), math.exp(phi[-1])
+    Kz = se_kernel_double_loop(model.X, model.X, 1.0, sig) + model.latent_jitter * np.eye(n)
+    Lz = np.linalg.cholesky(Kz)
+    mu = Lz @ params.whitened_mean
+    Kz_inv = np.linalg.inv(Kz)
+    S = [np.linalg.inv(Kz_inv + np.diag(np.exp(params.log_lambda[:, j]))) for j in range(kz)]
+    s = np.stack([np.diag(Sj) for Sj in S], axis=1)
+    kl = sum(
+        0.5 * (np.trace(Kz_inv @ S[j]) + mu[:, j] @ Kz_inv @ mu[:, j] - n
+               + np.linalg.slogdet(Kz)[1] - np.linalg.slogdet(S[j])[1])
+        for j in range(kz)
+    )
+    ps = psi_stats(theta_s, theta, mu, s, params.inducing)
+    m = params.inducing.shape[0]
+    Ku = se_kernel_double_loop(params.inducing, params.inducing, theta_s, theta) + model.inducing_jitter * theta_s * np.eye(m)
+    A = Ku + beta * ps.psi2
+    F = 0.0
+    for i in range(D):
+        y = model.Y[:, i]
+        F += (-0.5 * n * math.log(2 * math.pi) + 0.5 * n * math.log(beta) + 0.5 * np.linalg.slogdet(Ku)[1]
+              - 0.5 * np.linalg.slogdet(A)[1] - 0.5 * beta * y @ y
+              + 0.5 * beta**2 * y @ ps.psi1 @ np.linalg.solve(A, ps.psi1.T @ y)
+              - 0.5 * beta * ps.psi0 + 0.5 * beta * np.trace(np.linalg.solve(Ku, ps.psi2)))
+    return F - kl
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bound_matches_naive_reference(seed):
+    model, phi, params = random_problem(seed)
+    assert elbo(model, phi, params) == pytest.approx(naive_bound(model, phi, params), rel=1e-9, abs=1e-9)
+
+
+def test_bound_gradients_finite_differences():
+    model, phi, params = random_problem(5)
+    _, g = elbo(model, phi, params, hyper_gradient=True)
+    f = lambda **kw: elbo(model, phi, params._replace(**kw))  # noqa: E731
+    np.testing.assert_allclose(g.whitened_mean, fd(lambda x: f(whitened_mean=x), params.whitened_mean), atol=1e-6)
+    np.testing.assert_allclose(g.log_lambda, fd(lambda x: f(log_lambda=x), params.log_lambda), atol=1e-6)
+    np.testing.assert_allclose(g.inducing, fd(lambda x: f(inducing=x), params.inducing), atol=1e-6)
+    np.testing.assert_allclose(g.phi, fd(lambda x: elbo(model, x, params), phi), atol=1e-6)
+    # the gradient-only path gives the same variational gradient
+    _, g2 = elbo(model, phi, params, gradient=True)
+    np.testing.assert_allclose(g2.pack(), g.pack())
+
+
+def test_variational_optimum_is_stationary_and_has_opper_archambeau_form():
+    """At the optimum lambda_j = -2 dF~/ds_j (vb module docstring); check via the gradient."""
+    model, phi, _ = random_problem(7, n=6, kz=1, ky=2, m=3)
+    res = optimise_variational(model, phi, tol=1e-12, max_iter=3000)
+    start = elbo(model, phi, initial_variational(model, phi))
+    assert res.bound > start
+    _, g = elbo(model, phi, res.params, gradient=True)
+    assert np.max(np.abs(g.pack())) < 1e-3, g
+
+
+@pytest.mark.parametrize("ky", [1, 2])
+def test_bound_below_log_marginal_on_tiny_problem(ky):
+    """bound <= log p(Y | X, phi), estimated two independent ways with 20000 draws each."""
+    model = tiny_model(ky)
+    res = optimise_variational(model, TINY_PHI)
+    rng = np.random.default_rng(11)
+    est = pm.pseudo_marginal_estimate(rng, model, TINY_PHI, 20_000, params=res.params, optimise=False)
+    w = np.exp(est.log_weights - est.log_marginal)
+    se_q = w.std() / math.sqrt(w.size)  # delta method: se of the log estimate
+    # independent estimator: importance sampling from the prior p(Z | X, sigma)
+    L = model.latent_prior_chol(TINY_PHI)
+    Z = (L @ rng.standard_normal((6, 20_000))).T[:, :, None]
+    ll = pm._log_likelihoods(model, TINY_PHI, Z)
+    log_p_prior = float(logsumexp(ll) - math.log(ll.size))
+    wp = np.exp(ll - log_p_prior)
+    se_p = wp.std() / math.sqrt(wp.size)
+    assert abs(est.log_marginal - log_p_prior) < 4 * math.hypot(se_q, se_p), (est.log_marginal, log_p_prior)
+    assert max(se_q, se_p) < 0.05
+    assert res.bound < min(est.log_marginal, log_p_prior) - 4 * max(se_q, se_p), (res.bound, est.log_marginal)
+
+
+def test_kl_and_covariance_of_q_are_the_dense_ones():
+    model, phi, params = random_problem(3, n=5, kz=2)
+    q = latent_posterior(model, phi, params)
+    Kz = model.latent_prior_cov(phi)
+    for j in range(2):
+        S = np.linalg.inv(np.linalg.inv(Kz) + np.diag(np.exp(params.log_lambda[:, j])))
+        np.testing.assert_allclose(q.covariance(j), S, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(q.marginal_var[:, j], np.diag(S), rtol=1e-8)
+
+
+# ---------------------------------------------------------------------------
+# eq. 6: the pseudo-marginal estimate is unbiased
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("sign_symmetric", [False, True])
+def test_pseudo_marginal_estimate_is_unbiased(sign_symmetric):
+    model = tiny_model()
+    params = optimise_variational(model, TINY_PHI).params
+    rng = np.random.default_rng(21)
+    ref = pm.pseudo_marginal_estimate(rng, model, TINY_PHI, 60_000, params=params, optimise=False,
+                                      sign_symmetric=sign_symmetric)
+    w_ref = np.exp(ref.log_weights - ref.log_marginal)
+    se_ref = w_ref.std() / math.sqrt(w_ref.size)
+    # R replicates of the Q = 2 estimate: one call with R Q independent draws, cut into R groups
+    R, Q = 4000, 2
+    bulk = pm.pseudo_marginal_estimate(rng, model, TINY_PHI, R * Q, params=params, optimise=False,
+                                       sign_symmetric=sign_symmetric)
+    assert bulk.log_marginal == pytest.approx(logsumexp(bulk.log_weights) - math.log(R * Q), abs=1e-12)
+    logs = logsumexp(bulk.log_weights.reshape(R, Q), axis=1) - math.log(Q)
+    ratio = np.exp(logs - ref.log_marginal)  # p~ / p_ref
+    se = math.hypot(ratio.std() / math.sqrt(R), se_ref)
+    assert abs(ratio.mean() - 1.0) < 4 * se, (ratio.mean(), se)
+    assert se < 0.05
+    # ... while exp(E log p~) is visibly biased low (Jensen): the check has power
+    assert math.exp(logs.mean() - ref.log_marginal) < 1.0 - 4 * se
+
+
+# ---------------------------------------------------------------------------
+# Alg. 3: the elliptical slice update of Z on a conjugate case
+# ---------------------------------------------------------------------------
+def test_elliptical_latent_step_conjugate_posterior():
+    """Prior prod_j N(z_j | 0, K), likelihood prod_j N(y_j | z_j, s_j^2 I): the exact posterior is known."""
+    X = np.linspace(0, 2, 4)[:, None]
+    K = se_kernel_double_loop(X, X, 1.0, np.array([2.0])) + 1e-6 * np.eye(4)
+    L = linalg.cholesky(K)
+    Y = np.array([[0.5, -1.0], [1.2, -0.3], [0.1, 0.4], [-0.6, 1.1]])
+    s2 = np.array([0.2, 0.5])  # different per column: a transposed vec(Z) would be caught
+
+    def log_lik(Z):
+        return float(-0.5 * np.sum((Y - Z) ** 2 / s2) - 0.5 * 4 * np.sum(np.log(2 * np.pi * s2)))
+
+    means = np.stack([K @ np.linalg.solve(K + s2[j] * np.eye(4), Y[:, j]) for j in range(2)], axis=1)
+    var = np.stack([np.diag(K - K @ np.linalg.solve(K + s2[j] * np.eye(4), K)) for j in range(2)], axis=1)
+    rng = np.random.default_rng(5)
+    Z, ll = np.zeros((4, 2)), log_lik(np.zeros((4, 2)))
+    draws = np.empty((20_000, 4, 2))
+    for i in range(draws.shape[0]):
+        Z, ll, _ = pm.elliptical_latent_step(rng, Z, ll, L, log_lik)
+        draws[i] = Z
+    d = draws[500:].reshape(-1, 8)
+    m_hat, se_m, _ = batch_means(d, 50)
+    v_hat, se_v, _ = batch_means((d - means.ravel()) ** 2, 50)
+    assert np.all(np.abs(m_hat - means.ravel()) < 4 * se_m), (m_hat, means.ravel(), se_m)
+    assert np.all(np.abs(v_hat - var.ravel()) < 4 * se_v), (v_hat, var.ravel(), se_v)
+    assert np.all(se_m < 0.02)
+
+
+# ---------------------------------------------------------------------------
+# Alg. 2
+# ---------------------------------------------------------------------------
+def small_chain_setup():
+    model = tiny_model(ky=2)
+    model = SupervisedGPLVM(model.X, model.Y, 1, 3)
+    prior = priors.IndependentPrior(tuple(priors.LogNormal(float(p), 0.5) for p in TINY_PHI))
+    config = pm.PMGibbsConfig(
+        blocks=(model.block(["sigma_0", "theta_0"]), model.block(["theta_S", "beta"])),
+        n_importance=4, adapt_start=5, vb_options={"max_iter": 30},
+    )
+    return model, prior, config
+
+
+def test_same_seed_same_chain_bit_for_bit():
+    model, prior, config = small_chain_setup()
+    runs = [pm.run_pm_chain(np.random.default_rng(s), model, prior, TINY_PHI, config, 12, n_latent_steps=2)
+            for s in (7, 7, 8)]
+    for key in ("phi", "log_marginal", "accepted", "acceptance_prob", "Z", "n_cubic", "n_shrinkages"):
+        assert np.array_equal(runs[0][key], runs[1][key]), key
+    assert not np.array_equal(runs[0]["phi"], runs[2]["phi"])
+    assert runs[0]["accepted"].any()
+    # the stored estimate changes only on acceptance
+    lm, acc = runs[0]["log_marginal"], runs[0]["accepted"].any(axis=1)
+    assert np.all(lm[1:][~acc[1:]] == lm[:-1][~acc[1:]])
+
+
+def test_haario_adaptation_is_the_sample_covariance_of_the_chain():
+    model, prior, config = small_chain_setup()
+    rng = np.random.default_rng(3)
+    state = pm.init(rng, model, prior, TINY_PHI, config)
+    eta = []
+    for _ in range(9):
+        state, _ = pm.step(rng, state, model, prior, config)
+        eta.append(state.position.copy())
+    eta = np.array(eta)
+    for b, cov in zip(config.blocks, state.proposal_covs):
+        d = b.size
+        s_d = 2.38**2 / d
+        expect = s_d * np.cov(eta[:, b], rowvar=False) + s_d * config.adapt_epsilon * np.eye(d)  # Alg. 2 line 7
+        np.testing.assert_allclose(cov, expect, rtol=1e-10, atol=1e-14)
+
+
+# Geweke joint-distribution test of Alg. 2 (one block: theta_S, beta).
+# The simulators act on (phi, Z): the PM step targets
+#   pi(phi, Z_1..Q | Y) = p(phi | Y) (1/Q) sum_k p(Z_k | phi, Y) prod_{q != k} q(Z_q),
+# so given (phi, Z) ~ p(phi, Z | Y) an exact draw of the importance samples is
+# "Z in a random slot, the others from q" (the order does not matter), and after
+# the step an exact draw of Z | phi', Y is the sample picked with probability
+# proportional to its weight.  Alg. 3 steps on Z | phi', Y follow.  The
+# transition is thus exactly invariant for p(phi, Z | Y).
+# Alg. 1 is capped at 5 L-BFGS iterations here to keep the test fast; any q
+# that is a deterministic function of (phi, Y) keeps the chain exact.
+GW_N, GW_M, GW_Q = 6, 3, 8
+GW_X = np.linspace(0.0, 3.0, GW_N)[:, None]
+GW_PHI = np.array([math.log(0.5), 0.0, 0.0, 0.0])  # sigma, theta_1 fixed; theta_S, beta sampled
+GW_BLOCK = np.array([2, 3])
+GW_MEAN, GW_SD = np.array([0.0, math.log(4.0)]), 0.3
+GW_PRIOR = priors.IndependentPrior((
+    priors.LogNormal(GW_PHI[0], 0.1), priors.LogNormal(GW_PHI[1], 0.1),
+    priors.LogNormal(GW_MEAN[0], GW_SD), priors.LogNormal(GW_MEAN[1], GW_SD),
+))
+GW_VB = {"max_iter": 5}
+GW_LATENT_STEPS = 2
+GW_PROPOSAL_VAR = 0.09
+GW_NAMES = ("log theta_S", "log beta", "(log theta_S)^2", "(log beta)^2", "product", "mean z^2", "mean y^2")
+
+
+def gw_params(rng):
+    phi = GW_PHI.copy()
+    phi[GW_BLOCK] = GW_MEAN + GW_SD * rng.standard_normal(2)
+    model = SupervisedGPLVM(GW_X, np.zeros((GW_N, 1)), 1, GW_M)
+    return phi, model.latent_prior_chol(phi) @ rng.standard_normal((GW_N, 1))
+
+
+def gw_data(rng, params):
+    phi, Z = params
+    model = SupervisedGPLVM(GW_X, np.zeros((GW_N, 1)), 1, GW_M)
+    _, psi_f, log_beta = model.split(phi)
+    C = model.latent_kernel(psi_f, Z) + math.exp(-log_beta) * np.eye(GW_N)
+    return np.linalg.cholesky(C) @ rng.standard_normal((GW_N, 1))
+
+
+def gw_test_fn(params, Y):
+    phi, Z = params
+    a, b = phi[GW_BLOCK]
+    return np.array([a, b, a * a, b * b, a * b, np.mean(Z**2), np.mean(Y**2)])
+
+
+def gw_transition(sign_symmetric):
+    config = pm.PMGibbsConfig(blocks=(GW_BLOCK,), n_importance=GW_Q, adapt_start=10**9, vb_options=GW_VB,
+                              sign_symmetric=sign_symmetric)
+    proposal = [GW_PROPOSAL_VAR * np.eye(2)]
+
+    def transition(rng, params, Y):
+        phi, Z = params
+        model = SupervisedGPLVM(GW_X, Y, 1, GW_M)
+        vb = optimise_variational(model, phi, **GW_VB)  # the q the sampler would build at phi
+        q = latent_posterior(model, phi, vb.params)
+        samples = np.concatenate([Z[None], pm.sample_latent(rng, q, GW_Q - 1, sign_symmetric)])
+        log_w = pm.importance_log_weights(model, phi, q, samples, sign_symmetric)
+        est = pm.PMEstimate(float(logsumexp(log_w) - math.log(GW_Q)), log_w, samples, vb.params, vb, 0)
+        state = pm.state_from_estimate(phi, est, GW_PRIOR, config, proposal)
+        state, _ = pm.step(rng, state, model, GW_PRIOR, config)
+        k = rng.choice(GW_Q, p=softmax(state.log_weights))
+        # Alg. 3 (exactly invariant for Z | phi, Y) so that Z mixes even when q is poor
+        latent = pm.latent_init(model, state.position, state.samples[k])
+        for _ in range(GW_LATENT_STEPS):
+            latent, _ = pm.latent_step(rng, latent, model, state.position)
+        return state.position, latent.Z
+
+    return transition
+
+
+@pytest.fixture(scope="module")
+def gw_marginal_conditional():
+    return geweke.marginal_conditional(np.random.default_rng(42), gw_params, gw_data, gw_test_fn, 10_000)
+
+
+def gw_run(mc, seed, n_sc, sign_symmetric=False):
+    sc = geweke.successive_conditional(np.random.default_rng(seed), gw_params, gw_data,
+                                       gw_transition(sign_symmetric), gw_test_fn, n_sc)
+    return geweke.compare(mc, sc, names=GW_NAMES, alpha=0.01)
+
+
+def test_geweke_pseudo_marginal_sampler(gw_marginal_conditional):
+    res = gw_run(gw_marginal_conditional, 1, 2000)
+    assert res.batches_ok, res.summary()
+    assert not res.reject, res.summary()
+
+
+def test_geweke_catches_a_missing_normaliser_of_q(gw_marginal_conditional, monkeypatch):
+    """Forgetting -log|W_j|/2 in log q (a plausible bug) must make the test fail."""
+    weights = pm.importance_log_weights
+
+    def buggy(model, phi, q, samples, sign_symmetric=False):
+        return weights(model, phi, q, samples, sign_symmetric) + 0.5 * float(np.sum(q.logdet_w))
+
+    monkeypatch.setattr(pm, "importance_log_weights", buggy)
+    res = gw_run(gw_marginal_conditional, 2, 800)
+    assert res.reject, res.summary()
