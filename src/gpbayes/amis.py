@@ -539,7 +539,10 @@ def amis_then_mamis(
     costs and times start from the AMIS run's totals (its
     ``tuning_n_cubic`` is the "end of tuning" of Figs. 7-8); its estimates
     use the MAMIS samples only.  Table 5: 13,000 or 26,000 tuning samples,
-    then N_t = 1000 t or 5000 t.
+    then N_t = 1000 t or 5000 t.  (Table 5 prices 13,000 tuning samples at
+    "4333" n^3 operations, i.e. n^3/3 per Cholesky -- the flop count of a
+    Cholesky factorisation -- whereas ``n_cubic`` counts 1 per Cholesky, as
+    Sec. 4.4 does; divide by 3 to compare with Table 5.)
     """
     n_it = math.ceil(n_tuning_samples / n_per_iteration_amis)
     sizes = [n_per_iteration_amis] * n_it
