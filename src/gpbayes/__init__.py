@@ -7,7 +7,19 @@ kernels      squared-exponential kernels in each paper's parameterisation
 likelihoods  probit, logistic, Gaussian, Poisson
 priors       priors on log-transformed hyperparameters
 regression   exact GP regression: log marginal, gradient, type-II ML
-mcmc         samplers as init/step over explicit state
+approx       Laplace and EP Gaussian approximations q(f | y, theta)
+estimators   unbiased importance-sampling estimates of p(y | theta)
+representations  AA (whitened) and SURR (surrogate data) reparameterisations
+mcmc         samplers as init/step over explicit state: random-walk MH,
+             pseudo-marginal MH, elliptical slice, AA/SURR Gibbs, HMC, NUTS,
+             slice sampling
+amis         adaptive multiple importance sampling (AMIS, MAMIS, PM-AMIS)
+classification  predictive probabilities, EP type-II ML
+metrics      capacity accuracy / AUC
+baselines    probabilistic SVM
+convergence  IQR-across-replicates convergence curves
+sparse       sparse variational GP and its MCMC
+gplvm        supervised GPLVM: variational Bayes and pseudo-marginal inference
 diagnostics  ESS, R-hat
 io           NetCDF (ArviZ layout), atomic writes, provenance
 data         vendored data sets: checksums, preparation
