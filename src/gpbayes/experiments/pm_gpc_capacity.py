@@ -1,0 +1,639 @@
+"""Filippone & Girolami (2014), Sec. 5: four probabilistic classifiers compared by capacity.
+
+Experiment-level functions, one per workflow rule (thin scripts call them):
+
+* ``balanced_split``      a training set with n/2 points of each class, the
+                          rest of the data set as test set (Sec. 5.1);
+* ``classify_split``      one (data set, n, split) job: SVM, EP-ML, MCMC-EP and
+                          MCMC-PM-EP test probabilities, capacity curves and
+                          scores (Secs. 5.2-5.3);
+* ``collect_splits``      one data set's scores over sizes and splits;
+* ``scores_table`` / ``summary_table``  every score / mean and s.e. per cell;
+* ``capacity_claims``     claim 5: MCMC-PM-EP best, SVM worst overall;
+* ``plot_scores_vs_size`` / ``plot_abstention_curves``  Figs. 6-7 / Fig. 5.
+
+Model and priors.  Probit GP classification with F&G's isotropic kernel
+K = sigma exp(-1/2 |x - x'|^2 / tau^2) (``SquaredExponential(d, ard=False,
+parameterisation="fg", nugget=...)``), psi = log(tau, sigma), and the
+paper's real-data priors (Sec. 4.4, used in Sec. 5 as well):
+tau ~ G(1, 1/sqrt(d)), sigma ~ G(1.1, 0.1) (shape/rate).
+
+Splits (Sec. 5.1: "increasingly larger training sets comprising an equal
+number of input vectors per class ... 40 training sets" per n).  A split
+draws n/2 training points from each class without replacement; the test
+set is *every other point* of the data set, so test sets keep the data
+set's class imbalance (capacity AUC is insensitive to it, capacity accuracy
+is not).  At least ``min_test_per_class`` points of each class must remain
+for the test set (the AUC needs both classes).  Each (n, split) has its own
+random stream, so splits of different n are independent draws.
+
+The four classifiers (Sec. 5.2), isotropic kernel for all:
+
+* ``svm``: ``gpbayes.baselines.probabilistic_svm`` (LIBSVM, C and gamma by
+  cross-validation, Platt scaling);
+* ``ep_ml``: type-II ML of log Z_EP (``fit_ep_type2_ml``, no prior), then the
+  EP predictive at psi_ML (eq. 8);
+* ``mcmc_ep``: random-walk MH on log Z_EP(psi) + log p(psi)
+  (``gpbayes.mcmc.driver.run_rwmh_chain``; proposal adapted during burn-in,
+  then frozen), started at the EP MAP; predictive eq. 8 averaged over
+  ``n_predict`` thinned draws of psi (``mcmc_predictive`` without latents);
+* ``mcmc_pm_ep``: pseudo-marginal MH (F&G Alg. 1) with the EP importance
+  density and N_imp = 64.  As in F&G Sec. 4.4 the proposal is adapted on the
+  deterministic EP approximation first: that adaptive phase *is* the
+  MCMC-EP burn-in above (the same MH on log Z_EP + log p(psi)), so the PM
+  chain starts from MCMC-EP's last draw with MCMC-EP's frozen proposal and
+  then runs ``n_burn`` discarded and ``n_draws`` kept PM iterations.
+  Predictions use **F&G eq. 20**: the average over thinned draws
+  (f^(i), theta^(i)) from p(f, theta | y) of int Phi(f_*) p(f_* | f^(i),
+  theta^(i)) df_* (``mcmc_predictive`` with ``f_samples``).
+
+Where the latent draws come from.  F&G Sec. 3.3 interleave the PM update of
+theta with draws of f to obtain samples from p(f, theta | y).  Here they come
+at no extra O(n^3) cost from the importance samples themselves: at every PM
+evaluation one of the N_imp draws f_k ~ q is selected with probability
+w_k / sum_j w_j and carried with the state (replaced only when the proposal
+is accepted).  This is the particle-marginal MH construction of Andrieu,
+Doucet & Holenstein (2010, Sec. 2.4.2 and Thm. 4) with a one-step "SMC", i.e.
+importance sampling: the chain then leaves p(theta, f | y) invariant, so
+the pairs (theta^(i), f^(i)) are exact draws from the joint posterior, as
+F&G's eq. 26-28 argument shows for N_imp = 1.  ``LatentSelectingTarget``
+and ``run_pm_chain_with_latents`` implement it; ``gpbayes.mcmc.
+pseudo_marginal.run_pm_chain`` does not expose the importance samples, so it
+is not used here (the transition is the same ``random_walk.step``).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+
+import numpy as np
+import xarray as xr
+from scipy.stats import rankdata
+
+from .. import linalg, priors
+from ..baselines import probabilistic_svm
+from ..classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
+from ..estimators.importance import PseudoMarginalTarget
+from ..kernels import SquaredExponential
+from ..likelihoods import Probit
+from ..mcmc import driver, random_walk
+from ..metrics import capacity_curve
+
+__all__ = [
+    "CLASSIFIERS",
+    "CLASSIFIER_LABELS",
+    "dataset_label",
+    "capacity_prior",
+    "balanced_split",
+    "LatentSelectingTarget",
+    "run_pm_chain_with_latents",
+    "classify_split",
+    "split_dataset",
+    "collect_splits",
+    "scores_table",
+    "summary_table",
+    "mean_ranks",
+    "capacity_claims",
+    "nearest_size",
+    "plot_scores_vs_size",
+    "plot_abstention_curves",
+]
+
+#: the four classifiers of F&G Sec. 5.2, in the order of their legend
+CLASSIFIERS = ("svm", "ep_ml", "mcmc_ep", "mcmc_pm_ep")
+CLASSIFIER_LABELS = {"svm": "SVM", "ep_ml": "EP ML", "mcmc_ep": "MCMC EP", "mcmc_pm_ep": "MCMC PM EP"}
+SCORES = ("capacity_accuracy", "capacity_auc")
+SCORE_LABELS = {"capacity_accuracy": "capacity accuracy", "capacity_auc": "capacity AUC"}
+
+_NAMES = {"pima": "Pima", "thyroid": "Thyroid", "ionosphere": "Ionosphere", "glass": "Glass",
+          "usps_stand_in": "USPS"}
+#: how the vendored stand-ins differ from the papers' data (data/raw/MANIFEST.yaml)
+_STAND_INS = {"thyroid": "Thyroid stand-in (new-thyroid: hyperthyroid vs rest)",
+              "usps_stand_in": "USPS stand-in (optdigits 3 vs 5)"}
+_PROBIT = Probit()
+
+
+def dataset_label(name: str, stand_in: bool | int = False) -> str:
+    """Figure title of a data set; stand-ins are labelled as such."""
+    if name in _STAND_INS:
+        return _STAND_INS[name]
+    label = _NAMES.get(name, name)
+    return f"{label} (stand-in)" if stand_in else label
+
+
+def capacity_prior(cfg: dict, d: int) -> priors.IndependentPrior:
+    """tau ~ G(a, b / sqrt(d)), sigma ~ the configured prior (F&G: G(1.1, 0.1))."""
+    tp = cfg["tau_prior"]
+    return priors.IndependentPrior((priors.Gamma(tp["shape"], tp["rate_times_sqrt_d"] / np.sqrt(d)),
+                                    priors.make_prior(cfg["sigma_prior"])))
+
+
+# --------------------------------------------------------------------------
+# splits
+# --------------------------------------------------------------------------
+def balanced_split(y, n: int, rng: np.random.Generator, *,
+                   min_test_per_class: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) row indices: n/2 of each class for training, the rest for testing.
+
+    Training points are drawn without replacement, uniformly within each
+    class; both index arrays are sorted.  Raises ``ValueError`` if n is odd
+    or fewer than ``min_test_per_class`` points of a class would be left
+    for the test set.
+    """
+    y = np.asarray(y)
+    n = int(n)
+    if n < 2 or n % 2:
+        raise ValueError(f"training-set size must be even and >= 2 (n/2 per class), got {n}")
+    labels = np.unique(y)
+    if labels.size != 2:
+        raise ValueError(f"balanced_split needs exactly two classes, got {labels.tolist()}")
+    train = []
+    for c in labels:
+        idx = np.flatnonzero(y == c)
+        if idx.size - n // 2 < min_test_per_class:
+            raise ValueError(
+                f"class {c} has {idx.size} points: cannot take n/2 = {n // 2} for training and keep "
+                f"{min_test_per_class} for testing; use a smaller n (config max_train_size)")
+        train.append(rng.choice(idx, size=n // 2, replace=False))
+    train = np.sort(np.concatenate(train))
+    test = np.setdiff1d(np.arange(y.size), train)
+    return train, test
+
+
+# --------------------------------------------------------------------------
+# pseudo-marginal MH carrying a latent draw (F&G eq. 20)
+# --------------------------------------------------------------------------
+@dataclasses.dataclass
+class LatentSelectingTarget(PseudoMarginalTarget):
+    """``PseudoMarginalTarget`` that also selects one importance draw f_k ∝ w_k.
+
+    ``target(psi, rng)`` returns exactly what ``PseudoMarginalTarget`` returns
+    (log p~(y | theta) + log p(psi), F&G eq. 25) and stores in
+    ``last_latent`` the draw f_k of that estimate chosen with probability
+    w_k / sum_j w_j (one extra uniform from ``rng``, drawn after the
+    estimate).  The N_imp draws are recovered by replaying a copy of the
+    generator taken before the call: ``GaussianApproximation.sample`` makes
+    the same two blocks of standard normals as the estimator, in the same
+    order.  The weights are recomputed from these draws, and their average
+    is checked against the returned estimate (``RuntimeError`` if they
+    disagree), so a change in the estimator's draws cannot go unnoticed.
+    Cost: one more O(n^2 N_imp) pass over the draws; no O(n^3) operation.
+    """
+
+    last_latent: np.ndarray | None = dataclasses.field(default=None, init=False)
+
+    def __call__(self, psi, rng: np.random.Generator) -> float:
+        replay = copy.deepcopy(rng)
+        value = super().__call__(psi, rng)
+        self.last_latent = None
+        if value == -np.inf:
+            return value
+        q = self.last_approximation
+        F = q.sample(replay, self.n_imp, q.K_chol)  # (n_imp, n): the estimate's own draws
+        log_w = self._log_weights(q, F)
+        log_sum = _logsumexp(log_w)
+        log_est = log_sum - np.log(self.n_imp)
+        expected = value - self.prior.log_density(np.asarray(psi, dtype=np.float64))
+        if not np.isclose(log_est, expected, rtol=1e-9, atol=1e-7):
+            raise RuntimeError(f"replayed importance draws do not reproduce the estimate "
+                               f"({log_est!r} vs {expected!r})")
+        # select f_k with probability w_k / sum_j w_j
+        probs = np.exp(log_w - log_sum)
+        k = int(np.searchsorted(np.cumsum(probs), rng.uniform() * probs.sum(), side="right"))
+        self.last_latent = F[min(k, self.n_imp - 1)].copy()
+        return value
+
+    def _log_weights(self, q, F) -> np.ndarray:
+        # log w = log p(y | f) + log N(f | 0, K) - log q(f)   (F&G eq. 25)
+        L = q.K_chol
+        U = linalg.solve_triangular(L, F.T, lower=True)
+        log_prior = -0.5 * (np.einsum("ij,ij->j", U, U) + linalg.logdet_from_cholesky(L)
+                            + q.n * np.log(2.0 * np.pi))
+        log_lik = np.sum(self.likelihood.log_lik(self.y[:, None], F.T), axis=0)
+        return log_lik + log_prior - q.log_density(F, L)
+
+
+def _logsumexp(x: np.ndarray) -> float:
+    # plain numpy: scipy's logsumexp costs ~0.1 ms per call, which adds up over a chain
+    m = float(np.max(x))
+    if not np.isfinite(m):
+        return m
+    return m + float(np.log(np.sum(np.exp(x - m))))
+
+
+def run_pm_chain_with_latents(rng: np.random.Generator, target: LatentSelectingTarget, psi0,
+                              proposal_factor, *, n_burn: int, n_draws: int, thin: int = 1) -> dict:
+    """F&G Alg. 1 with a frozen proposal, carrying the selected latent draw.
+
+    Starts at ``psi0`` with a fresh estimate; ``n_burn`` discarded and
+    ``n_draws`` kept iterations of ``random_walk.step`` (propose, estimate at
+    the proposal, accept against the *stored* estimate).  The state's latent
+    f is replaced only when a proposal is accepted, together with theta and
+    the stored estimate.
+
+    Returns ``position`` (n_draws, p), ``log_density`` (stored estimates),
+    ``accepted`` (n_draws,), ``latent`` (n_draws // thin rounded up, n): f at
+    every ``thin``-th kept draw (draws 0, thin, 2 thin, ...), ``latent_draw``
+    their indices, ``burn_acceptance``, ``n_cubic`` (total O(n^3) operations).
+    """
+    factor = np.asarray(proposal_factor, dtype=np.float64)
+    n_burn, n_draws, thin = int(n_burn), int(n_draws), int(thin)
+    if n_draws < 1 or thin < 1 or n_burn < 0:
+        raise ValueError(f"need n_draws >= 1, thin >= 1, n_burn >= 0; got {n_draws}, {thin}, {n_burn}")
+    kept = np.arange(0, n_draws, thin)
+    out = {"position": np.empty((n_draws, factor.shape[0])), "log_density": np.empty(n_draws),
+           "accepted": np.empty(n_draws, dtype=bool), "latent": np.empty((kept.size, target.y.size)),
+           "latent_draw": kept}
+    burn_acc = 0
+    with linalg.count_ops() as ops:
+        state = random_walk.init(psi0, target, rng)
+        f = target.last_latent
+        for it in range(n_burn + n_draws):
+            # F&G Alg. 1, lines 1-8
+            state, info = random_walk.step(rng, state, target, factor)
+            if info.accepted:
+                f = target.last_latent
+            i = it - n_burn
+            if i < 0:
+                burn_acc += info.accepted
+                continue
+            out["position"][i] = state.position
+            out["log_density"][i] = state.log_density
+            out["accepted"][i] = info.accepted
+            if i % thin == 0:
+                out["latent"][i // thin] = f
+    out.update(burn_acceptance=burn_acc / n_burn if n_burn else np.nan, n_cubic=int(ops.cubic))
+    return out
+
+
+# --------------------------------------------------------------------------
+# one (data set, n, split)
+# --------------------------------------------------------------------------
+def _deterministic(target: PseudoMarginalTarget):
+    """log Z_EP(psi) + log p(psi) as an MH log density; -inf where EP or K fails."""
+
+    def log_density(psi, rng=None):
+        try:
+            return target.approx_log_posterior(psi)
+        except (np.linalg.LinAlgError, FloatingPointError):
+            target.last_approximation = None  # do not warm-start from a failed run
+            return -np.inf
+
+    return log_density
+
+
+def _thin(n_draws: int, n_predict: int) -> int:
+    return max(1, int(n_draws) // max(1, int(n_predict)))
+
+
+def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dict,
+                   rng: np.random.Generator, nugget: float = 1e-6,
+                   ep_mode: str = "parallel") -> xr.Dataset:
+    """Test probabilities and capacity scores of the four classifiers on one split.
+
+    Parameters
+    ----------
+    X_train, y_train, X_test, y_test : one split (labels in {-1, +1}).
+    cfg : the ``pm_gpc.capacity`` config (priors, ``n_imp``, ``target_accept``,
+        ``ep_ml_restarts``, ``svm_folds``, ``initial_proposal_sd``).
+    settings : the scale's MCMC lengths ``n_adapt`` (MCMC-EP burn-in, which
+        is also the PM adaptive phase), ``n_burn`` (PM burn-in after the
+        switch), ``n_draws`` (kept draws of each chain), ``n_predict``
+        (thinned draws averaged in the predictive).
+    rng : the split's generator; one independent child stream per classifier.
+
+    Returns
+    -------
+    Dataset with ``probability(classifier, test)``; ``capacity_accuracy``,
+    ``capacity_auc``, ``accuracy``, ``auc`` per classifier; the capacity curves
+    ``abstention``, ``curve_accuracy``, ``curve_auc`` (classifier, rho); the
+    hyperparameters (``psi_ep_ml``, ``psi_map``, kept chains ``chain_psi``),
+    acceptance rates, SVM tuning, and cost per classifier (``n_cubic`` O(n^3)
+    operations and ``wall_time`` seconds).
+    """
+    X_train = np.asarray(X_train, dtype=np.float64)
+    X_test = np.asarray(X_test, dtype=np.float64)
+    y_train = _PROBIT.check_targets(y_train)
+    y_test = _PROBIT.check_targets(y_test)
+    d = X_train.shape[1]
+    kernel = SquaredExponential(d, ard=False, parameterisation="fg", nugget=nugget)
+    prior = capacity_prior(cfg, d)
+    r_svm, r_ml, r_ep, r_pm = rng.spawn(4)
+    probs, cost, wall = {}, {}, {}
+
+    # SVM (F&G Sec. 5.2 (i))
+    t0 = time.perf_counter()
+    svm = probabilistic_svm(X_train, y_train, X_test, r_svm, n_folds=int(cfg["svm_folds"]),
+                            return_result=True)
+    probs["svm"], cost["svm"], wall["svm"] = svm.p, 0, time.perf_counter() - t0
+
+    # EP ML (Sec. 5.2 (ii)): type-II ML of log Z_EP, EP predictive (eq. 8) at psi_ML
+    t0 = time.perf_counter()
+    with linalg.count_ops() as ops:
+        ml = fit_ep_type2_ml(X_train, y_train, kernel, r_ml, n_restarts=int(cfg["ep_ml_restarts"]),
+                             ep_mode=ep_mode)
+        probs["ep_ml"] = predictive_probabilities(X_train, y_train, X_test, kernel, ml.psi, "ep",
+                                                  mode=ep_mode)
+    cost["ep_ml"], wall["ep_ml"] = ops.cubic, time.perf_counter() - t0
+
+    # MCMC EP (Sec. 5.2 (iii)): MH on log Z_EP + log p(psi), started at the EP MAP
+    t0 = time.perf_counter()
+    n_adapt, n_burn, n_draws = int(settings["n_adapt"]), int(settings["n_burn"]), int(settings["n_draws"])
+    thin = _thin(n_draws, settings["n_predict"])
+    with linalg.count_ops() as ops:
+        fit_map = fit_ep_type2_ml(X_train, y_train, kernel, r_ep, n_restarts=1, log_prior=prior,
+                                  init=np.clip(ml.psi, -4.0, 4.0), ep_mode=ep_mode)
+        ep_target = PseudoMarginalTarget(X_train, y_train, kernel, _PROBIT, prior, approx="ep",
+                                         ep_mode=ep_mode, warm_start=True)
+        chain_ep = driver.run_rwmh_chain(
+            r_ep, fit_map.psi, _deterministic(ep_target),
+            float(cfg["initial_proposal_sd"]) ** 2 * np.eye(kernel.n_params),
+            n_burn=n_adapt, n_draws=n_draws, target_accept=float(cfg["target_accept"]))
+        probs["mcmc_ep"] = mcmc_predictive(X_train, y_train, X_test, kernel,
+                                           chain_ep["position"][::thin], "ep", mode=ep_mode)
+    cost["mcmc_ep"], wall["mcmc_ep"] = ops.cubic, time.perf_counter() - t0
+
+    # MCMC PM EP (Sec. 5.2, N_imp = 64): PM-MH from MCMC-EP's adapted, frozen
+    # proposal and last draw; predictive F&G eq. 20 with the carried latents
+    t0 = time.perf_counter()
+    with linalg.count_ops() as ops:
+        pm_target = LatentSelectingTarget(X_train, y_train, kernel, _PROBIT, prior, approx="ep",
+                                          n_imp=int(cfg["n_imp"]), ep_mode=ep_mode)
+        chain_pm = run_pm_chain_with_latents(r_pm, pm_target, chain_ep["position"][-1],
+                                             chain_ep["proposal_factor"], n_burn=n_burn,
+                                             n_draws=n_draws, thin=thin)
+        # the latents were kept at draws 0, thin, 2 thin, ...: pair them with those thetas
+        probs["mcmc_pm_ep"] = mcmc_predictive(X_train, y_train, X_test, kernel,
+                                              chain_pm["position"][::thin], f_samples=chain_pm["latent"])
+    cost["mcmc_pm_ep"] = ops.cubic + cost["mcmc_ep"]  # its adaptive phase is MCMC-EP's burn-in
+    wall["mcmc_pm_ep"] = time.perf_counter() - t0
+
+    # capacity curves and scores (F&G Sec. 5.3)
+    curves = {c: capacity_curve(np.clip(probs[c], 0.0, 1.0), y_test) for c in CLASSIFIERS}
+    rho = curves["svm"].thresholds
+    cl = list(CLASSIFIERS)
+
+    def per_classifier(fn):
+        return ("classifier", np.array([fn(c) for c in cl], dtype=np.float64))
+
+    def per_curve(field):
+        return (("classifier", "rho"), np.stack([getattr(curves[c], field) for c in cl]))
+
+    params = kernel.param_names
+    ds = xr.Dataset(
+        {
+            "probability": (("classifier", "test"), np.stack([probs[c] for c in cl])),
+            "y_test": ("test", y_test),
+            "capacity_accuracy": per_classifier(lambda c: curves[c].capacity_accuracy),
+            "capacity_auc": per_classifier(lambda c: curves[c].capacity_auc),
+            "accuracy": per_classifier(lambda c: curves[c].accuracy[0]),
+            "auc": per_classifier(lambda c: curves[c].auc[0]),
+            "abstention": per_curve("abstention"),
+            "curve_accuracy": per_curve("accuracy"),
+            "curve_auc": per_curve("auc"),
+            "n_cubic": ("classifier", np.array([cost[c] for c in cl], dtype=np.int64)),
+            "wall_time": per_classifier(lambda c: wall[c]),
+            "psi_ep_ml": ("param", ml.psi),
+            "psi_map": ("param", fit_map.psi),
+            "chain_psi": (("chain", "draw", "param"),
+                          np.stack([chain_ep["position"], chain_pm["position"]])),
+            "acceptance_rate": ("chain", np.array([np.mean(chain_ep["accepted"]),
+                                                   np.mean(chain_pm["accepted"])])),
+        },
+        coords={"classifier": cl, "rho": rho, "param": params, "chain": ["mcmc_ep", "mcmc_pm_ep"]},
+        attrs={
+            "n_train": int(y_train.size), "n_test": int(y_test.size), "d": int(d),
+            "n_test_positive": int(np.sum(y_test > 0)),
+            "svm_C": svm.C, "svm_gamma": svm.gamma, "svm_cv_accuracy": svm.cv_accuracy,
+            "ep_ml_log_marginal": ml.log_marginal, "ep_ml_converged": int(ml.converged),
+            "mcmc_ep_burn_acceptance": float(chain_ep["burn_acceptance"]),
+            "mcmc_pm_ep_burn_acceptance": float(chain_pm["burn_acceptance"]),
+            "pm_failures": int(pm_target.n_failures),
+            "thin": int(thin), "n_predict_draws": int(len(range(0, n_draws, thin))),
+            "pm_predictive": "F&G eq. 20 (latent draws selected from the importance samples)",
+            "mcmc_ep_predictive": "F&G eq. 8 averaged over thinned draws of theta",
+        },
+    )
+    return ds
+
+
+def split_dataset(data: xr.Dataset, n: int, split: int, *, cfg: dict, settings: dict,
+                  rng_split: np.random.Generator, rng_fit: np.random.Generator,
+                  nugget: float, ep_mode: str) -> xr.Dataset:
+    """One workflow job: draw split ``split`` of size ``n`` of a prepared data set and classify."""
+    X, y = data["X"].values, data["y"].values
+    train, test = balanced_split(y, n, rng_split, min_test_per_class=int(cfg["min_test_per_class"]))
+    ds = classify_split(X[train], y[train], X[test], y[test], cfg=cfg, settings=settings, rng=rng_fit,
+                        nugget=nugget, ep_mode=ep_mode)
+    ds = ds.assign(train_index=("train", train), test_index=("test", test))
+    ds.attrs.update(dataset=str(data.attrs.get("name", "")), n=int(n), split=int(split),
+                    stand_in=int(data.attrs.get("stand_in", 0)))
+    return ds
+
+
+# --------------------------------------------------------------------------
+# aggregation
+# --------------------------------------------------------------------------
+_SCORE_VARS = ("capacity_accuracy", "capacity_auc", "accuracy", "auc", "wall_time", "n_cubic")
+
+
+def collect_splits(parts: list[xr.Dataset], dataset: str | None = None) -> xr.Dataset:
+    """Scores of one data set as arrays over (n, split, classifier)."""
+    if not parts:
+        raise ValueError("no split results to collect")
+    ns = sorted({int(p.attrs["n"]) for p in parts})
+    splits = sorted({int(p.attrs["split"]) for p in parts})
+    cl = [str(c) for c in parts[0]["classifier"].values]
+    out = {v: np.full((len(ns), len(splits), len(cl)), np.nan) for v in _SCORE_VARS}
+    seen = set()
+    for p in parts:
+        key = (int(p.attrs["n"]), int(p.attrs["split"]))
+        if key in seen:
+            raise ValueError(f"split result n={key[0]}, split={key[1]} given twice")
+        seen.add(key)
+        i, j = ns.index(key[0]), splits.index(key[1])
+        for v in _SCORE_VARS:
+            out[v][i, j] = p[v].sel(classifier=cl).values
+    name = dataset if dataset is not None else str(parts[0].attrs.get("dataset", ""))
+    ds = xr.Dataset({v: (("n", "split", "classifier"), a) for v, a in out.items()},
+                    coords={"n": ns, "split": splits, "classifier": cl})
+    ds.attrs.update(dataset=name, stand_in=int(parts[0].attrs.get("stand_in", 0)),
+                    n_missing=int(len(ns) * len(splits) - len(seen)))
+    return ds
+
+
+def scores_table(summaries: list[xr.Dataset]):
+    """Long table of every score: one row per (dataset, n, split, classifier)."""
+    import pandas as pd
+
+    frames = []
+    for s in summaries:
+        df = s[list(_SCORE_VARS)].to_dataframe().reset_index()
+        df.insert(0, "dataset", s.attrs["dataset"])
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def summary_table(summaries: list[xr.Dataset]):
+    """Mean and standard error over splits per (dataset, n, classifier)."""
+    import pandas as pd
+
+    rows = []
+    for s in summaries:
+        for n in s["n"].values:
+            for c in s["classifier"].values:
+                row = {"dataset": s.attrs["dataset"], "n": int(n), "classifier": str(c)}
+                for v in ("capacity_accuracy", "capacity_auc", "accuracy", "auc"):
+                    x = s[v].sel(n=n, classifier=c).values
+                    x = x[np.isfinite(x)]
+                    row[f"{v}_mean"] = float(np.mean(x)) if x.size else np.nan
+                    row[f"{v}_se"] = float(np.std(x, ddof=1) / np.sqrt(x.size)) if x.size > 1 else np.nan
+                    row["n_splits"] = int(x.size)
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------
+# claim 5
+# --------------------------------------------------------------------------
+def mean_ranks(summaries: list[xr.Dataset], score: str) -> tuple[dict, int]:
+    """Mean rank of each classifier over (data set, n) cells for one score.
+
+    In each cell the classifiers are ranked by their mean score over splits
+    (rank 1 = highest capacity; ties share the average rank); cells where a
+    classifier's mean is undefined are skipped.  Returns ({classifier: mean
+    rank}, number of cells used).
+    """
+    cl = [str(c) for c in summaries[0]["classifier"].values]
+    ranks = []
+    for s in summaries:
+        m = s[score].sel(classifier=cl).mean("split", skipna=True).values  # (n, classifier)
+        for row in np.atleast_2d(m):
+            if np.all(np.isfinite(row)):
+                ranks.append(rankdata(-row))
+    if not ranks:
+        return {c: float("nan") for c in cl}, 0
+    r = np.mean(ranks, axis=0)
+    return {c: float(v) for c, v in zip(cl, r)}, len(ranks)
+
+
+def capacity_claims(summaries: list[xr.Dataset]) -> list[dict]:
+    """Claim 5: "MCMC-PM-EP has the best capacity scores overall and SVM the worst".
+
+    'Overall' is the mean rank over every (data set, training size) cell,
+    each classifier's score in a cell being its mean over splits (rank 1 =
+    best, see ``mean_ranks``).  PASS iff, for capacity accuracy *and* for
+    capacity AUC, MCMC-PM-EP's mean rank is strictly the lowest (best) of the
+    four and SVM's strictly the highest (worst).
+    """
+    measured, ok = {}, True
+    for score in SCORES:
+        r, n_cells = mean_ranks(summaries, score)
+        for c, v in r.items():
+            measured[f"{score}_mean_rank_{c}"] = v
+        measured[f"{score}_n_cells"] = n_cells
+        others_pm = [v for c, v in r.items() if c != "mcmc_pm_ep"]
+        others_svm = [v for c, v in r.items() if c != "svm"]
+        ok &= bool(n_cells > 0 and all(r["mcmc_pm_ep"] < v for v in others_pm)
+                   and all(r["svm"] > v for v in others_svm))
+        for c in r:
+            vals = [float(np.nanmean(s[score].sel(classifier=c).values)) for s in summaries]
+            measured[f"{score}_grand_mean_{c}"] = float(np.mean(vals))
+    datasets = ", ".join(str(s.attrs.get("dataset", "?")) for s in summaries)
+    return [{
+        "id": "capacity-pm-best-svm-worst",
+        "statement": ("Figs. 6-7: MCMC PM EP has the best capacity scores overall and SVM the worst "
+                      "(mean rank over every (data set, training size) of the mean score over splits, "
+                      "rank 1 = best; strictly best/worst for both capacity accuracy and capacity AUC; "
+                      f"data sets: {datasets})"),
+        "measured": measured,
+        "paper": {"best": "MCMC PM EP", "worst": "SVM"},
+        "passed": bool(ok),
+    }]
+
+
+# --------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------
+def nearest_size(available, wanted: int) -> int:
+    """The training-set size in ``available`` closest to ``wanted`` (smaller on ties)."""
+    available = sorted(int(a) for a in available)
+    if not available:
+        raise ValueError("no training-set sizes available")
+    return min(available, key=lambda a: (abs(a - int(wanted)), a))
+
+
+_STYLE = {"svm": dict(color="tab:red", marker="s", ls=":"),
+          "ep_ml": dict(color="tab:orange", marker="^", ls="--"),
+          "mcmc_ep": dict(color="tab:blue", marker="o", ls="-."),
+          "mcmc_pm_ep": dict(color="black", marker="D", ls="-")}
+
+
+def plot_scores_vs_size(summaries: list[xr.Dataset], path, *, title: str = "") -> None:
+    """F&G Figs. 6-7: rows = data sets, columns = capacity accuracy / AUC vs n.
+
+    Mean over splits with +- one standard error (none with a single split),
+    one line per classifier; the legend is in the first row.
+    """
+    from .. import plots
+
+    plt = plots.plt
+    fig, axes = plt.subplots(len(summaries), 2, figsize=(8.0, 2.6 * len(summaries)), squeeze=False)
+    for r, s in enumerate(summaries):
+        n = s["n"].values
+        for c_idx, score in enumerate(SCORES):
+            ax = axes[r, c_idx]
+            for c in s["classifier"].values:
+                x = s[score].sel(classifier=c)
+                k = np.isfinite(x).sum("split")
+                mean = x.mean("split", skipna=True).values
+                se = (x.std("split", ddof=1, skipna=True) / np.sqrt(k)).where(k > 1).values
+                ax.errorbar(n, mean, yerr=None if np.all(np.isnan(se)) else se, capsize=2, lw=1.1,
+                            ms=4, label=CLASSIFIER_LABELS.get(str(c), str(c)), **_STYLE.get(str(c), {}))
+            ax.set_xscale("log")
+            ax.set_xticks(n)
+            ax.set_xticklabels([str(int(v)) for v in n])
+            ax.minorticks_off()
+            ax.set_title(f"{dataset_label(s.attrs['dataset'], s.attrs.get('stand_in', 0))}", fontsize=8)
+            ax.set_ylabel(SCORE_LABELS[score], fontsize=8)
+            ax.tick_params(labelsize=7)
+            if r == len(summaries) - 1:
+                ax.set_xlabel("training-set size n", fontsize=8)
+            if r == 0:
+                ax.legend(fontsize=7, loc="lower right")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    plots.save_figure(fig, path)
+
+
+def plot_abstention_curves(panels: list[tuple[xr.Dataset, str]], path, *, title: str = "") -> None:
+    """F&G Fig. 5: accuracy or AUC against degree of abstention, one split per panel.
+
+    ``panels`` are (split result, "accuracy" | "auc"); one line per classifier,
+    drawn over the thresholds where the score is defined.
+    """
+    from .. import plots
+
+    plt = plots.plt
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.0 * len(panels), 3.0), squeeze=False)
+    for ax, (ds, which) in zip(axes[0], panels):
+        for c in ds["classifier"].values:
+            a = ds["abstention"].sel(classifier=c).values
+            v = ds[f"curve_{which}"].sel(classifier=c).values
+            ok = np.isfinite(v)
+            ax.plot(a[ok], v[ok], lw=1.1, label=CLASSIFIER_LABELS.get(str(c), str(c)),
+                    **{k: x for k, x in _STYLE.get(str(c), {}).items() if k != "marker"})
+        name = dataset_label(ds.attrs["dataset"], ds.attrs.get("stand_in", 0))
+        ax.set_title(f"{name}, n = {ds.attrs['n']}, split {ds.attrs['split']}", fontsize=8)
+        ax.set_xlabel("degree of abstention", fontsize=8)
+        ax.set_ylabel("accuracy" if which == "accuracy" else "AUC", fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    plots.save_figure(fig, path)

@@ -1,0 +1,295 @@
+"""F&G Sec. 5 classifier comparison: splits, the per-split job, aggregation, claim 5, config snippet."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+import yaml
+from scipy.special import logsumexp, ndtr
+
+from gpbayes import config as gconfig
+from gpbayes import priors
+from gpbayes.estimators.importance import PseudoMarginalTarget
+from gpbayes.experiments import pm_gpc_capacity as pc
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Probit
+
+REPO = Path(__file__).resolve().parents[1]
+SNIPPET = REPO / "config" / "pm_gpc_capacity.snippet.yaml"
+
+CFG = {"tau_prior": {"shape": 1.0, "rate_times_sqrt_d": 1.0}, "sigma_prior": {"gamma": {"shape": 1.1, "rate": 0.1}},
+       "n_imp": 16, "target_accept": 0.25, "initial_proposal_sd": 0.3, "ep_ml_restarts": 1, "svm_folds": 3,
+       "min_test_per_class": 2}
+TINY = {"n_adapt": 40, "n_burn": 5, "n_draws": 40, "n_predict": 8}
+
+
+# --------------------------------------------------------------------------- splits
+def test_balanced_split_is_balanced_disjoint_complete_and_reproducible():
+    y = np.array([1] * 30 + [-1] * 70)
+    tr, te = pc.balanced_split(y, 20, np.random.default_rng(5), min_test_per_class=5)
+    assert np.sum(y[tr] == 1) == np.sum(y[tr] == -1) == 10
+    assert np.intersect1d(tr, te).size == 0
+    assert np.array_equal(np.union1d(tr, te), np.arange(100))
+    tr2, te2 = pc.balanced_split(y, 20, np.random.default_rng(5), min_test_per_class=5)
+    assert np.array_equal(tr, tr2) and np.array_equal(te, te2)
+    tr3, _ = pc.balanced_split(y, 20, np.random.default_rng(6), min_test_per_class=5)
+    assert not np.array_equal(tr, tr3)
+
+
+def test_balanced_split_rejects_odd_sizes_and_too_few_test_points():
+    y = np.array([1] * 10 + [-1] * 40)
+    with pytest.raises(ValueError, match="even"):
+        pc.balanced_split(y, 7, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="class 1 has 10 points"):
+        pc.balanced_split(y, 16, np.random.default_rng(0), min_test_per_class=3)
+    tr, te = pc.balanced_split(y, 14, np.random.default_rng(0), min_test_per_class=3)
+    assert np.sum(y[te] == 1) == 3
+
+
+# ------------------------------------------------------- PM with carried latents (eq. 20)
+def _tiny_problem(n=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 1))
+    y = np.array([1.0, -1.0, 1.0][:n]) if n <= 3 else np.where(rng.uniform(size=n) < 0.5, 1.0, -1.0)
+    kernel = SquaredExponential(1, ard=False, parameterisation="fg", nugget=1e-6)
+    prior = priors.IndependentPrior((priors.Gamma(1.0, 1.0), priors.Gamma(1.1, 0.1)))
+    return X, y, kernel, prior
+
+
+def test_latent_selecting_target_returns_the_plain_estimate_and_one_of_its_draws():
+    X, y, kernel, prior = _tiny_problem()
+    psi = np.log([0.4, 9.0])
+    plain = PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=8)
+    sel = pc.LatentSelectingTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=8)
+    v_plain = plain(psi, np.random.default_rng(3))
+    v_sel = sel(psi, np.random.default_rng(3))
+    assert v_sel == v_plain
+    q = sel.last_approximation
+    F = q.sample(np.random.default_rng(3), 8, q.K_chol)
+    assert np.any(np.all(np.isclose(F, sel.last_latent[None, :], rtol=0, atol=1e-12), axis=1))
+
+
+def test_pm_chain_latents_are_draws_from_the_exact_posterior_of_f():
+    """At a fixed theta (zero proposal) the carried latent must follow p(f | y, theta).
+
+    Three nearly independent latents with a wide prior make p(f_i | y_i) a
+    skewed (skew-normal) density; EP matches its mean and variance, so the
+    check is on P(y_i f_i < 0 | y), where the Gaussian q is off by ~7
+    standard errors: carrying a uniformly chosen importance draw fails it.
+    """
+    _, _, kernel, prior = _tiny_problem()
+    X, y = np.array([[0.0], [5.0], [10.0]]), np.array([1.0, 1.0, -1.0])
+    psi = np.log([0.4, 25.0])
+    target = pc.LatentSelectingTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=16)
+    n_draws = 2000
+    out = pc.run_pm_chain_with_latents(np.random.default_rng(11), target, psi, np.zeros((2, 2)),
+                                       n_burn=20, n_draws=n_draws, thin=1)
+    assert out["latent"].shape == (n_draws, 3)
+    chain = np.mean(out["latent"] * y < 0)  # pooled over the three latents
+    # reference: self-normalised importance sampling with many draws from the same q
+    q = target.last_approximation
+    F = q.sample(np.random.default_rng(12), 200_000, q.K_chol)
+    log_w = target._log_weights(q, F)
+    w = np.exp(log_w - logsumexp(log_w))
+    ref = float(np.mean(w @ (F * y < 0)))
+    gauss = float(np.mean(ndtr(-y * q.m / np.sqrt(np.diag(q.covariance())))))
+    se = np.sqrt(ref * (1 - ref) / (3 * n_draws / 2))  # allow for ESS >= n_draws / 2 per latent
+    assert abs(gauss - ref) > 6 * se  # the Gaussian q itself would fail
+    assert abs(chain - ref) < 4 * se
+
+
+def test_pm_chain_with_latents_rejects_bad_lengths():
+    X, y, kernel, prior = _tiny_problem()
+    target = pc.LatentSelectingTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=2)
+    with pytest.raises(ValueError, match="n_draws"):
+        pc.run_pm_chain_with_latents(np.random.default_rng(0), target, np.zeros(2), np.eye(2) * 0.1,
+                                     n_burn=0, n_draws=0)
+
+
+# ------------------------------------------------------------------ one split
+def _toy_split(seed=0, n=16, m=30):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n + m, 2))
+    f = 2.0 * np.sin(2 * X[:, 0]) + X[:, 1]
+    y = np.where(rng.uniform(size=n + m) < ndtr(f), 1.0, -1.0)
+    tr, te = pc.balanced_split(y, n, rng, min_test_per_class=2)
+    return X[tr], y[tr], X[te], y[te]
+
+
+def test_classify_split_gives_probabilities_and_scores_for_all_four_classifiers():
+    Xtr, ytr, Xte, yte = _toy_split()
+    ds = pc.classify_split(Xtr, ytr, Xte, yte, cfg=CFG, settings=TINY, rng=np.random.default_rng(1))
+    assert list(ds["classifier"].values) == list(pc.CLASSIFIERS)
+    p = ds["probability"].values
+    assert p.shape == (4, yte.size) and np.all((p >= 0) & (p <= 1))
+    assert not np.allclose(p[2], p[3])  # eq. 8 vs eq. 20 predictives differ
+    for v in ("capacity_accuracy", "capacity_auc", "accuracy", "auc"):
+        assert np.all((ds[v].values >= 0) & (ds[v].values <= 1)), v
+    assert ds["chain_psi"].shape == (2, TINY["n_draws"], 2)
+    assert ds.attrs["thin"] == TINY["n_draws"] // TINY["n_predict"]
+    assert ds["abstention"].sel(rho=0.0).values.tolist() == [0.0] * 4
+    assert np.all(ds["n_cubic"].sel(classifier="mcmc_pm_ep") > ds["n_cubic"].sel(classifier="mcmc_ep"))
+
+
+def test_split_dataset_records_the_split():
+    Xtr, ytr, Xte, yte = _toy_split(n=16, m=14)
+    data = xr.Dataset({"X": (("n", "feature"), np.vstack([Xtr, Xte])), "y": ("n", np.concatenate([ytr, yte]))},
+                      attrs={"name": "toy", "stand_in": 1})
+    ds = pc.split_dataset(data, 8, 0, cfg=CFG, settings=TINY, rng_split=np.random.default_rng(2),
+                          rng_fit=np.random.default_rng(3), nugget=1e-6, ep_mode="parallel")
+    tr, te = ds["train_index"].values, ds["test_index"].values
+    assert tr.size == 8 and te.size == 22 and np.intersect1d(tr, te).size == 0
+    assert np.array_equal(ds["y_test"].values, data["y"].values[te])
+    assert ds.attrs["n"] == 8 and ds.attrs["split"] == 0 and ds.attrs["stand_in"] == 1
+
+
+# ---------------------------------------------------------------- aggregation
+def _fake_split(n, split, scores, name="toy"):
+    """A split result with given capacity accuracy/AUC per classifier (dict)."""
+    cl = list(pc.CLASSIFIERS)
+    rho = np.arange(51) / 100
+    acc = np.array([scores[c][0] for c in cl])
+    auc = np.array([scores[c][1] for c in cl])
+    return xr.Dataset(
+        {"capacity_accuracy": ("classifier", acc), "capacity_auc": ("classifier", auc),
+         "accuracy": ("classifier", acc - 0.1), "auc": ("classifier", auc - 0.1),
+         "wall_time": ("classifier", np.ones(4)), "n_cubic": ("classifier", np.arange(4)),
+         "abstention": (("classifier", "rho"), np.tile(np.linspace(0, 0.9, 51), (4, 1))),
+         "curve_accuracy": (("classifier", "rho"), np.tile(np.linspace(0.7, 1.0, 51), (4, 1))),
+         "curve_auc": (("classifier", "rho"), np.tile(np.linspace(0.7, 1.0, 51), (4, 1)))},
+        coords={"classifier": cl, "rho": rho}, attrs={"n": n, "split": split, "dataset": name, "stand_in": 0})
+
+
+def _ordered(best_to_worst, base=0.9, step=0.02):
+    """Scores decreasing along the given order, the same for both scores."""
+    return {c: (base - i * step, base - i * step) for i, c in enumerate(best_to_worst)}
+
+
+PAPER_ORDER = ["mcmc_pm_ep", "mcmc_ep", "ep_ml", "svm"]
+
+
+def test_collect_splits_and_tables():
+    parts = [_fake_split(n, k, {c: (0.5 + 0.01 * k + 0.001 * n, 0.6) for c in pc.CLASSIFIERS})
+             for n in (20, 10) for k in (0, 1, 2)]
+    s = pc.collect_splits(parts)
+    assert s["n"].values.tolist() == [10, 20] and s["split"].values.tolist() == [0, 1, 2]
+    assert s["capacity_accuracy"].sel(n=20, split=2, classifier="svm") == pytest.approx(0.5 + 0.02 + 0.02)
+    assert s.attrs["n_missing"] == 0
+    table = pc.scores_table([s])
+    assert len(table) == 2 * 3 * 4 and set(table["dataset"]) == {"toy"}
+    summ = pc.summary_table([s])
+    row = summ[(summ.n == 10) & (summ.classifier == "ep_ml")].iloc[0]
+    x = 0.5 + 0.01 * np.arange(3) + 0.01
+    assert row["capacity_accuracy_mean"] == pytest.approx(x.mean())
+    assert row["capacity_accuracy_se"] == pytest.approx(x.std(ddof=1) / np.sqrt(3))
+    with pytest.raises(ValueError, match="twice"):
+        pc.collect_splits(parts + parts[:1])
+
+
+# ------------------------------------------------------------------- claim 5
+def _summaries(order_for):
+    """Two data sets x two sizes x two splits; order_for(dataset, n) gives best-to-worst."""
+    out = []
+    for name in ("a", "b"):
+        parts = [_fake_split(n, k, _ordered(order_for(name, n), base=0.9 - 0.01 * k), name=name)
+                 for n in (10, 20) for k in (0, 1)]
+        out.append(pc.collect_splits(parts, dataset=name))
+    return out
+
+
+def test_claim_passes_when_pm_is_best_and_svm_worst_overall():
+    # PM best in 3 of 4 cells, MCMC EP best in one: PM still has the best mean rank
+    def order(name, n):
+        return ["mcmc_ep", "mcmc_pm_ep", "ep_ml", "svm"] if (name, n) == ("b", 20) else PAPER_ORDER
+    (rec,) = pc.capacity_claims(_summaries(order))
+    assert rec["passed"] is True
+    m = rec["measured"]
+    assert m["capacity_accuracy_mean_rank_mcmc_pm_ep"] == pytest.approx(1.25)
+    assert m["capacity_accuracy_mean_rank_mcmc_ep"] == pytest.approx(1.75)
+    assert m["capacity_auc_mean_rank_svm"] == pytest.approx(4.0)
+    assert m["capacity_auc_n_cells"] == 4
+    assert set(rec) == {"id", "statement", "measured", "paper", "passed"}
+
+
+@pytest.mark.parametrize("order", [
+    lambda name, n: ["mcmc_ep", "mcmc_pm_ep", "ep_ml", "svm"],  # PM not best
+    lambda name, n: ["mcmc_pm_ep", "mcmc_ep", "svm", "ep_ml"],  # SVM not worst
+    lambda name, n: PAPER_ORDER if n == 10 else ["mcmc_ep", "mcmc_pm_ep", "ep_ml", "svm"],  # PM tied with MCMC EP
+])
+def test_claim_fails_when_the_numbers_disagree(order):
+    (rec,) = pc.capacity_claims(_summaries(order))
+    assert rec["passed"] is False
+
+
+def test_claim_needs_both_scores():
+    s = _summaries(lambda name, n: PAPER_ORDER)
+    for summary in s:  # swap PM and SVM on capacity AUC only
+        auc = summary["capacity_auc"].copy()
+        summary["capacity_auc"].loc[dict(classifier="mcmc_pm_ep")] = auc.sel(classifier="svm").values
+        summary["capacity_auc"].loc[dict(classifier="svm")] = auc.sel(classifier="mcmc_pm_ep").values
+    (rec,) = pc.capacity_claims(s)
+    assert rec["passed"] is False
+    assert rec["measured"]["capacity_accuracy_mean_rank_mcmc_pm_ep"] == 1.0
+    assert rec["measured"]["capacity_auc_mean_rank_mcmc_pm_ep"] == 4.0
+
+
+# ------------------------------------------------------------------- figures
+def test_figures_are_written(tmp_path):
+    s = _summaries(lambda name, n: PAPER_ORDER)
+    s[1].attrs["dataset"] = "usps_stand_in"
+    pc.plot_scores_vs_size(s, tmp_path / "fig6.pdf", title="t")
+    pc.plot_abstention_curves([(_fake_split(50, 0, _ordered(PAPER_ORDER)), "accuracy"),
+                               (_fake_split(20, 0, _ordered(PAPER_ORDER)), "auc")], tmp_path / "fig5.pdf")
+    assert (tmp_path / "fig6.pdf").stat().st_size > 1000 and (tmp_path / "fig5.pdf").stat().st_size > 1000
+
+
+def test_labels_and_nearest_size():
+    assert "stand-in" in pc.dataset_label("usps_stand_in") and "optdigits" in pc.dataset_label("usps_stand_in")
+    assert "stand-in" in pc.dataset_label("thyroid")
+    assert pc.dataset_label("pima") == "Pima" and pc.dataset_label("mine", True) == "mine (stand-in)"
+    assert pc.nearest_size([10, 20], 50) == 20 and pc.nearest_size([10, 20, 50], 15) == 10
+    assert pc.nearest_size([20, 100], 60) == 20
+
+
+# ------------------------------------------------------------- config snippet
+def _merge(base: dict, extra: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        elif isinstance(v, list) and isinstance(out.get(k), list):
+            out[k] = out[k] + [x for x in v if x not in out[k]]
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def merged_config_and_schema():
+    snippet = yaml.safe_load(SNIPPET.read_text())
+    with open(REPO / "config" / "config.yaml") as fh:
+        cfg = yaml.safe_load(fh)
+    return _merge(cfg, snippet["config"]), _merge(gconfig.load_schema(), snippet["schema"])
+
+
+def test_config_snippet_validates_and_is_checked():
+    cfg, schema = merged_config_and_schema()
+    gconfig.validate_config(cfg, schema)
+    cap = cfg["pm_gpc"]["capacity"]
+    assert cap["n_imp"] == 64 and cap["scales"]["paper"]["n_splits"] == 40
+    assert "capacity" in schema["properties"]["pm_gpc"]["required"]
+    bad = copy.deepcopy(cfg)
+    bad["pm_gpc"]["capacity"]["scales"]["default"]["sizes"] = [11]
+    with pytest.raises(gconfig.ConfigError, match="pm_gpc/capacity/scales/default/sizes/0"):
+        gconfig.validate_config(bad, schema)
+    bad = copy.deepcopy(cfg)
+    bad["pm_gpc"]["capacity"]["figures"]["fig5"][0]["score"] = "f1"
+    with pytest.raises(gconfig.ConfigError, match="pm_gpc/capacity/figures/fig5/0/score"):
+        gconfig.validate_config(bad, schema)
+    missing = copy.deepcopy(cfg)
+    del missing["pm_gpc"]["capacity"]
+    with pytest.raises(gconfig.ConfigError, match="'capacity' is a required property"):
+        gconfig.validate_config(missing, schema)
