@@ -409,3 +409,53 @@ def test_geweke_catches_a_missing_normaliser_of_q(gw_marginal_conditional, monke
     monkeypatch.setattr(pm, "importance_log_weights", buggy)
     res = gw_run(gw_marginal_conditional, 2, 800)
     assert res.reject, res.summary()
+
+
+# ---------------------------------------------------------------------------
+# eqs. 7-8 and the type-II ML baseline
+# ---------------------------------------------------------------------------
+def test_predictive_mixture_matches_dense_reference():
+    model = tiny_model(ky=2)
+    rng = np.random.default_rng(8)
+    phi = TINY_PHI + np.array([0.2, -0.1, 0.3, 0.5])
+    Z = rng.normal(size=(6, 1))
+    X_star = np.array([[0.4], [1.7], [3.5]])
+    mix = pm.predictive_mixture(np.random.default_rng(0), model, phi[None], Z[None], X_star)
+    xi = np.random.default_rng(0).standard_normal((3, 1))  # the one draw made for z*
+    sig, theta, theta_s, beta = np.exp(phi)
+    # eq. 8 with explicit inverses; k_z(x*, x*) = 1 + eps (the white-noise term of k_z)
+    Kz = se_kernel_double_loop(model.X, model.X, 1.0, [sig]) + model.latent_jitter * np.eye(6)
+    Kzs = se_kernel_double_loop(model.X, X_star, 1.0, [sig])
+    mz = Kzs.T @ np.linalg.solve(Kz, Z)
+    sz = 1.0 + model.latent_jitter - np.diag(Kzs.T @ np.linalg.solve(Kz, Kzs))
+    z_star = mz + np.sqrt(sz)[:, None] * xi
+    # the GP predictive of y* under eq. 7: mean A y_i, variance S + 1/beta
+    C = se_kernel_double_loop(Z, Z, theta_s, [theta]) + np.eye(6) / beta
+    Kfs = se_kernel_double_loop(Z, z_star, theta_s, [theta])
+    mean = Kfs.T @ np.linalg.solve(C, model.Y)
+    var = theta_s - np.diag(Kfs.T @ np.linalg.solve(C, Kfs)) + 1.0 / beta
+    np.testing.assert_allclose(mix.mean[0], mean, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(mix.var[0], var, rtol=1e-8)
+    # the mixture density: per output and jointly, by hand for two components
+    mix2 = pm.PredictiveMixture(np.stack([mean, mean + 0.3]), np.stack([var, 2 * var]))
+    Ys = np.array([[0.1, -0.2], [0.5, 0.0], [-0.3, 0.4]])
+    joint, marginal = pm.mixture_log_density(mix2, Ys)
+    dens = lambda m, v: np.exp(-0.5 * (Ys - m) ** 2 / v[:, None]) / np.sqrt(2 * np.pi * v[:, None])  # noqa: E731
+    d1, d2 = dens(mean, var), dens(mean + 0.3, 2 * var)
+    np.testing.assert_allclose(marginal, np.log(0.5 * (d1 + d2)), rtol=1e-12)
+    np.testing.assert_allclose(joint, np.log(0.5 * (d1.prod(axis=1) + d2.prod(axis=1))), rtol=1e-12)
+
+
+def test_type2_ml_and_its_point_estimate_predictions():
+    model = SupervisedGPLVM(TINY_X, tiny_model(ky=2).Y, 1, 3)
+    start = optimise_variational(model, TINY_PHI).bound
+    res = fit_type2_ml(np.random.default_rng(4), model, TINY_PHI, n_restarts=2)
+    assert res.n_restarts == 2 and res.bound == pytest.approx(res.all_bounds.max())
+    assert res.bound > start + 0.1
+    val, g = elbo(model, res.phi, res.params, hyper_gradient=True)
+    assert val == pytest.approx(res.bound)
+    assert np.max(np.abs(np.concatenate([g.pack(), g.phi]))) < 1e-2
+    mix = pm.ml_predictive_mixture(np.random.default_rng(5), model, res.phi, res.params, TINY_X[:2], n_samples=50)
+    assert mix.mean.shape == (50, 2, 2) and mix.var.shape == (50, 2)
+    joint, _ = pm.mixture_log_density(mix, model.Y[:2])
+    assert np.all(np.isfinite(joint))
