@@ -143,8 +143,8 @@ def main(argv=None):
     ap.add_argument("--M", type=int, nargs="+", default=[16, 32, 64, 128])
     ap.add_argument("--extra-M", type=int, nargs="*", default=[256, 512],
                     help="larger M, shown to follow the slope towards its asymptote (not in the main fit)")
-    ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--seconds-per-call", type=float, default=0.05,
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--seconds-per-call", type=float, default=0.03,
                     help="length of each timed batch of calls")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
