@@ -35,6 +35,9 @@ def test_shipped_config_is_valid():
     (lambda c: c["regression_mh"]["kernel"].update(parameterisation="rbf"), "regression_mh/kernel/parameterisation"),
     (lambda c: c.update(user_datasets={"mine": {"path": "x.txt", "target": "t", "task": "regression"}}), "must be a .csv"),
     (lambda c: c.pop("seed"), "'seed' is a required property"),
+    (lambda c: c["pm_gpc"]["tables"]["scales"]["default"].update(schemes=["pm-vb-3"]), "pm_gpc/tables/scales/default/schemes/0"),
+    (lambda c: c["pm_gpc"]["real"].update(extra=1), "'extra' was unexpected"),
+    (lambda c: c["pm_gpc"]["fig2"]["scales"]["smoke"].update(n=[51]), "pm_gpc/fig2/scales/smoke/n/0"),
 ])
 def test_bad_config_rejected_with_named_key(mutate, needle):
     cfg = base_config()
