@@ -44,6 +44,9 @@ Alg. 2 details
   ratio of the paper, p~(Y|xi') p(xi') |dt/dxi(xi)| / (p~(Y|xi) p(xi)
   |dt/dxi(xi')|), is p~(Y|phi') p_log(phi') / (p~(Y|phi) p_log(phi)).
 * The stored estimate of the current state is never recomputed.
+* If a matrix at the proposed phi' cannot be factorised even with the
+  jitter of ``gpbayes.linalg.cholesky``, the proposal is rejected (as if
+  p~(Y | X, phi') were 0); this never happened in the tests.
 * Adaptation (line 7), for g > g0 and (optionally) g <= ``adapt_stop``:
   Sigma_r^(g) = s_d/(g-1) [sum_{m=1}^g eta^(m) eta^(m)T - g etabar etabar^T] + s_d eps I,
   s_d = 2.38^2 / d; eta^(m) is the block after iteration m.  Running sums
