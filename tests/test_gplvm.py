@@ -289,6 +289,11 @@ def test_same_seed_same_chain_bit_for_bit():
     for key in ("phi", "log_marginal", "accepted", "acceptance_prob", "Z", "n_cubic", "n_shrinkages"):
         assert np.array_equal(runs[0][key], runs[1][key]), key
     assert not np.array_equal(runs[0]["phi"], runs[2]["phi"])
+    # the exact uncollapsing variant shares the phi chain only until its first extra draw
+    again = pm.run_pm_chain(np.random.default_rng(7), model, prior, TINY_PHI, config, 2, n_latent_steps=2,
+                            latent_start="resample")
+    assert np.array_equal(again["phi"][0], runs[0]["phi"][0])
+    assert np.all(np.isfinite(again["Z"]))
     assert runs[0]["accepted"].any()
     # the stored estimate changes only on acceptance
     lm, acc = runs[0]["log_marginal"], runs[0]["accepted"].any(axis=1)

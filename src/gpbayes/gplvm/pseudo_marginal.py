@@ -452,11 +452,23 @@ def run_pm_chain(
     *,
     proposal_covs=None,
     n_latent_steps: int = 1,
+    latent_start: str = "continue",
 ) -> dict:
     """Run ``n_iter`` iterations of Alg. 2, each followed by ``n_latent_steps`` of Alg. 3.
 
-    Z starts at one of the initial importance draws, picked with probability
-    proportional to its weight.  Returns numpy arrays over iterations:
+    ``latent_start`` says where Alg. 3 starts in each iteration:
+
+    * ``"continue"`` (the paper, Sec. 4.2): from the previous iteration's Z
+      (initially an importance draw picked with probability proportional to
+      its weight).  Z then lags behind phi: (phi^(g), Z^(g)) is a draw from
+      p(phi, Z | Y) only approximately.
+    * ``"resample"``: from the current state's importance draw Z_k picked with
+      probability w_k / sum w.  The PM chain's stationary law is
+      p(phi | Y) (1/Q) sum_k p(Z_k | phi, Y) prod_{q != k} q(Z_q), under which
+      the picked Z_k is an exact draw from p(Z | phi, Y); Alg. 3 keeps it so.
+      (``tests/test_gplvm.py``'s Geweke test checks exactly this construction.)
+
+    Returns numpy arrays over iterations:
     ``phi`` (n_iter, p), ``log_marginal``, ``log_prior``, ``accepted``
     (n_iter, R), ``acceptance_prob`` (n_iter, R), ``Z`` (n_iter, N, k_z)
     (absent if n_latent_steps == 0), ``n_cubic``, ``n_bound_evals``,
@@ -476,17 +488,25 @@ def run_pm_chain(
         "n_bound_evals": np.empty(n_iter, dtype=np.int64),
         "n_shrinkages": np.zeros(n_iter, dtype=np.int64),
     }
+    if latent_start not in ("continue", "resample"):
+        raise ValueError(f"latent_start must be 'continue' or 'resample', got {latent_start!r}")
+
+    def pick(state):
+        w = np.exp(state.log_weights - state.log_weights.max())
+        k = int(rng.choice(w.size, p=w / w.sum()))
+        return latent_init(model, state.position, state.samples[k])
+
     latent = None
     if n_latent_steps > 0:
         out["Z"] = np.empty((n_iter, model.n, model.latent_dim))
-        w = np.exp(state.log_weights - state.log_weights.max())
-        k = int(rng.choice(w.size, p=w / w.sum()))
-        latent = latent_init(model, state.position, state.samples[k])
+        latent = pick(state)
     for g in range(n_iter):
         state, info = step(rng, state, model, prior, config)
         n_cubic = info.n_cubic
         if latent is not None:
             with linalg.count_ops() as ops:
+                if latent_start == "resample":
+                    latent = pick(state)
                 L = model.latent_prior_chol(state.position)
                 for _ in range(n_latent_steps):
                     latent, linfo = latent_step(rng, latent, model, state.position, L)
