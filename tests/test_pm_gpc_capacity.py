@@ -212,6 +212,9 @@ def test_claim_passes_when_pm_is_best_and_svm_worst_overall():
     assert m["capacity_accuracy_mean_rank_mcmc_ep"] == pytest.approx(1.75)
     assert m["capacity_auc_mean_rank_svm"] == pytest.approx(4.0)
     assert m["capacity_auc_n_cells"] == 4
+    # paired differences over the 2 x 2 x 2 (data set, n, split) results (cell b, n=20: PM 2nd)
+    assert m["capacity_accuracy_pm_minus_svm_mean"] == pytest.approx((3 * 0.06 + 0.04) / 4)
+    assert m["capacity_accuracy_pm_minus_mcmc_ep_mean"] == pytest.approx((3 * 0.02 - 0.02) / 4)
     assert set(rec) == {"id", "statement", "measured", "paper", "passed"}
 
 
@@ -247,12 +250,10 @@ def test_figures_are_written(tmp_path):
     assert (tmp_path / "fig6.pdf").stat().st_size > 1000 and (tmp_path / "fig5.pdf").stat().st_size > 1000
 
 
-def test_labels_and_nearest_size():
+def test_stand_ins_are_labelled():
     assert "stand-in" in pc.dataset_label("usps_stand_in") and "optdigits" in pc.dataset_label("usps_stand_in")
     assert "stand-in" in pc.dataset_label("thyroid")
     assert pc.dataset_label("pima") == "Pima" and pc.dataset_label("mine", True) == "mine (stand-in)"
-    assert pc.nearest_size([10, 20], 50) == 20 and pc.nearest_size([10, 20, 50], 15) == 10
-    assert pc.nearest_size([20, 100], 60) == 20
 
 
 # ------------------------------------------------------------- config snippet

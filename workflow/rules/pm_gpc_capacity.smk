@@ -1,0 +1,231 @@
+# Filippone & Girolami 2014, Sec. 5: SVM, EP ML, MCMC EP and MCMC PM EP compared
+# by capacity accuracy / capacity AUC on balanced training sets of increasing
+# size (Figs. 5-7).  One job per (data set, training size, split).
+CAP = config["pm_gpc"]["capacity"]
+CAP_SET = CAP["scales"][SCALE]
+CAP_DIR = "results/pm_gpc/capacity"
+
+
+# Training-set sizes per data set: the scale's sizes up to max_train_size (the
+# smaller class must keep min_test_per_class points for the test set).
+CAP_SIZES = {
+    ds: [
+        int(n)
+        for n in CAP_SET["sizes"]
+        if n <= (CAP.get("max_train_size") or {}).get(ds, n)
+    ]
+    for ds in CAP["datasets"]
+}
+CAP_SPLIT_FILES = {
+    ds: expand(
+        f"{CAP_DIR}/{ds}/n{{n}}_split{{k}}.nc",
+        n=CAP_SIZES[ds],
+        k=range(CAP_SET["n_splits"]),
+    )
+    for ds in CAP["datasets"]
+}
+# rows of Figs. 6-7: configured data sets with at least one size
+CAP_FIGURE_DATASETS = {
+    fig: [ds for ds in CAP["figures"][fig] if CAP_SIZES.get(ds)]
+    for fig in ("fig6", "fig7")
+}
+# Fig. 5 panels (split file, score): split 0 at the available size nearest the paper's
+CAP_FIG5_PANELS = [
+    (
+        f"{CAP_DIR}/{p['dataset']}/n"
+        f"{min(CAP_SIZES[p['dataset']], key=lambda a: (abs(a - p['n']), a))}_split0.nc",
+        p["score"],
+    )
+    for p in CAP["figures"]["fig5"]
+    if CAP_SIZES.get(p["dataset"])
+]
+# everything this experiment makes (for `rule all`)
+PM_GPC_CAPACITY_TARGETS = (
+    [f"{CAP_DIR}/capacity_scores.csv", f"{CAP_DIR}/claims.json"]
+    + [
+        f"figures/pm_gpc/{fig}.pdf"
+        for fig in CAP_FIGURE_DATASETS
+        if CAP_FIGURE_DATASETS[fig]
+    ]
+    + (["figures/pm_gpc/fig5.pdf"] if CAP_FIG5_PANELS else [])
+)
+
+
+rule pm_gpc_capacity_split:
+    """One balanced split: four classifiers' test probabilities and capacity scores."""
+    input:
+        f"{PROCESSED}/{{dataset}}.nc",
+    output:
+        f"{CAP_DIR}/{{dataset}}/n{{n}}_split{{k}}.nc",
+    log:
+        "logs/pm_gpc/capacity/{dataset}/n{n}_split{k}.log",
+    wildcard_constraints:
+        dataset=r"[^/]+",
+        n=r"\d+",
+        k=r"\d+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60 if SCALE == "paper" else 10,
+    params:
+        cfg=CAP,
+        settings=CAP_SET,
+        nugget=config["pm_gpc"]["nugget"],
+        ep_mode=config["pm_gpc"]["ep_mode"],
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_capacity_split.py"
+
+
+rule pm_gpc_capacity_collect:
+    """One data set's capacity scores over training-set sizes and splits."""
+    input:
+        lambda wc: CAP_SPLIT_FILES[wc.dataset],
+    output:
+        f"{CAP_DIR}/{{dataset}}/scores.nc",
+    log:
+        "logs/pm_gpc/capacity/{dataset}/collect.log",
+    wildcard_constraints:
+        dataset=r"[^/]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_capacity_collect.py"
+
+
+rule pm_gpc_capacity_table:
+    """Every capacity score (long CSV) and mean +- s.e. per data set, size and classifier."""
+    input:
+        expand(f"{CAP_DIR}/{{dataset}}/scores.nc", dataset=CAP["datasets"]),
+    output:
+        scores=report(
+            f"{CAP_DIR}/capacity_scores.csv",
+            caption="../report/pm_gpc_capacity_table.rst",
+            category="Filippone & Girolami 2014",
+        ),
+        summary=f"{CAP_DIR}/capacity_summary.csv",
+    log:
+        "logs/pm_gpc/capacity/table.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/pm_gpc_capacity_table.py"
+
+
+rule pm_gpc_capacity_fig6:
+    """F&G Fig. 6: capacity scores vs training-set size, Pima and Thyroid (stand-in)."""
+    input:
+        expand(
+            f"{CAP_DIR}/{{dataset}}/scores.nc",
+            dataset=CAP_FIGURE_DATASETS["fig6"],
+        ),
+    output:
+        report(
+            "figures/pm_gpc/fig6.pdf",
+            caption="../report/pm_gpc_capacity_fig6.rst",
+            category="Filippone & Girolami 2014",
+        ),
+    log:
+        "logs/pm_gpc/capacity/fig6.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        title="F&G Fig. 6",
+        n_splits=CAP_SET["n_splits"],
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_capacity_figure.py"
+
+
+rule pm_gpc_capacity_fig7:
+    """F&G Fig. 7: capacity scores vs training-set size, Ionosphere, Glass, USPS (stand-in)."""
+    input:
+        expand(
+            f"{CAP_DIR}/{{dataset}}/scores.nc",
+            dataset=CAP_FIGURE_DATASETS["fig7"],
+        ),
+    output:
+        report(
+            "figures/pm_gpc/fig7.pdf",
+            caption="../report/pm_gpc_capacity_fig7.rst",
+            category="Filippone & Girolami 2014",
+        ),
+    log:
+        "logs/pm_gpc/capacity/fig7.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        title="F&G Fig. 7",
+        n_splits=CAP_SET["n_splits"],
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_capacity_figure.py"
+
+
+rule pm_gpc_capacity_fig5:
+    """F&G Fig. 5: accuracy / AUC vs degree of abstention for one split each."""
+    input:
+        [f for f, _ in CAP_FIG5_PANELS],
+    output:
+        report(
+            "figures/pm_gpc/fig5.pdf",
+            caption="../report/pm_gpc_capacity_fig5.rst",
+            category="Filippone & Girolami 2014",
+        ),
+    log:
+        "logs/pm_gpc/capacity/fig5.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scores=[s for _, s in CAP_FIG5_PANELS],
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_capacity_fig5.py"
+
+
+rule pm_gpc_capacity_claims:
+    """Claim 5 (MCMC PM EP best, SVM worst overall), PASS/FAIL with the mean ranks."""
+    input:
+        expand(f"{CAP_DIR}/{{dataset}}/scores.nc", dataset=CAP["datasets"]),
+    output:
+        f"{CAP_DIR}/claims.json",
+    log:
+        "logs/pm_gpc/capacity/claims.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        cfg=CAP,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/pm_gpc_capacity_claims.py"
