@@ -612,7 +612,7 @@ def plot_scores_vs_size(summaries: list[xr.Dataset], path, *, title: str = "") -
             if r == len(summaries) - 1:
                 ax.set_xlabel("training-set size n", fontsize=8)
             if r == 0 and c_idx == 0:
-                ax.legend(fontsize=7, loc="lower right")
+                ax.legend(fontsize=7, loc="best")
     if title:
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
