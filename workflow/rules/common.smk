@@ -101,5 +101,6 @@ def all_targets():
     out = []
     out += regression_mh_targets()
     out += pm_gpc_targets()
+    out += PM_GPC_CAPACITY_TARGETS
     out += ["results/claims/claims.html"]
     return out

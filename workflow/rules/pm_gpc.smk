@@ -84,6 +84,7 @@ rule pm_gpc_claims:
         fig2="results/pm_gpc/fig2/band_widths.nc",
         tables="results/pm_gpc/table_claims.json",
         real=expand("results/pm_gpc/real/{ds}_summary.nc", ds=REAL["datasets"]),
+        capacity="results/pm_gpc/capacity/claims.json",
     output:
         "results/claims/pm_gpc.json",
     log:

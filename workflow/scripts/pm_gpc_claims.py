@@ -12,4 +12,5 @@ with job(snakemake):
     with open(snakemake.input.tables) as fh:
         records += json.load(fh)
     records += pm_gpc_mcmc.fig34_claims([xr.load_dataset(f) for f in snakemake.input.real])
+    records += claims.read_claims(snakemake.input.capacity)["claims"]
     claims.write_claims("pm_gpc", records, snakemake.output[0], scale=p.scale, config=p.cfg, seed=p.seed)

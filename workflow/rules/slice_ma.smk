@@ -1,0 +1,134 @@
+# Murray & Adams (2010): slice sampling covariance hyperparameters, Figure 3.
+# Pipeline: data set -> blocks of chains per (data set, method) -> Figure 3 +
+# table -> claims.  See gpbayes.experiments.slice_ma.
+SMA = config["slice_ma"]
+SMA_SET = SMA["scales"][SCALE]
+# the prepared raw data each problem is built from (none: simulated)
+SMA_SOURCES = {"ionosphere": "ionosphere", "mining": "coal"}
+
+
+def slice_ma_chain_files():
+    return [
+        f"results/slice/chains/{ds}_{m}_block{b}.nc"
+        for ds in SMA["datasets"]
+        for m in SMA["methods"][ds]
+        for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
+    ]
+
+
+def slice_ma_targets():
+    return [
+        "figures/slice/fig3.pdf",
+        "results/slice/fig3.csv",
+        "results/claims/slice_ma.json",
+    ]
+
+
+def slice_ma_source(wc):
+    name = SMA_SOURCES.get(wc.dataset)
+    return [f"{PROCESSED}/{name}.nc"] if name else []
+
+
+rule slice_ma_data:
+    """One problem of M&A Sec. 5 at the configured scale (Redwoods: a labelled stand-in)."""
+    input:
+        slice_ma_source,
+    output:
+        "results/slice/data/{dataset}.nc",
+    log:
+        "logs/slice/data/{dataset}.log",
+    wildcard_constraints:
+        dataset="ionosphere|synthetic|mining|redwoods_standin",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        cfg=SMA,
+        settings=SMA_SET,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_data.py"
+
+
+rule slice_ma_chains:
+    """A block of chains of one representation on one data set (slice sweeps + 10 ELL-SS)."""
+    input:
+        "results/slice/data/{dataset}.nc",
+    output:
+        "results/slice/chains/{dataset}_{method}_block{block}.nc",
+    log:
+        "logs/slice/chains/{dataset}_{method}_block{block}.log",
+    wildcard_constraints:
+        dataset="ionosphere|synthetic|mining|redwoods_standin",
+        method="fixed|prior-white|surr-site|surr-taylor|post-site|post-taylor",
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=1440,
+    params:
+        cfg=SMA,
+        settings=SMA_SET,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_chains.py"
+
+
+rule slice_ma_fig3:
+    """M&A Fig. 3: effective samples per likelihood evaluation / covariance construction / second."""
+    input:
+        chains=slice_ma_chain_files(),
+    output:
+        figure=report(
+            "figures/slice/fig3.pdf",
+            caption="../report/slice_ma_fig3.rst",
+            category="Murray & Adams 2010",
+        ),
+        table=report(
+            "results/slice/fig3.csv",
+            caption="../report/slice_ma_table.rst",
+            category="Murray & Adams 2010",
+        ),
+        chains="results/slice/efficiency_per_chain.csv",
+    log:
+        "logs/slice/fig3.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_fig3.py"
+
+
+rule slice_ma_claims:
+    """The issue's four claims on Figure 3 (PASS/FAIL with the numbers)."""
+    input:
+        table="results/slice/fig3.csv",
+        data=expand("results/slice/data/{ds}.nc", ds=SMA["datasets"]),
+    output:
+        "results/claims/slice_ma.json",
+    log:
+        "logs/claims/slice_ma.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        cfg=SMA,
+        scale=SCALE,
+        seed=SEED,
+    script:
+        "../scripts/slice_ma_claims.py"

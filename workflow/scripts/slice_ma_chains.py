@@ -1,0 +1,14 @@
+import xarray as xr
+
+from gpbayes import io
+from gpbayes.experiments import slice_ma
+from gpbayes.workflow import job
+
+with job(snakemake):
+    p, wc = snakemake.params, snakemake.wildcards
+    groups = slice_ma.run_block(xr.load_dataset(snakemake.input[0]), method=wc.method, block=int(wc.block),
+                                cfg=p.cfg, settings=p.settings, seed=p.seed)
+    prov = io.provenance({"slice_ma": p.cfg, "settings": p.settings, "scale": p.scale}, p.seed)
+    for g in groups.values():
+        g.attrs.update(prov)
+    io.write_inference_data(groups, snakemake.output[0])

@@ -1,0 +1,16 @@
+import pandas as pd
+import xarray as xr
+
+from gpbayes import claims
+from gpbayes.experiments import slice_ma
+from gpbayes.workflow import job
+
+with job(snakemake):
+    p = snakemake.params
+    zero_bins = {}
+    for f in snakemake.input.data:
+        attrs = xr.load_dataset(f).attrs
+        if "n_zero_bins" in attrs:
+            zero_bins[attrs["name"]] = int(attrs["n_zero_bins"])
+    records = slice_ma.fig3_claims(pd.read_csv(snakemake.input.table), zero_bins, p.cfg["claims"])
+    claims.write_claims("slice_ma", records, snakemake.output[0], scale=p.scale, config=p.cfg, seed=p.seed)
