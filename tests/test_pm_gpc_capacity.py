@@ -1,4 +1,4 @@
-"""F&G Sec. 5 classifier comparison: splits, the per-split job, aggregation, claim 5, config snippet."""
+"""F&G Sec. 5 classifier comparison: splits, the per-split job, aggregation, claim 5, config."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
 
 REPO = Path(__file__).resolve().parents[1]
-SNIPPET = REPO / "config" / "pm_gpc_capacity.snippet.yaml"
 
 CFG = {"tau_prior": {"shape": 1.0, "rate_times_sqrt_d": 1.0}, "sigma_prior": {"gamma": {"shape": 1.1, "rate": 0.1}},
        "n_imp": 16, "target_accept": 0.25, "initial_proposal_sd": 0.3, "ep_ml_restarts": 1, "svm_folds": 3,
@@ -256,27 +255,14 @@ def test_stand_ins_are_labelled():
     assert pc.dataset_label("pima") == "Pima" and pc.dataset_label("mine", True) == "mine (stand-in)"
 
 
-# ------------------------------------------------------------- config snippet
-def _merge(base: dict, extra: dict) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in extra.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        elif isinstance(v, list) and isinstance(out.get(k), list):
-            out[k] = out[k] + [x for x in v if x not in out[k]]
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
-
-
+# ------------------------------------------------------------- config
 def merged_config_and_schema():
-    snippet = yaml.safe_load(SNIPPET.read_text())
     with open(REPO / "config" / "config.yaml") as fh:
         cfg = yaml.safe_load(fh)
-    return _merge(cfg, snippet["config"]), _merge(gconfig.load_schema(), snippet["schema"])
+    return cfg, gconfig.load_schema()
 
 
-def test_config_snippet_validates_and_is_checked():
+def test_capacity_config_validates_and_is_checked():
     cfg, schema = merged_config_and_schema()
     gconfig.validate_config(cfg, schema)
     cap = cfg["pm_gpc"]["capacity"]
