@@ -1,6 +1,10 @@
 PMG = config["pm_gpc"]
 FIG2 = PMG["fig2"]
 FIG2_SET = FIG2["scales"][SCALE]
+# Each job gets only the config it uses, so that editing one experiment's keys
+# does not re-trigger (params-changed) the jobs of another.
+PMG_TABLES = {k: PMG[k] for k in ("nugget", "ep_mode", "tables")}
+PMG_REAL = {k: PMG[k] for k in ("nugget", "ep_mode", "real")}
 TAB = PMG["tables"]
 TAB_SET = TAB["scales"][SCALE]
 REAL = PMG["real"]
@@ -98,7 +102,7 @@ rule pm_gpc_claims:
     params:
         scale=SCALE,
         seed=SEED,
-        cfg=PMG,
+        cfg={k: PMG[k] for k in ("fig2", "tables", "real")},
     script:
         "../scripts/pm_gpc_claims.py"
 
@@ -137,7 +141,7 @@ rule pm_gpc_table_proposal:
         mem_mb=2000,
         runtime=60,
     params:
-        pmg=PMG,
+        pmg=PMG_TABLES,
         settings=TAB_SET,
         seed=SEED,
     script:
@@ -162,7 +166,7 @@ rule pm_gpc_table_chains:
         mem_mb=2000,
         runtime=600,
     params:
-        pmg=PMG,
+        pmg=PMG_TABLES,
         settings=TAB_SET,
         seed=SEED,
         scale=SCALE,
@@ -245,7 +249,7 @@ rule pm_gpc_real_chains:
         mem_mb=4000,
         runtime=1440,
     params:
-        pmg=PMG,
+        pmg=PMG_REAL,
         settings=REAL_SET,
         seed=SEED,
         scale=SCALE,

@@ -62,6 +62,8 @@ rule slice_ma_chains:
         "results/slice/chains/{dataset}_{method}_block{block}.nc",
     log:
         "logs/slice/chains/{dataset}_{method}_block{block}.log",
+    benchmark:
+        "benchmarks/slice/chains/{dataset}_{method}_block{block}.tsv"
     wildcard_constraints:
         dataset="ionosphere|synthetic|mining|redwoods_standin",
         method="fixed|prior-white|surr-site|surr-taylor|post-site|post-taylor",
