@@ -114,8 +114,9 @@ def dense_pieces(model, theta, method):
     return K, S, s * h, R
 
 
+@pytest.mark.parametrize("root", hs.ROOTS)
 @pytest.mark.parametrize("method", hs.METHODS)
-def test_log_conditionals_are_the_joint_in_each_representation(method):
+def test_log_conditionals_are_the_joint_in_each_representation(method, root):
     """Differences of the target between two thetas equal those of the dense joint.
 
     fixed:        log N(f; 0, K) + log L(f) + log p(theta), f fixed
@@ -129,18 +130,20 @@ def test_log_conditionals_are_the_joint_in_each_representation(method):
     rng = np.random.default_rng(3)
     theta_a, theta_b = np.array([0.1, -0.2, 0.3]), np.array([-0.4, 0.35, -0.1])
     f_a = np.linalg.cholesky(model.covariance(theta_a)) @ rng.standard_normal(N_SMALL)
-    state = hs.init(model, theta_a, f_a, method)
+    state = hs.init(model, theta_a, f_a, method, root)
     if method == "fixed":
         aux = {"f": f_a}
     elif method == "prior-white":
         aux = {"nu": np.linalg.solve(np.linalg.cholesky(model.covariance(theta_a)), f_a)}
     elif method.startswith("surr"):
         g = f_a + np.sqrt(state.factors.noise_var) * rng.standard_normal(N_SMALL)
-        aux = {"g": g, "eta": rep.surrogate_whiten(state.factors, f_a, g)}
+        aux = {"g": g, "eta": hs.whiten(state.factors, f_a, g)}
     else:
-        aux = {"omega": rep.surrogate_whiten(state.factors, f_a, state.centre)}
-    fn = hs.log_conditional(model, method, aux)
+        aux = {"omega": hs.whiten(state.factors, f_a, state.centre)}
+    fn = hs.log_conditional(model, method, aux, root=root)
     ev = {k: fn(t) for k, t in (("a", theta_a), ("b", theta_b))}
+    if state.factors is not None:
+        assert ev["a"].factors.root == root
     np.testing.assert_allclose(ev["a"].f, f_a, rtol=1e-9, atol=1e-10)  # f(theta_a, aux) is the current f
 
     def dense(theta, f):
@@ -272,13 +275,13 @@ def gw_functions(kind):
     return params, data, test_fn
 
 
-def gw_transition(kind, method):
+def gw_transition(kind, method, root=hs.DEFAULT_ROOT):
     lik, prior, offset = GW_SETUPS[kind]
     widths = hs.prior_widths(prior)
 
     def transition(rng, p, y):
         model = hs.HyperModel(KERNEL1, GW_X, lik, y, prior, sample_offset=offset)
-        state = hs.init(model, p[0], p[1], method)
+        state = hs.init(model, p[0], p[1], method, root)
         state, _ = hs.step(rng, state, model, method, widths, n_latent_updates=2)
         return state.theta, state.f
 
@@ -304,6 +307,16 @@ def test_geweke_every_representation(gw_mc, kind, method):
     res = geweke.compare(gw_mc[kind], sc, alpha=GW_ALPHA)
     assert res.batches_ok, res.summary()
     assert not res.reject, res.summary()
+
+
+@pytest.mark.parametrize("method", ["surr-site", "post-taylor"])
+def test_geweke_precision_root(gw_mc, method):
+    """Murray's square root L_R = chol(Sigma^-1 + S^-1)^-T, Poisson with offset."""
+    params, data, test_fn = gw_functions("poisson")
+    sc = geweke.successive_conditional(np.random.default_rng(200), params, data,
+                                       gw_transition("poisson", method, "precision"), test_fn, 2000)
+    res = geweke.compare(gw_mc["poisson"], sc, alpha=GW_ALPHA)
+    assert res.batches_ok and not res.reject, res.summary()
 
 
 def test_geweke_catches_a_post_update_without_the_jacobian(gw_mc, monkeypatch):
@@ -363,3 +376,16 @@ def test_theta_marginal_matches_exact_regression_posterior(regression_problem, m
         se = sd / math.sqrt(ess)
         assert abs(x.mean() - mean) < 4.0 * se, (method, k, x.mean(), mean, se, ess)
         assert abs(x.std() / sd - 1.0) < 0.1 + 4.0 / math.sqrt(ess), (method, k, x.std(), sd, ess)
+
+
+def test_vectorised_prior_equals_the_prior():
+    pr = priors.IndependentPrior((priors.LogUniform(0.1, 10.0), priors.LogNormal(0.3, 0.5), priors.Gamma(1.5, 2.0),
+                                  priors.Uniform(0.5, 2.0), priors.LogUniform(0.2, 3.0)))
+    model = hs.HyperModel(kernels.SquaredExponential(4, ard=True, parameterisation="ma"), np.zeros((3, 4)),
+                          likelihoods.Gaussian(1.0), np.zeros(3), pr)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        psi = rng.normal(0.0, 1.5, size=5)
+        want = pr.log_density(psi)
+        got = model.log_prior(psi)
+        assert got == want == -math.inf or abs(got - want) < 1e-12 * (1 + abs(want))

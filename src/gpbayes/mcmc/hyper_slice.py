@@ -41,15 +41,34 @@ Algorithm 4, applied to the following model representations"):
 ``post-taylor`` the same with S_theta = Lambda(f^)^-1 and g^ = f^, the Taylor
                 approximation of Christensen et al. (eq. 13).
 
-Surrogate and post- factors share one algebra (``gpbayes.representations``):
-with Sigma = L L^T and B = I + L^T S^-1 L = M M^T, R = L B^-1 L^T and the
-square root used is L_R = L M^-T, so |L_R| = |L| / |M| and, in the post- target,
+Surrogate and post- factors share one algebra: with Sigma = L L^T,
+R = (Sigma^-1 + S^-1)^-1 and a square root L_R of R (below), m_theta,g =
+R S^-1 g, f = L_R eta + m, eta = L_R^-1 (f - m); log N(g; 0, Sigma + S) by
+the Woodbury identity and the determinant lemma; the post- target is
+log L(f) + log N(f; 0, Sigma) + log |L_R|.  A new theta costs three O(n^3)
+operations; fixed and prior-white cost one (chol Sigma).
 
-    log N(f; 0, Sigma) + log |L_R| = -1/2 |L^-1 f|^2 - log |M| - n/2 log 2 pi
+Square root of R
+----------------
+Any square root L_R L_R^T = R gives a valid representation (M&A, notation
+after eq. 5), but f(theta', eta) = L_R(theta') eta + m, and so the
+efficiency, depends on which.  Two are implemented (``root``):
 
-(the log |L| terms cancel).  A new theta costs chol(Sigma), the product
-L^T S^-1 L and chol(B): three O(n^3) operations; fixed and prior-white cost
-one (chol Sigma).
+* ``"prior"`` (default): L_R = L M^-T with B = I + L^T S^-1 L = M M^T, as
+  in ``gpbayes.representations``; B has eigenvalues >= 1, so its
+  factorisation is well conditioned however small S or Sigma_theta is;
+* ``"precision"``: L_R = C^-T with C C^T = Sigma^-1 + S^-1, the root of
+  Murray's released code (``chol(inv(K) + diag(1 ./ aux_var))``); it tends
+  to S^1/2 (site-local) as S -> 0, but needs the explicit inverse of
+  Sigma_theta, whose condition number is up to about n / nugget.
+
+Both cost 3 O(n^3) operations per setting (chol Sigma; the product L^T S^-1 L
+or the inverse; the second Cholesky).  On the default-scale problems they
+mixed alike (ESS of the complete-data log-likelihood per covariance
+construction, 4 chains x 600 iterations, synthetic n = 100, surr-site:
+(3.1, 3.8, 3.0, 2.7)e-3 with "prior", (4.1, 1.8, 3.0, 1.9)e-3 with
+"precision"; post-site (8.3, 16.0, 10.5, 11.3)e-3 and (7.7, 11.7, 14.2,
+11.9)e-3), so the better-conditioned one is the default.
 
 Centre of the post- representations
 -----------------------------------
@@ -131,8 +150,15 @@ from . import slice as slice_mod
 
 __all__ = [
     "METHODS",
+    "ROOTS",
     "HyperModel",
     "HyperState",
+    "Factors",
+    "make_factors",
+    "whiten",
+    "unwhiten",
+    "log_surrogate_marginal",
+    "log_det_root",
     "HyperInfo",
     "IterationInfo",
     "site_noise_and_centre",
@@ -176,10 +202,12 @@ class HyperModel:
     sample_offset: bool = False
     max_noise_ratio: float = rep.DEFAULT_MAX_NOISE_RATIO
     _cache: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    _log_prior_fn: Any = dataclasses.field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self):
         y = self.likelihood.check_targets(self.y)
         object.__setattr__(self, "y", y)
+        object.__setattr__(self, "_log_prior_fn", _vectorised_log_prior(self.prior))
         n_theta = self.kernel.n_params + int(self.sample_offset)
         if len(self.prior) != n_theta:
             raise ValueError(f"prior has {len(self.prior)} components, theta has {n_theta}")
@@ -213,7 +241,10 @@ class HyperModel:
         return float(np.sum(self.likelihood_at(theta).log_lik(self.y, f)))
 
     def log_prior(self, theta) -> float:
-        return float(self.prior.log_density(np.asarray(theta, dtype=np.float64)))
+        theta = np.asarray(theta, dtype=np.float64)
+        if self._log_prior_fn is not None:
+            return self._log_prior_fn(theta)
+        return float(self.prior.log_density(theta))
 
     def covariance(self, theta) -> np.ndarray:
         return self.kernel(self.psi(theta), self.X)
@@ -233,6 +264,51 @@ class HyperModel:
                 self._cache.clear()
             self._cache[key] = hit
         return hit
+
+
+def _vectorised_log_prior(prior):
+    """``prior.log_density`` as one numpy expression per family (None if a family is not known).
+
+    A sweep over the 34 hyperparameters of Ionosphere evaluates the prior a
+    few hundred times; summing 34 scalar densities in Python cost as much as
+    the kernel matrix.  Same formulas as ``gpbayes.priors``.
+    """
+    from scipy.special import gammaln
+
+    comps = getattr(prior, "components", None)
+    if comps is None:
+        return None
+    fam: dict = {}
+    for i, c in enumerate(comps):
+        fam.setdefault(type(c), []).append(i)
+    if not set(fam) <= {priors.LogUniform, priors.LogNormal, priors.Gamma, priors.Uniform}:
+        return None
+    idx = {t: np.array(v) for t, v in fam.items()}
+    par = {t: np.array([dataclasses.astuple(comps[i]) for i in v], dtype=np.float64).T for t, v in fam.items()}
+
+    def log_density(psi: np.ndarray) -> float:
+        total = 0.0
+        for t, ii in idx.items():
+            x = psi[ii]
+            a, b = par[t]
+            if t is priors.LogUniform:
+                lo, hi = np.log(a), np.log(b)
+                if np.any(x < lo) or np.any(x > hi):
+                    return -math.inf
+                total += float(np.sum(-np.log(hi - lo)))
+            elif t is priors.LogNormal:
+                z = (x - a) / b
+                total += float(np.sum(-0.5 * z * z - np.log(b) - 0.5 * _LOG_2PI))
+            elif t is priors.Gamma:
+                total += float(np.sum(a * np.log(b) - gammaln(a) + a * x - b * np.exp(x)))
+            else:  # Uniform on theta
+                th = np.exp(x)
+                if np.any(th < a) or np.any(th > b):
+                    return -math.inf
+                total += float(np.sum(x - np.log(b - a)))
+        return total
+
+    return log_density
 
 
 # ---------------------------------------------------------------------------
@@ -338,7 +414,7 @@ class HyperState(NamedTuple):
     f: np.ndarray
     log_likelihood: float  # log L(f) at theta (the offset is part of theta)
     chol_prior: np.ndarray  # L, L L^T = Sigma_theta
-    factors: rep.SurrogateFactors | None = None  # surr-/post-: factors of the method's S at theta
+    factors: "Factors | None" = None  # surr-/post-: factors of the method's S at theta
     centre: np.ndarray | None = None  # post-: g^_theta = S h
 
 
@@ -349,7 +425,7 @@ class HyperEval(NamedTuple):
     f: np.ndarray | None
     log_likelihood: float
     chol_prior: np.ndarray | None
-    factors: rep.SurrogateFactors | None = None
+    factors: "Factors | None" = None
     centre: np.ndarray | None = None
 
 
@@ -405,19 +481,100 @@ class _FactorCache:
         return L
 
 
-def _factors(model, theta, L, method):
-    """Surrogate/post factors at theta: S (and g^) of the method, B = M M^T."""
+class Factors(NamedTuple):
+    """Everything O(n^3) that surr-/post- need at one theta.
+
+    ``root="prior"`` (default): M M^T = I + L^T S^-1 L and L_R = L M^-T, the
+    root of ``gpbayes.representations`` (F&G's SURR baseline).
+    ``root="precision"``: C C^T = Sigma^-1 + S^-1 = R^-1 and L_R = C^-T, the
+    root of Murray's released code (``U_invR = chol(inv(K) + diag(1 ./
+    aux_var))``, f = U_invR \\ nu + ...).  See the module docstring.
+    """
+
+    chol_prior: np.ndarray  # L, L L^T = Sigma
+    noise_var: np.ndarray  # diag S
+    chol_root: np.ndarray  # C (precision) or M (prior)
+    root: str
+
+
+ROOTS = ("prior", "precision")
+DEFAULT_ROOT = "prior"
+
+
+def make_factors(L: np.ndarray, noise_var: np.ndarray, root: str = DEFAULT_ROOT) -> Factors:
+    """Factors of R = (Sigma^-1 + S^-1)^-1 for the chosen square root: 2 O(n^3) operations."""
+    s = np.asarray(noise_var, dtype=np.float64)
+    if root == "prior":
+        f = rep.surrogate_factors(L, s)  # B = I + L^T S^-1 L (matmul), chol(B)
+        return Factors(L, s, f.chol_b, root)
+    if root != "precision":
+        raise ValueError(f"root must be one of {ROOTS}, got {root!r}")
+    A = linalg.cho_inverse(L)  # Sigma^-1 (as Murray's code: inv(K))
+    A[np.diag_indices_from(A)] += 1.0 / s
+    return Factors(L, s, linalg.cholesky(A, name="surrogate precision Sigma^-1 + S^-1"), root)
+
+
+def _rep_factors(F: Factors) -> rep.SurrogateFactors:
+    return rep.SurrogateFactors(F.chol_prior, F.noise_var, F.chol_root)
+
+
+def _woodbury(F: Factors, g: np.ndarray) -> np.ndarray:
+    """a with m_theta,g = L_R a: C^-1 S^-1 g (precision) or M^-1 L^T S^-1 g (prior)."""
+    if F.root == "prior":
+        return linalg.solve_triangular(F.chol_root, F.chol_prior.T @ (g / F.noise_var))
+    return linalg.solve_triangular(F.chol_root, g / F.noise_var)
+
+
+def sqrt_apply(F: Factors, z: np.ndarray) -> np.ndarray:
+    """L_R z."""
+    if F.root == "prior":
+        return rep.surrogate_sqrt_apply(_rep_factors(F), z)
+    return linalg.solve_triangular(F.chol_root, z, trans=True)
+
+
+def unwhiten(F: Factors, eta: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """f = L_R eta + m_theta,g = L_R (eta + a)  (M&A eq. 10; Alg. 4 step 7)."""
+    return sqrt_apply(F, eta + _woodbury(F, g))
+
+
+def whiten(F: Factors, f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """eta = L_R^-1 (f - m_theta,g)  (M&A Alg. 4 step 2)."""
+    if F.root == "prior":
+        return rep.surrogate_whiten(_rep_factors(F), f, g)
+    return F.chol_root.T @ f - _woodbury(F, g)
+
+
+def log_surrogate_marginal(F: Factors, g: np.ndarray) -> float:
+    """log N(g; 0, Sigma + S) (M&A eq. 8) by Woodbury and the determinant lemma, O(n^2)."""
+    if F.root == "prior":
+        return rep.surrogate_log_marginal(_rep_factors(F), g)
+    a = _woodbury(F, g)
+    quad = float(g @ (g / F.noise_var) - a @ a)
+    # |Sigma + S| = |Sigma| |S| |Sigma^-1 + S^-1|
+    logdet = (linalg.logdet_from_cholesky(F.chol_prior) + float(np.sum(np.log(F.noise_var)))
+              + linalg.logdet_from_cholesky(F.chol_root))
+    return -0.5 * (quad + logdet + g.shape[0] * _LOG_2PI)
+
+
+def log_det_root(F: Factors) -> float:
+    """log |L_R|: -log|C| (precision) or log|L| - log|M| (prior)."""
+    half = 0.5 * linalg.logdet_from_cholesky(F.chol_root)
+    if F.root == "prior":
+        return 0.5 * linalg.logdet_from_cholesky(F.chol_prior) - half
+    return -half
+
+
+def _factors(model, theta, L, method, root):
+    """Factors at theta with the method's S (and, for post-, g^ = S h)."""
     s, h = model.noise_and_centre(theta, _noise_kind(method))
-    factors = rep.surrogate_factors(L, s)
+    factors = make_factors(L, s, root)
     centre = s * h if method.startswith("post") else None
     return factors, centre
 
 
 def _post_value(model, theta, factors, f, log_lik) -> float:
-    """log L(f) + log N(f; 0, Sigma) + log |L_R| (eq. 14 without the prior), |L_R| = |L| / |M|."""
-    z = linalg.solve_triangular(factors.chol_prior, f)
-    half_logdet_b = 0.5 * linalg.logdet_from_cholesky(factors.chol_b)
-    return log_lik - 0.5 * float(z @ z) - half_logdet_b - 0.5 * model.n * _LOG_2PI
+    """log L(f) + log N(f; 0, Sigma) + log |L_R|  (eq. 14 without the prior)."""
+    return log_lik + _log_normal_prior(factors.chol_prior, f) + log_det_root(factors)
 
 
 def _log_normal_prior(L, f) -> float:
@@ -430,7 +587,7 @@ def _log_normal_prior(L, f) -> float:
 # the conditional target of each representation
 # ---------------------------------------------------------------------------
 def log_conditional(model: HyperModel, method: str, aux: dict, cache: _FactorCache | None = None,
-                    counter: _Counter | None = None):
+                    counter: _Counter | None = None, root: str = DEFAULT_ROOT):
     """theta -> HyperEval: log p(theta | auxiliaries, y) up to a constant.
 
     ``aux`` holds the fixed auxiliaries: ``f`` (fixed), ``nu`` (prior-white),
@@ -473,16 +630,16 @@ def log_conditional(model: HyperModel, method: str, aux: dict, cache: _FactorCac
             log_lik = model.log_likelihood(theta, f)
             counter.n_lik += 1
             return HyperEval(log_lik, f, log_lik, L)
-        factors, centre = _factors(model, theta, L, method)
+        factors, centre = _factors(model, theta, L, method, root)
         if method.startswith("surr"):
             # Alg. 4 step 7: f = L_R eta + m_theta,g;  step 8: L(f) N(g; 0, Sigma + S) (eq. 11)
-            f = rep.surrogate_unwhiten(factors, aux["eta"], aux["g"])
+            f = unwhiten(factors, aux["eta"], aux["g"])
             log_lik = model.log_likelihood(theta, f)
             counter.n_lik += 1
-            value = log_lik + rep.surrogate_log_marginal(factors, aux["g"])
+            value = log_lik + log_surrogate_marginal(factors, aux["g"])
             return HyperEval(value, f, log_lik, L, factors)
         # post-: f = L_R omega + m_theta,g^;  L(f) N(f; 0, Sigma) |L_R| (eq. 14)
-        f = rep.surrogate_unwhiten(factors, aux["omega"], centre)
+        f = unwhiten(factors, aux["omega"], centre)
         log_lik = model.log_likelihood(theta, f)
         counter.n_lik += 1
         return HyperEval(_post_value(model, theta, factors, f, log_lik), f, log_lik, L, factors, centre)
@@ -493,7 +650,7 @@ def log_conditional(model: HyperModel, method: str, aux: dict, cache: _FactorCac
 # ---------------------------------------------------------------------------
 # init / steps
 # ---------------------------------------------------------------------------
-def init(model: HyperModel, theta, f, method: str) -> HyperState:
+def init(model: HyperModel, theta, f, method: str, root: str = DEFAULT_ROOT) -> HyperState:
     """State at (theta, f) for ``method``: factorises Sigma (and B for surr-/post-)."""
     _check_method(method)
     theta = np.array(theta, dtype=np.float64)
@@ -509,8 +666,10 @@ def init(model: HyperModel, theta, f, method: str) -> HyperState:
         raise ValueError(f"initial f has log-likelihood {log_lik}")
     L = rep.prior_factor(model, model.psi(theta))
     factors = centre = None
+    if root not in ROOTS:
+        raise ValueError(f"root must be one of {ROOTS}, got {root!r}")
     if method.startswith(("surr", "post")):
-        factors, centre = _factors(model, theta, L, method)
+        factors, centre = _factors(model, theta, L, method, root)
     return HyperState(theta, f, log_lik, L, factors, centre)
 
 
@@ -522,7 +681,7 @@ def _current_value(model, method, state, aux, counter) -> float:
     if method == "prior-white":
         return state.log_likelihood + lp
     if method.startswith("surr"):
-        return state.log_likelihood + rep.surrogate_log_marginal(state.factors, aux["g"]) + lp
+        return state.log_likelihood + log_surrogate_marginal(state.factors, aux["g"]) + lp
     return _post_value(model, state.theta, state.factors, state.f, state.log_likelihood) + lp
 
 
@@ -547,11 +706,12 @@ def hyper_step(
             aux = {"nu": rep.whiten(state.chol_prior, f)}  # Alg. 2 step 1
         elif method.startswith("surr"):
             g = rep.draw_surrogate_data(rng, f, state.factors.noise_var)  # step 1: g ~ N(f, S)
-            aux = {"g": g, "eta": rep.surrogate_whiten(state.factors, f, g)}  # step 2
+            aux = {"g": g, "eta": whiten(state.factors, f, g)}  # step 2
         else:
-            aux = {"omega": rep.surrogate_whiten(state.factors, f, state.centre)}  # omega = L_R^-1 (f - m)
+            aux = {"omega": whiten(state.factors, f, state.centre)}  # omega = L_R^-1 (f - m)
         cache = _FactorCache(model.psi(state.theta), state.chol_prior)
-        fn = log_conditional(model, method, aux, cache, counter)
+        root = state.factors.root if state.factors is not None else DEFAULT_ROOT
+        fn = log_conditional(model, method, aux, cache, counter, root)
         current = HyperEval(_current_value(model, method, state, aux, counter), f, state.log_likelihood,
                             state.chol_prior, state.factors, state.centre)
         # Alg. 4 steps 3-14, once per axis (random order)
@@ -602,6 +762,7 @@ def run_chain(
     widths=None,
     n_latent_updates: int = 10,
     step_out: float = 0,
+    root: str = DEFAULT_ROOT,
 ) -> dict:
     """``n_burn`` discarded iterations, then ``n_draws`` kept ones (nothing is tuned).
 
@@ -613,7 +774,7 @@ def run_chain(
     ``burn_n_likelihood_evals``.
     """
     widths = prior_widths(model.prior) if widths is None else np.asarray(widths, dtype=np.float64)
-    state = init(model, theta0, f0, method)
+    state = init(model, theta0, f0, method, root)
     kw = dict(n_latent_updates=n_latent_updates, step_out=step_out)
     t0 = time.perf_counter()
     burn_cov = burn_lik = 0

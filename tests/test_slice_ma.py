@@ -1,0 +1,250 @@
+"""Murray & Adams (2010) Figure 3 experiment: data sets, chain blocks, efficiency table, claims, figure, config."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+import yaml
+
+from gpbayes import config as gconfig
+from gpbayes import data as gdata
+from gpbayes import io, likelihoods
+from gpbayes import rng as rngmod
+from gpbayes.experiments import slice_ma as sm
+from gpbayes.mcmc import hyper_slice as hs
+
+REPO = Path(__file__).resolve().parents[1]
+SNIPPET = REPO / "config" / "slice_ma.snippet.yaml"
+CFG = yaml.safe_load(SNIPPET.read_text())["config"]["slice_ma"]
+TINY = {"n_chains": 2, "chains_per_job": 2, "ionosphere": {"n": 12, "n_burn": 2, "n_draws": 20},
+        "synthetic": {"n": 12, "n_burn": 2, "n_draws": 20}, "mining": {"n_burn": 2, "n_draws": 20},
+        "redwoods_standin": {"grid": 4, "n_burn": 2, "n_draws": 20}}
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    manifest = gdata.load_manifest(REPO / "data" / "raw" / "MANIFEST.yaml")
+    return {n: gdata.prepare_dataset(n, REPO / "data" / "raw", manifest) for n in ("coal", "ionosphere")}
+
+
+# --------------------------------------------------------------------------- data sets
+def test_mining_is_191_events_in_112_yearly_bins(prepared):
+    ds = sm.mining_data(prepared["coal"], 112, 10.0)
+    y = ds["y"].values
+    assert y.shape == (112,) and y.sum() == 191 and np.all(y == np.round(y))
+    assert ds.attrs["n_zero_bins"] == int(np.sum(y == 0)) > 0
+    x = ds["X"].values[:, 0]
+    np.testing.assert_allclose(np.diff(x), 0.1)  # one year = 0.1 decade
+    assert x[0] == pytest.approx(0.05) and ds.attrs["task"] == "counts"
+
+
+def test_ionosphere_subset_is_random_and_reproducible(prepared):
+    a = sm.ionosphere_data(prepared["ionosphere"], 50, np.random.default_rng(1))
+    b = sm.ionosphere_data(prepared["ionosphere"], 50, np.random.default_rng(1))
+    c = sm.ionosphere_data(prepared["ionosphere"], 50, np.random.default_rng(2))
+    assert a["X"].shape == (50, 33) and set(np.unique(a["y"].values)) == {-1.0, 1.0}
+    assert a.identical(b) and not np.array_equal(a["X"].values, c["X"].values)
+    with pytest.raises(ValueError, match="n must be"):
+        sm.ionosphere_data(prepared["ionosphere"], 400, np.random.default_rng(1))
+
+
+def test_synthetic_is_nested_across_scales_and_as_specified():
+    small = sm.synthetic_data(30, np.random.default_rng(4))
+    full = sm.synthetic_data(200, np.random.default_rng(4))
+    np.testing.assert_array_equal(small["X"].values, full["X"].values[:30])
+    np.testing.assert_array_equal(small["y"].values, full["y"].values[:30])
+    ell = full["true_lengthscale"].values
+    assert full["X"].shape == (200, 10) and np.all((ell > 0) & (ell < math.sqrt(10)))
+    assert np.all((full["X"].values >= 0) & (full["X"].values <= 1))
+    resid = full["y"].values - full["f"].values  # noise variance 0.09
+    assert 0.06 < resid.var() < 0.12
+    assert full.attrs["noise_variance"] == 0.09
+
+
+def test_redwoods_standin_is_labelled_and_has_mostly_empty_bins():
+    ds = sm.redwoods_standin_data(25, np.random.default_rng(8))
+    y = ds["y"].values
+    assert y.shape == (625,) and abs(y.sum() - 195) <= 0.05 * 195
+    assert ds.attrs["stand_in"] == 1 and "STAND-IN" in ds.attrs["stand_in_note"]
+    assert ds.attrs["n_zero_bins"] == int(np.sum(y == 0)) > 625 / 2  # "the majority of these bins"
+    assert ds["X"].shape == (625, 2) and ds["X"].values.min() == pytest.approx(0.02)
+
+
+def test_problem_data_and_models(prepared):
+    src = {"ionosphere": prepared["ionosphere"], "mining": prepared["coal"]}
+    for name in sm.DATASETS:
+        ds = sm.problem_data(name, CFG, TINY, 3, src.get(name))
+        assert ds.attrs["name"] == name
+        model = sm.build_model(ds, CFG)
+        d = ds["X"].shape[1]
+        assert model.kernel.ard and model.kernel.n_params == d + 1
+        assert model.sample_offset == (name in ("mining", "redwoods_standin"))
+        assert model.n_theta == d + 1 + model.sample_offset
+        theta, f = sm.initial_point(model, np.random.default_rng(0))
+        assert np.isfinite(model.log_prior(theta)) and f.shape == (model.n,)
+    lik = sm.build_model(sm.problem_data("synthetic", CFG, TINY, 3), CFG).likelihood
+    assert isinstance(lik, likelihoods.Gaussian) and lik.noise_variance == 0.09
+    with pytest.raises(ValueError, match="unknown data set"):
+        sm.problem_data("redwoods", CFG, TINY, 3)
+
+
+# --------------------------------------------------------------------------- chains
+def test_run_block_layout_and_chain_streams_independent_of_blocking():
+    ds = sm.problem_data("redwoods_standin", CFG, TINY, 5)
+    whole = sm.run_block(ds, method="surr-site", block=0, cfg=CFG, settings=TINY, seed=5)
+    post, ss = whole["posterior"], whole["sample_stats"]
+    assert post["theta"].shape == (2, 20, 4) and list(post["param"].values)[-1] == "offset"
+    assert post["complete_ll"].shape == (2, 20) and np.all(np.isfinite(post["complete_ll"].values))
+    for k in ("n_likelihood_evals", "n_covariance", "n_cubic", "wall_time"):
+        assert ss[k].shape == (2, 20) and np.all(ss[k].values > 0)
+    one = dict(TINY, chains_per_job=1)
+    second = sm.run_block(ds, method="surr-site", block=1, cfg=CFG, settings=one, seed=5)
+    np.testing.assert_array_equal(second["posterior"]["theta"].values[0], post["theta"].values[1])
+    with pytest.raises(ValueError, match="empty"):
+        sm.run_block(ds, method="fixed", block=2, cfg=CFG, settings=one, seed=5)
+
+
+def test_run_block_writes_and_reads_back(tmp_path):
+    ds = sm.problem_data("synthetic", CFG, TINY, 5)
+    groups = sm.run_block(ds, method="post-site", block=0, cfg=CFG, settings=TINY, seed=5)
+    io.write_inference_data(groups, tmp_path / "c.nc")
+    back = io.read_inference_data(tmp_path / "c.nc")
+    eff = sm.chain_efficiency(back)
+    assert eff.attrs["method"] == "post-site" and eff.sizes["chain"] == 2
+    for metric, key in (("per_likelihood", "n_likelihood_evals"), ("per_covariance", "n_covariance"),
+                        ("per_second", "wall_time")):
+        np.testing.assert_allclose(eff[metric].values, eff["ess"].values / eff[key].values)
+
+
+# --------------------------------------------------------------------------- table, figure, claims
+def fake_efficiency(dataset, method, ess, lik, cov, sec, first_chain=0):
+    ess = np.asarray(ess, dtype=float)
+    n = ess.size
+    e = xr.Dataset({"ess": ("chain", ess), "n_likelihood_evals": ("chain", np.full(n, float(lik))),
+                    "n_covariance": ("chain", np.full(n, float(cov))), "wall_time": ("chain", np.full(n, float(sec)))},
+                   coords={"chain": np.arange(first_chain, first_chain + n)})
+    for metric, key in sm._COST.items():
+        e[metric] = e["ess"] / e[key]
+    e.attrs.update(dataset=dataset, method=method, n=10)
+    return e
+
+
+def test_fig3_table_rescales_to_surr_site_and_pools_blocks():
+    effs = [fake_efficiency("mining", "surr-site", [10, 30], 100, 10, 2),
+            fake_efficiency("mining", "fixed", [5], 100, 10, 1),
+            fake_efficiency("mining", "fixed", [15], 100, 10, 1, first_chain=1)]
+    t = sm.fig3_table(effs)
+    assert list(t["method"]) == ["fixed", "surr-site"]
+    surr = t[t["method"] == "surr-site"].iloc[0]
+    fixed = t[t["method"] == "fixed"].iloc[0]
+    assert surr["per_covariance_rel"] == 1.0 and surr["per_covariance_mean"] == 2.0
+    assert fixed["n_chains"] == 2 and fixed["per_covariance_mean"] == 1.0
+    assert fixed["per_covariance_rel"] == 0.5 and fixed["per_second_rel"] == pytest.approx(10 / 10)
+    assert fixed["per_covariance_se"] == pytest.approx(np.std([0.5, 1.5], ddof=1) / math.sqrt(2))
+    assert fixed["per_covariance_rel_se"] == pytest.approx(fixed["per_covariance_se"] / 2.0)
+    rows = sm.efficiency_rows(effs)
+    assert len(rows) == 4 and set(rows["chain"]) == {0, 1}
+
+
+def table_from(values: dict) -> pd.DataFrame:
+    """{(dataset, method): ess per covariance construction} -> a Figure 3 table (all metrics equal)."""
+    effs = [fake_efficiency(d, m, [v, v], 1.0, 1.0, 1.0) for (d, m), v in values.items()]
+    return sm.fig3_table(effs)
+
+
+GOOD = {("ionosphere", "fixed"): 1.0, ("ionosphere", "prior-white"): 2.0, ("ionosphere", "surr-site"): 5.0,
+        ("ionosphere", "post-site"): 4.5, ("synthetic", "fixed"): 0.5, ("synthetic", "prior-white"): 1.0,
+        ("synthetic", "surr-site"): 3.0, ("synthetic", "post-site"): 5.0,
+        **{("mining", m): v for m, v in zip(hs.METHODS, [1.0, 1.2, 3.0, 2.5, 3.5, 3.2])},
+        **{("redwoods_standin", m): v for m, v in zip(hs.METHODS, [0.3, 1.0, 3.0, 2.0, 2.5, 1.1])}}
+
+
+def test_claims_pass_on_a_paper_like_table_and_fail_where_they_should():
+    zero = {"mining": 40, "redwoods_standin": 500}
+    claims = sm.fig3_claims(table_from(GOOD), zero, CFG["claims"])
+    assert [c["id"] for c in claims] == ["ionosphere-site-beats-baselines", "synthetic-surr-post-close",
+                                         "fixed-worst-or-near-worst", "point-pattern-site-beats-taylor"]
+    assert all(c["passed"] for c in claims), claims
+    assert claims[0]["measured"]["post-site_over_best_baseline_per_covariance"] == pytest.approx(2.25)
+    assert claims[3]["measured"]["dataset_with_most_zero_bins"] == "redwoods_standin"
+    bad = dict(GOOD)
+    bad[("ionosphere", "post-site")] = 3.0  # 1.5x prior-white only
+    bad[("synthetic", "post-site")] = 10.0  # 3.3x surr-site
+    bad[("mining", "fixed")] = 2.0  # 2x the worst other (prior-white 1.2) ... > 1.5
+    bad[("redwoods_standin", "post-taylor")] = 3.0  # taylor beats site
+    claims = sm.fig3_claims(table_from(bad), zero, CFG["claims"])
+    assert not any(c["passed"] for c in claims)
+    # the claim follows the data set with the most zero-count bins
+    claims = sm.fig3_claims(table_from(bad), {"mining": 90, "redwoods_standin": 10}, CFG["claims"])
+    assert claims[3]["passed"] and claims[3]["measured"]["dataset_with_most_zero_bins"] == "mining"
+    from gpbayes import claims as gclaims
+
+    for c in claims:
+        gclaims.validate_claim(c)
+
+
+def test_fig3_figure_writes_a_pdf(tmp_path):
+    sm.fig3_figure(table_from(GOOD), tmp_path / "fig3.pdf", scale="test")
+    assert (tmp_path / "fig3.pdf").read_bytes()[:4] == b"%PDF"
+
+
+# --------------------------------------------------------------------------- config snippet
+def _merge(base: dict, extra: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        elif isinstance(v, list) and isinstance(out.get(k), list):
+            out[k] = out[k] + [x for x in v if x not in out[k]]
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def test_config_snippet_validates_and_is_checked():
+    snippet = yaml.safe_load(SNIPPET.read_text())
+    with open(REPO / "config" / "config.yaml") as fh:
+        cfg = _merge(yaml.safe_load(fh), snippet["config"])
+    schema = _merge(gconfig.load_schema(), snippet["schema"])
+    gconfig.validate_config(cfg, schema)
+    s = cfg["slice_ma"]
+    assert s["scales"]["paper"]["n_chains"] == 10 and s["scales"]["paper"]["mining"]["n_draws"] == 20000
+    assert s["scales"]["paper"]["ionosphere"] == {"n": 200, "n_burn": 1000, "n_draws": 5000}
+    assert s["scales"]["paper"]["redwoods_standin"]["grid"] == 25 and s["n_latent_updates"] == 10
+    assert "slice_ma" in schema["required"]
+    for path, value, where in [
+        (("methods", "mining", 0), "surr", "slice_ma/methods/mining/0"),
+        (("scales", "default", "redwoods_standin"), {"n_burn": 1, "n_draws": 50}, "slice_ma/scales/default/redwoods_standin"),
+        (("claims", "typo"), 1.0, "slice_ma/claims"),
+    ]:
+        bad = copy.deepcopy(cfg)
+        node = bad["slice_ma"]
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = value
+        with pytest.raises(gconfig.ConfigError, match=where):
+            gconfig.validate_config(bad, schema)
+    missing = copy.deepcopy(cfg)
+    del missing["slice_ma"]
+    with pytest.raises(gconfig.ConfigError, match="'slice_ma' is a required property"):
+        gconfig.validate_config(missing, schema)
+
+
+def test_rules_file_lists_what_the_config_asks_for():
+    text = (REPO / "workflow" / "rules" / "slice_ma.smk").read_text()
+    for target in ("figures/slice/fig3.pdf", "results/slice/fig3.csv", "results/claims/slice_ma.json"):
+        assert target in text
+    for name in sm.DATASETS:
+        assert name in text
+    for m in hs.METHODS:
+        assert m in text
+    # the stream of chain c does not depend on the method's position or the block
+    a = rngmod.stream(1, "slice_ma", "mining", "fixed", "chain", 3).standard_normal()
+    b = rngmod.stream(1, "slice_ma", "mining", "fixed", "chain", 3).standard_normal()
+    assert a == b
