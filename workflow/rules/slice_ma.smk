@@ -7,32 +7,33 @@ SMA_SET = SMA["scales"][SCALE]
 SMA_SOURCES = {"ionosphere": "ionosphere", "mining": "coal"}
 
 
-def slice_ma_chain_files():
-    return [
-        f"results/slice/chains/{ds}_{m}_block{b}.nc"
-        for ds in SMA["datasets"]
-        for m in SMA["methods"][ds]
-        for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
-    ]
-
-
-def slice_ma_targets():
-    return [
-        "figures/slice/fig3.pdf",
-        "results/slice/fig3.csv",
-        "results/claims/slice_ma.json",
-    ]
-
-
-def slice_ma_source(wc):
-    name = SMA_SOURCES.get(wc.dataset)
-    return [f"{PROCESSED}/{name}.nc"] if name else []
+SLICE_MA_CHAIN_FILES = [
+    f"results/slice/chains/{ds}_{m}_block{b}.nc"
+    for ds in SMA["datasets"]
+    for m in SMA["methods"][ds]
+    for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
+]
+# what `rule all` needs from this file (rules/common.smk: out += SLICE_MA_TARGETS)
+SLICE_MA_TARGETS = [
+    "figures/slice/fig3.pdf",
+    "results/slice/fig3.csv",
+    "results/claims/slice_ma.json",
+]
+# each rule receives only the config it uses, so that editing e.g. the claims'
+# thresholds does not re-run the chains
+SMA_MODEL_CFG = {
+    k: SMA[k] for k in ("nugget", "max_noise_ratio", "priors", "n_latent_updates")
+}
 
 
 rule slice_ma_data:
     """One problem of M&A Sec. 5 at the configured scale (Redwoods: a labelled stand-in)."""
     input:
-        slice_ma_source,
+        lambda wc: (
+            [f"{PROCESSED}/{SMA_SOURCES[wc.dataset]}.nc"]
+            if wc.dataset in SMA_SOURCES
+            else []
+        ),
     output:
         "results/slice/data/{dataset}.nc",
     log:
@@ -46,8 +47,10 @@ rule slice_ma_data:
         mem_mb=1000,
         runtime=5,
     params:
-        cfg=SMA,
-        settings=SMA_SET,
+        cfg=lambda wc: {k: SMA[k] for k in (wc.dataset,) if k in SMA},
+        settings=lambda wc: {
+            k: SMA_SET[k] for k in ("n_chains", "chains_per_job", wc.dataset)
+        },
         seed=SEED,
         scale=SCALE,
     script:
@@ -75,8 +78,10 @@ rule slice_ma_chains:
         mem_mb=2000,
         runtime=1440,
     params:
-        cfg=SMA,
-        settings=SMA_SET,
+        cfg=SMA_MODEL_CFG,
+        settings=lambda wc: {
+            k: SMA_SET[k] for k in ("n_chains", "chains_per_job", wc.dataset)
+        },
         seed=SEED,
         scale=SCALE,
     script:
@@ -86,7 +91,7 @@ rule slice_ma_chains:
 rule slice_ma_fig3:
     """M&A Fig. 3: effective samples per likelihood evaluation / covariance construction / second."""
     input:
-        chains=slice_ma_chain_files(),
+        chains=SLICE_MA_CHAIN_FILES,
     output:
         figure=report(
             "figures/slice/fig3.pdf",
@@ -129,7 +134,7 @@ rule slice_ma_claims:
         mem_mb=1000,
         runtime=5,
     params:
-        cfg=SMA,
+        claims=SMA["claims"],
         scale=SCALE,
         seed=SEED,
     script:

@@ -12,5 +12,6 @@ with job(snakemake):
         attrs = xr.load_dataset(f).attrs
         if "n_zero_bins" in attrs:
             zero_bins[attrs["name"]] = int(attrs["n_zero_bins"])
-    records = slice_ma.fig3_claims(pd.read_csv(snakemake.input.table), zero_bins, p.cfg["claims"])
-    claims.write_claims("slice_ma", records, snakemake.output[0], scale=p.scale, config=p.cfg, seed=p.seed)
+    records = slice_ma.fig3_claims(pd.read_csv(snakemake.input.table), zero_bins, p.claims)
+    claims.write_claims("slice_ma", records, snakemake.output[0], scale=p.scale, config={"claims": p.claims},
+                        seed=p.seed)
