@@ -92,6 +92,12 @@ METRICS = {"per_likelihood": "likelihood evaluation", "per_covariance": "covaria
            "per_second": "second"}
 _COST = {"per_likelihood": "n_likelihood_evals", "per_covariance": "n_covariance", "per_second": "wall_time"}
 REFERENCE = "surr-site"
+#: M&A Fig. 3, the surr-site values printed under each group (effective samples per unit cost)
+PAPER_SURR_SITE = {
+    "per_likelihood": {"ionosphere": 1.6e-4, "synthetic": 3.3e-4, "mining": 4.3e-5, "redwoods_standin": 4.8e-4},
+    "per_covariance": {"ionosphere": 2.9e-4, "synthetic": 1.1e-3, "mining": 7.4e-4, "redwoods_standin": 3.7e-3},
+    "per_second": {"ionosphere": 7.7e-3, "synthetic": 5.4e-2, "mining": 1.2e-1, "redwoods_standin": 1.5e-2},
+}
 
 
 def _block_chains(block: int, n_chains: int, chains_per_job: int) -> range:
@@ -292,9 +298,15 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
 def chain_efficiency(groups: dict[str, xr.Dataset]) -> xr.Dataset:
     """Per chain: ESS of the complete-data log-likelihood, the three costs, and ESS per cost."""
     cll = groups["posterior"]["complete_ll"].values  # (chain, draw)
+    theta = groups["posterior"]["theta"]
     ss = groups["sample_stats"]
     ess = np.array([diagnostics.ess_coda(cll[c][None, :]) for c in range(cll.shape[0])])
-    out = {"ess": ("chain", ess)}
+    # for reading the figure: which hyperparameters limit the mixing
+    ess_theta = np.array([[diagnostics.ess_coda(theta.values[c, :, j][None, :]) for j in range(theta.shape[2])]
+                          for c in range(theta.shape[0])])
+    amp = list(theta["param"].values).index("sigma_f")
+    out = {"ess": ("chain", ess), "ess_theta_median": ("chain", np.median(ess_theta, axis=1)),
+           "ess_theta_min": ("chain", ess_theta.min(axis=1)), "ess_log_sigma_f": ("chain", ess_theta[:, amp])}
     for metric, key in _COST.items():
         cost = ss[key].values.sum(axis=1).astype(float)
         out[key] = ("chain", cost)
@@ -335,6 +347,9 @@ def fig3_table(efficiencies: list[xr.Dataset], methods_order=hs.METHODS):
         e = xr.concat(parts, dim="chain")
         row = {"dataset": dataset, "method": method, "n": int(e.attrs.get("n", 0)), "n_chains": e.sizes["chain"],
                "ess_mean": float(e["ess"].mean())}
+        for k in ("ess_theta_median", "ess_theta_min", "ess_log_sigma_f"):
+            if k in e:
+                row[f"{k}_mean"] = float(e[k].mean())
         for metric, key in _COST.items():
             v = e[metric].values
             row[f"{metric}_mean"] = float(v.mean())
@@ -348,6 +363,7 @@ def fig3_table(efficiencies: list[xr.Dataset], methods_order=hs.METHODS):
         table[f"{metric}_rel"] = table[f"{metric}_mean"] / scale
         table[f"{metric}_rel_se"] = table[f"{metric}_se"] / scale
         table[f"{metric}_surr_site"] = scale
+        table[f"{metric}_surr_site_paper"] = table["dataset"].map(PAPER_SURR_SITE[metric])
     order_d = {d: i for i, d in enumerate(DATASETS)}
     order_m = {m: i for i, m in enumerate(methods_order)}
     table = table.sort_values(["dataset", "method"], key=lambda s: s.map(order_d if s.name == "dataset" else order_m))
