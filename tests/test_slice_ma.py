@@ -20,8 +20,7 @@ from gpbayes.experiments import slice_ma as sm
 from gpbayes.mcmc import hyper_slice as hs
 
 REPO = Path(__file__).resolve().parents[1]
-SNIPPET = REPO / "config" / "slice_ma.snippet.yaml"
-CFG = yaml.safe_load(SNIPPET.read_text())["config"]["slice_ma"]
+CFG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["slice_ma"]
 TINY = {"n_chains": 2, "chains_per_job": 2, "ionosphere": {"n": 12, "n_burn": 2, "n_draws": 20},
         "synthetic": {"n": 12, "n_burn": 2, "n_draws": 20}, "mining": {"n_burn": 2, "n_draws": 20},
         "redwoods_standin": {"grid": 4, "n_burn": 2, "n_draws": 20}}
@@ -194,24 +193,11 @@ def test_fig3_figure_writes_a_pdf(tmp_path):
     assert (tmp_path / "fig3.pdf").read_bytes()[:4] == b"%PDF"
 
 
-# --------------------------------------------------------------------------- config snippet
-def _merge(base: dict, extra: dict) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in extra.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        elif isinstance(v, list) and isinstance(out.get(k), list):
-            out[k] = out[k] + [x for x in v if x not in out[k]]
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
-
-
-def test_config_snippet_validates_and_is_checked():
-    snippet = yaml.safe_load(SNIPPET.read_text())
+# --------------------------------------------------------------------------- config
+def test_config_validates_and_is_checked():
     with open(REPO / "config" / "config.yaml") as fh:
-        cfg = _merge(yaml.safe_load(fh), snippet["config"])
-    schema = _merge(gconfig.load_schema(), snippet["schema"])
+        cfg = yaml.safe_load(fh)
+    schema = gconfig.load_schema()
     gconfig.validate_config(cfg, schema)
     s = cfg["slice_ma"]
     assert s["scales"]["paper"]["n_chains"] == 10 and s["scales"]["paper"]["mining"]["n_draws"] == 20000

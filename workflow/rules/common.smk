@@ -48,7 +48,11 @@ def regression_mh_targets():
 
 
 def claim_files():
-    return ["results/claims/foundation.json", "results/claims/pm_gpc.json"]
+    return [
+        "results/claims/foundation.json",
+        "results/claims/pm_gpc.json",
+        "results/claims/slice_ma.json",
+    ]
 
 
 def pm_gpc_targets():
@@ -102,5 +106,6 @@ def all_targets():
     out += regression_mh_targets()
     out += pm_gpc_targets()
     out += PM_GPC_CAPACITY_TARGETS
+    out += SLICE_MA_TARGETS
     out += ["results/claims/claims.html"]
     return out
