@@ -35,3 +35,8 @@ def test_invalid_claims_rejected(tmp_path, bad, needle):
 def test_duplicate_ids_rejected(tmp_path):
     with pytest.raises(ValueError, match="duplicate"):
         claims.write_claims("paper", [claim(), claim()], tmp_path / "p.json", scale="smoke")
+
+
+def test_infinite_measurement_rejected(tmp_path):
+    with pytest.raises(ValueError, match="infinite"):
+        claims.write_claims("paper", [claim(measured={"v": float("inf")})], tmp_path / "p.json", scale="smoke")

@@ -38,6 +38,8 @@ def validate_claim(claim: dict) -> dict:
     for k, v in claim["measured"].items():
         if isinstance(v, float) and math.isnan(v):
             raise ValueError(f"claim {claim['id']!r}: measured value {k!r} is NaN")
+        if isinstance(v, float) and math.isinf(v):
+            raise ValueError(f"claim {claim['id']!r}: measured value {k!r} is infinite (record null instead)")
     return claim
 
 
@@ -55,7 +57,8 @@ def write_claims(paper: str, claims: list[dict], path, *, scale: str, config=Non
         "provenance": {k: v for k, v in io.provenance(config, seed).items() if k != "config"},
     }
     with io.atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(doc, indent=2, default=float) + "\n")
+        # allow_nan=False: NaN/inf are not JSON; a claim must record them as null
+        tmp.write_text(json.dumps(doc, indent=2, default=float, allow_nan=False) + "\n")
     return Path(path)
 
 

@@ -443,7 +443,8 @@ def fig34_claims(summaries: list[xr.Dataset]) -> list[dict]:
         for sch in s["scheme"].values:
             d = s.sel(scheme=sch)
             its[str(sch)] = iterations_to_converge(d["iteration"].values, d["psrf_median"].values)
-            measured[f"{name}_{sch}_iterations_to_psrf_1.1"] = its[str(sch)]
+            # JSON has no infinity: a chain set that never settles below 1.1 is recorded as null
+            measured[f"{name}_{sch}_iterations_to_psrf_1.1"] = its[str(sch)] if np.isfinite(its[str(sch)]) else None
         pm = min(v for k, v in its.items() if k.startswith("pm-"))
         base = min(v for k, v in its.items() if k in ("aa", "surr"))
         # strictly fewer, or both converged at the first checkpoint (a tie at the resolution)
