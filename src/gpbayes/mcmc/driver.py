@@ -9,7 +9,31 @@ import numpy as np
 from .. import linalg
 from . import random_walk
 
-__all__ = ["run_rwmh_chain"]
+__all__ = ["run_rwmh_chain", "record_draws"]
+
+
+def record_draws(rng, state, step_fn, n_draws: int, info_fields=("accepted", "acceptance_prob", "n_cubic")):
+    """Run ``n_draws`` steps of a frozen kernel and record them.
+
+    ``step_fn(rng, state) -> (state, info)``; the state must have
+    ``position`` and ``log_density``.  Returns ``(state, out)`` with arrays
+    ``position`` (n_draws, p), ``log_density``, ``wall_time`` (seconds per
+    step) and one array per name in ``info_fields`` (taken from ``info``).
+    """
+    p = np.asarray(state.position).shape[0]
+    out = {"position": np.empty((n_draws, p)), "log_density": np.empty(n_draws), "wall_time": np.empty(n_draws)}
+    fields = {name: [] for name in info_fields}
+    for i in range(n_draws):
+        t = time.perf_counter()
+        state, info = step_fn(rng, state)
+        out["wall_time"][i] = time.perf_counter() - t
+        out["position"][i] = state.position
+        out["log_density"][i] = state.log_density
+        for name, values in fields.items():
+            values.append(getattr(info, name))
+    for name, values in fields.items():
+        out[name] = np.asarray(values) if values else np.empty(0)
+    return state, out
 
 
 def run_rwmh_chain(
@@ -73,24 +97,10 @@ def run_rwmh_chain(
         burn_ops += info.n_cubic
     burn_time = time.perf_counter() - t0
 
-    out = {
-        "position": np.empty((n_draws, p)),
-        "log_density": np.empty(n_draws),
-        "accepted": np.empty(n_draws, dtype=bool),
-        "acceptance_prob": np.empty(n_draws),
-        "n_cubic": np.empty(n_draws, dtype=np.int64),
-        "wall_time": np.empty(n_draws),
-    }
     factor = np.exp(log_s) * chol
-    for i in range(n_draws):
-        t = time.perf_counter()
-        state, info = random_walk.step(rng, state, log_density_fn, factor)
-        out["wall_time"][i] = time.perf_counter() - t
-        out["position"][i] = state.position
-        out["log_density"][i] = state.log_density
-        out["accepted"][i] = info.accepted
-        out["acceptance_prob"][i] = info.acceptance_prob
-        out["n_cubic"][i] = info.n_cubic
+    state, out = record_draws(
+        rng, state, lambda r, st: random_walk.step(r, st, log_density_fn, factor), n_draws
+    )
     out.update(
         proposal_scale=float(np.exp(log_s)),
         burn_acceptance=burn_acc / max(n_burn, 1),

@@ -60,6 +60,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
+from . import driver
 
 __all__ = [
     "MassMatrix",
@@ -390,28 +391,10 @@ def run_hmc_chain(
     eps = dual_averaging_final_step_size(da) if n_tune > 0 else float(step_size)
     tune_time = time.perf_counter() - t_start
 
-    p = state.position.shape[0]
-    out = {
-        "position": np.empty((n_draws, p)),
-        "log_density": np.empty(n_draws),
-        "accepted": np.empty(n_draws, dtype=bool),
-        "acceptance_prob": np.empty(n_draws),
-        "n_cubic": np.empty(n_draws, dtype=np.int64),
-        "n_grad_evals": np.empty(n_draws, dtype=np.int64),
-        "diverging": np.empty(n_draws, dtype=bool),
-        "wall_time": np.empty(n_draws),
-    }
-    for i in range(n_draws):
-        t = time.perf_counter()
-        state, info = step(rng, state, value_and_grad_fn, eps, mass, max_steps)
-        out["wall_time"][i] = time.perf_counter() - t
-        out["position"][i] = state.position
-        out["log_density"][i] = state.log_density
-        out["accepted"][i] = info.accepted
-        out["acceptance_prob"][i] = info.acceptance_prob
-        out["n_cubic"][i] = info.n_cubic
-        out["n_grad_evals"][i] = info.n_grad_evals
-        out["diverging"][i] = info.diverging
+    state, out = driver.record_draws(
+        rng, state, lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_steps), n_draws,
+        ("accepted", "acceptance_prob", "n_cubic", "n_grad_evals", "diverging"),
+    )
     out.update(
         step_size=float(eps),
         tune_acceptance=tune_acc / max(n_tune, 1),

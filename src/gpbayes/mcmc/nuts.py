@@ -50,6 +50,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import linalg
+from . import driver
 from .hmc import (
     DA_GAMMA,
     DA_KAPPA,
@@ -244,30 +245,10 @@ def run_nuts_chain(
             eps = float(step_size)
     tune_time = time.perf_counter() - t_start
 
-    p = state.position.shape[0]
-    out = {
-        "position": np.empty((n_draws, p)),
-        "log_density": np.empty(n_draws),
-        "accepted": np.empty(n_draws, dtype=bool),
-        "acceptance_prob": np.empty(n_draws),
-        "n_cubic": np.empty(n_draws, dtype=np.int64),
-        "n_grad_evals": np.empty(n_draws, dtype=np.int64),
-        "tree_depth": np.empty(n_draws, dtype=np.int64),
-        "diverging": np.empty(n_draws, dtype=bool),
-        "wall_time": np.empty(n_draws),
-    }
-    for i in range(n_draws):
-        t = time.perf_counter()
-        state, info = step(rng, state, value_and_grad_fn, eps, mass, max_tree_depth)
-        out["wall_time"][i] = time.perf_counter() - t
-        out["position"][i] = state.position
-        out["log_density"][i] = state.log_density
-        out["accepted"][i] = info.accepted
-        out["acceptance_prob"][i] = info.acceptance_prob
-        out["n_cubic"][i] = info.n_cubic
-        out["n_grad_evals"][i] = info.n_grad_evals
-        out["tree_depth"][i] = info.tree_depth
-        out["diverging"][i] = info.diverging
+    state, out = driver.record_draws(
+        rng, state, lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_tree_depth), n_draws,
+        ("accepted", "acceptance_prob", "n_cubic", "n_grad_evals", "tree_depth", "diverging"),
+    )
     out.update(
         step_size=float(eps),
         tune_n_cubic=int(tune_ops.cubic),
