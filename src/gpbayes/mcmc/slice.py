@@ -76,6 +76,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
+from . import driver
 
 __all__ = [
     "SliceState",
@@ -333,31 +334,15 @@ def run_slice_chain(
     """
     with linalg.count_ops() as init_ops:
         state = init(position0, log_density_fn)
-    p = state.position.shape[0]
     burn_ops = 0
     t0 = time.perf_counter()
     for _ in range(n_burn):
         state, info = step(rng, state, log_density_fn, width, **step_options)
         burn_ops += info.n_cubic
     burn_time = time.perf_counter() - t0
-    out = {
-        "position": np.empty((n_draws, p)),
-        "log_density": np.empty(n_draws),
-        "n_cubic": np.empty(n_draws, dtype=np.int64),
-        "n_density_evals": np.empty(n_draws, dtype=np.int64),
-        "n_shrinkages": np.empty(n_draws, dtype=np.int64),
-        "n_steps_out": np.empty(n_draws, dtype=np.int64),
-        "wall_time": np.empty(n_draws),
-    }
-    for i in range(n_draws):
-        t = time.perf_counter()
-        state, info = step(rng, state, log_density_fn, width, **step_options)
-        out["wall_time"][i] = time.perf_counter() - t
-        out["position"][i] = state.position
-        out["log_density"][i] = state.log_density
-        out["n_cubic"][i] = info.n_cubic
-        out["n_density_evals"][i] = info.n_density_evals
-        out["n_shrinkages"][i] = info.n_shrinkages
-        out["n_steps_out"][i] = info.n_steps_out
+    state, out = driver.record_draws(
+        rng, state, lambda r, st: step(r, st, log_density_fn, width, **step_options), n_draws,
+        ("n_cubic", "n_density_evals", "n_shrinkages", "n_steps_out"),
+    )
     out.update(burn_n_cubic=int(burn_ops), burn_wall_time=float(burn_time), init_n_cubic=int(init_ops.cubic))
     return out
