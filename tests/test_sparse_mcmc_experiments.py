@@ -125,6 +125,10 @@ def test_chain_blocks_are_deterministic_and_grouping_invariant(tiny_image, tiny_
 def test_gibbs_block_and_predict_summary_rows(tiny_image, tiny_fit):
     g = _block(tiny_image, tiny_fit, 0, {**RUN, "n_chains": 2, "chains_per_job": 2}, sampler="gibbs")
     assert np.all(np.isfinite(g["posterior"]["psi"].values))
+    moved = g["sample_stats"]["accepted"].values
+    v = g["posterior"]["v"].values
+    np.testing.assert_array_equal(moved[:, 1:], np.any(np.diff(v, axis=1) != 0, axis=(2, 3))
+                                  | np.any(np.diff(g["posterior"]["psi"].values, axis=1) != 0, axis=2))
     table = sm.predict_summary(tiny_image, tiny_fit, [g], study="sweep", problem="image", kernel="rbf",
                                sampler="gibbs", cfg=CFG, max_draws=10)
     assert list(table["method"]) == ["gaussian", "gibbs"] and set(table["M"]) == {4}

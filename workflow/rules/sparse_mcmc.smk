@@ -31,7 +31,9 @@ SPARSE_MCMC_PSRF_CHAINS = [
     for smp in SP["studies"]["psrf"]["samplers"]
     for m in SP_SET["runs"]["psrf"]["M"][-1:]
     for b in range(
-        n_blocks(SP_SET["runs"]["psrf"]["n_chains"], SP_SET["runs"]["psrf"]["chains_per_job"])
+        n_blocks(
+            SP_SET["runs"]["psrf"]["n_chains"], SP_SET["runs"]["psrf"]["chains_per_job"]
+        )
     )
 ]
 # what `rule all` needs from this file (rules/common.smk: out += SPARSE_MCMC_TARGETS)
@@ -171,7 +173,9 @@ rule sparse_mcmc_predict:
         mem_mb=2000,
         runtime=30,
     params:
-        cfg=lambda wc: {k: SP[k] for k in ("n_quad", "jitter", SP_STUDY_PROBLEM[wc.study])},
+        cfg=lambda wc: {
+            k: SP[k] for k in ("n_quad", "jitter", SP_STUDY_PROBLEM[wc.study])
+        },
         predict=SP["predict"],
         problem=lambda wc: SP_STUDY_PROBLEM[wc.study],
     script:

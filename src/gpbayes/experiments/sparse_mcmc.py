@@ -375,19 +375,23 @@ def run_block(ds: xr.Dataset, fit: xr.Dataset, *, study: str, problem: str, kern
                     max_steps=int(hmc["max_steps"]))
         if sampler == "joint":
             out = mcmc.sample_joint(gen, target, x0, **opts)
-            acc = out["acceptance_rate"]
+            acc, moved = out["acceptance_rate"], out["accepted"]
             psi_acc = np.full_like(acc, np.nan)
         else:
             out = mcmc.sample_gibbs(gen, target, x0, psi_scale=float(hmc["gibbs_psi_scale"]), **opts)
             acc, psi_acc = out["v_acceptance_rate"], out["psi_acceptance_rate"]
+            # a Gibbs sweep "accepted" = the state moved (v by HMC or psi by MH); the first
+            # kept sweep is compared with nothing recorded and counts as moved
+            moved = np.r_[True, np.any(np.diff(out["v"].reshape(len(acc), -1), axis=0) != 0, axis=1)
+                          | np.any(np.diff(out["psi"], axis=0) != 0, axis=1)]
         n = len(acc)
-        outs.append({"v": out["v"], "psi": out["psi"], "lp": out["lp"], "acceptance_rate": acc,
+        outs.append({"v": out["v"], "psi": out["psi"], "lp": out["lp"], "acceptance_rate": acc, "accepted": moved,
                      "psi_acceptance_rate": psi_acc, "n_steps": out["n_steps"], "n_cubic": out["n_cubic"],
                      "wall_time": np.full(n, out["wall_time"] / max(n, 1)),
                      "step_size": out["step_size"]})
     post = {k: np.stack([o[k] for o in outs]) for k in ("v", "psi")}
-    stats = {k: np.stack([o[k] for o in outs]) for k in ("lp", "acceptance_rate", "psi_acceptance_rate", "n_steps",
-                                                         "n_cubic", "wall_time")}
+    stats = {k: np.stack([o[k] for o in outs]) for k in ("lp", "accepted", "acceptance_rate", "psi_acceptance_rate",
+                                                         "n_steps", "n_cubic", "wall_time")}
     attrs = {"study": study, "problem": problem, "kernel": kernel, "sampler": sampler, "M": int(M),
              "n_train": int(target.X.shape[0]), "first_chain": int(chains[0]), "n_warmup": int(run["n_warmup"]),
              "stand_in": int(ds.attrs.get("stand_in", 0))}
