@@ -27,6 +27,20 @@ without the theta-gradient (``grad="v"``: what the Gibbs baseline's HMC on
 v pays).  Larger M (256, 512) are added by default to follow the slope
 towards its asymptote; they are not in the main fit.
 
+Cost model.  The step's cost is fitted (least squares on relative errors,
+i.e. weights 1/t, over every timed (N, M) of the main set) as
+
+    t(N, M) = a N + b N M^2,
+
+the M-independent O(N) floor (quadrature, O(N M d)-type passes whose M-part
+is small here, Python overhead per call scales with N through array sizes)
+plus the O(N M^2) term of the issue.  Reported: a, b, the fitted share of
+each term at every M, the M* = sqrt(a / b) above which the N M^2 term
+dominates, and the relative residuals (the O(M^3) Cholesky terms and the
+O(N M) terms are not in the model; the residuals show how much that
+matters).  With one N the two terms are identified through M alone; pass
+several ``--N`` values to check the linearity in N as well.
+
 Data: N points uniform in [-3, 3]^2 with probit labels of sin(x1) + cos(x2);
 Z = the first M rows; SE kernel ("ma", isotropic) at psi = (0, 0).
 
@@ -133,13 +147,24 @@ def run(N: int, Ms: list[int], rounds: int, seconds_per_call: float) -> list[dic
     return rows
 
 
+def fit_cost_model(N, M, t) -> dict:
+    """Least squares on relative errors for t = a N + b N M^2 (weights 1/t)."""
+    N, M, t = (np.asarray(x, dtype=float) for x in (N, M, t))
+    A = np.column_stack([N, N * M**2]) / t[:, None]
+    (a, b), *_ = np.linalg.lstsq(A, np.ones_like(t), rcond=None)
+    pred = a * N + b * N * M**2
+    return {"a": float(a), "b": float(b), "m_star": float(np.sqrt(a / b)) if a > 0 and b > 0 else float("nan"),
+            "pred": pred, "rel_resid": (t - pred) / t}
+
+
 def loglog_slope(M, t) -> float:
     return float(np.polyfit(np.log(M), np.log(t), 1)[0])
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--N", type=int, default=2000)
+    ap.add_argument("--N", type=int, nargs="+", default=[2000],
+                    help="data sizes (the cost model is fitted over all of them)")
     ap.add_argument("--M", type=int, nargs="+", default=[16, 32, 64, 128])
     ap.add_argument("--extra-M", type=int, nargs="*", default=[256, 512],
                     help="larger M, shown to follow the slope towards its asymptote (not in the main fit)")
@@ -150,34 +175,54 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     linalg.blas_single_thread()
-    rows = run(args.N, args.M + args.extra_M, args.rounds, args.seconds_per_call)
-    Ms = [r["M"] for r in rows]
-    t = np.array([r["seconds_per_leapfrog"] for r in rows])
-    t_nm2 = np.array([r["seconds_nm2_part"] for r in rows])
-    for i, r in enumerate(rows):
-        r["local_slope"] = float("nan") if i == 0 else loglog_slope(Ms[i - 1:i + 1], t[i - 1:i + 1])
+    rows = []
+    for N in args.N:
+        rows += run(N, args.M + args.extra_M, args.rounds, args.seconds_per_call)
+    main_rows = [r for r in rows if r["M"] in args.M]
+    fit = fit_cost_model([r["N"] for r in main_rows], [r["M"] for r in main_rows],
+                         [r["seconds_per_leapfrog"] for r in main_rows])
+    a, b = fit["a"], fit["b"]
+    for r in rows:
+        lin, quad = a * r["N"], b * r["N"] * r["M"] ** 2
+        r.update(fit_aN_seconds=lin, fit_bNM2_seconds=quad, fit_aN_chol_equiv=lin / r["cholesky_seconds"],
+                 fit_bNM2_chol_equiv=quad / r["cholesky_seconds"], fit_share_NM2=quad / (lin + quad),
+                 fit_rel_residual=(r["seconds_per_leapfrog"] - lin - quad) / r["seconds_per_leapfrog"],
+                 fit_a=a, fit_b=b, fit_m_star=fit["m_star"])
 
-    print(f"sparse-GP HMC leapfrog step = target + gradient w.r.t. (v, theta); N = {args.N}, probit, "
+    print(f"sparse-GP HMC leapfrog step = target + gradient w.r.t. (v, theta); probit, "
           f"d = 2, Q = 20; 1 BLAS thread; minimum over {args.rounds} interleaved rounds")
-    header = (f"{'M':>5} {'s/leapfrog':>11} {'chol(M) s':>10} {'chol-equiv':>10} {'NM^2 part s':>11} "
-              f"{'NM^2 share':>10} {'v-only s':>9} {'quad s':>8} {'local slope':>11}")
+    header = (f"{'N':>5} {'M':>5} {'s/leapfrog':>11} {'chol(M) s':>10} {'chol-equiv':>10} {'NM^2 part s':>11} "
+              f"{'NM^2 share':>10} {'quad s':>8} {'fit aN s':>9} {'fit bNM2 s':>10} {'aN chol':>8} "
+              f"{'bNM2 chol':>9} {'fit share':>9} {'resid':>6} {'local slope':>11}")
     print(header)
-    for r in rows:
-        local = "" if np.isnan(r["local_slope"]) else f"{r['local_slope']:.2f}"
-        print(f"{r['M']:>5} {r['seconds_per_leapfrog']:11.5f} {r['cholesky_seconds']:10.2e} "
-              f"{r['cholesky_equivalents']:10.0f} {r['seconds_nm2_part']:11.5f} {r['share_nm2_part']:10.2f} "
-              f"{r['seconds_v_only']:9.5f} {r['seconds_quadrature']:8.5f} {local:>11}")
-    main_idx = [i for i, m in enumerate(Ms) if m in args.M]
-    slope = loglog_slope([Ms[i] for i in main_idx], t[main_idx])
-    slope_nm2 = loglog_slope([Ms[i] for i in main_idx], t_nm2[main_idx])
-    print(f"log-log slope of time vs M, M in {args.M}: {slope:.2f} (whole step), "
-          f"{slope_nm2:.2f} (its N M^2 part alone)")
-    if len(Ms) > len(main_idx):
-        print(f"log-log slope over the largest M {Ms[-2:]}: {loglog_slope(Ms[-2:], t[-2:]):.2f} (whole step), "
-              f"{loglog_slope(Ms[-2:], t_nm2[-2:]):.2f} (N M^2 part)")
-    for r in rows:
-        r["loglog_slope_main"] = slope
-        r["loglog_slope_main_nm2_part"] = slope_nm2
+    for N in args.N:
+        sub = [r for r in rows if r["N"] == N]
+        Ms = [r["M"] for r in sub]
+        t = np.array([r["seconds_per_leapfrog"] for r in sub])
+        t_nm2 = np.array([r["seconds_nm2_part"] for r in sub])
+        for i, r in enumerate(sub):
+            r["local_slope"] = float("nan") if i == 0 else loglog_slope(Ms[i - 1:i + 1], t[i - 1:i + 1])
+            local = "" if np.isnan(r["local_slope"]) else f"{r['local_slope']:.2f}"
+            print(f"{N:>5} {r['M']:>5} {r['seconds_per_leapfrog']:11.5f} {r['cholesky_seconds']:10.2e} "
+                  f"{r['cholesky_equivalents']:10.0f} {r['seconds_nm2_part']:11.5f} {r['share_nm2_part']:10.2f} "
+                  f"{r['seconds_quadrature']:8.5f} {r['fit_aN_seconds']:9.5f} {r['fit_bNM2_seconds']:10.5f} "
+                  f"{r['fit_aN_chol_equiv']:8.0f} {r['fit_bNM2_chol_equiv']:9.0f} {r['fit_share_NM2']:9.2f} "
+                  f"{r['fit_rel_residual']:6.2f} {local:>11}")
+        main_idx = [i for i, m in enumerate(Ms) if m in args.M]
+        slope = loglog_slope([Ms[i] for i in main_idx], t[main_idx])
+        slope_nm2 = loglog_slope([Ms[i] for i in main_idx], t_nm2[main_idx])
+        print(f"N = {N}: log-log slope of time vs M, M in {args.M}: {slope:.2f} (whole step), "
+              f"{slope_nm2:.2f} (its N M^2 part alone)")
+        if len(Ms) > len(main_idx):
+            print(f"N = {N}: log-log slope over the largest M {Ms[-2:]}: {loglog_slope(Ms[-2:], t[-2:]):.2f} "
+                  f"(whole step), {loglog_slope(Ms[-2:], t_nm2[-2:]):.2f} (N M^2 part)")
+        for r in sub:
+            r["loglog_slope_main"] = slope
+            r["loglog_slope_main_nm2_part"] = slope_nm2
+    print(f"fit over N in {args.N}, M in {args.M}: t = a N + b N M^2 with a = {a:.3e} s, b = {b:.3e} s; "
+          f"the N M^2 term dominates for M > M* = sqrt(a/b) = {fit['m_star']:.0f}; "
+          f"max |relative residual| {np.max(np.abs(fit['rel_resid'])):.2f} (main M), "
+          f"{max(abs(r['fit_rel_residual']) for r in rows):.2f} (all M, extrapolated)")
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="") as fh:

@@ -1,0 +1,233 @@
+"""Hensman et al. (2015) experiment functions: data splits and binning, Gaussian fit, chain blocks
+(determinism, grouping invariance), predictive metrics, PSRF-worst-20 selection, claims, figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+import yaml
+
+from gpbayes import data as gdata
+from gpbayes import likelihoods
+from gpbayes.experiments import sparse_mcmc as sm
+from gpbayes.sparse.multiclass import RobustMax
+
+REPO = Path(__file__).resolve().parents[1]
+CFG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["sparse_mcmc"]
+RUN = {"M": [4], "n_chains": 3, "chains_per_job": 3, "n_warmup": 8, "n_draws": 12}
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    manifest = gdata.load_manifest(REPO / "data" / "raw" / "MANIFEST.yaml")
+    return {n: gdata.prepare_dataset(n, REPO / "data" / "raw", manifest) for n in ("coal", "image_stand_in")}
+
+
+@pytest.fixture(scope="module")
+def tiny_image(prepared):
+    return sm.problem_data("image", {"image": {"n_train": 40, "n_test": 30}}, CFG, 3, prepared["image_stand_in"])
+
+
+@pytest.fixture(scope="module")
+def tiny_fit(tiny_image):
+    return sm.fit_gaussian(tiny_image, problem="image", kernel="rbf", M=4, cfg=CFG, maxiter=20, seed=3)
+
+
+# --------------------------------------------------------------------------- data
+def test_coal_binning_and_heldout_bins(prepared):
+    ds = sm.coal_data(prepared["coal"], 112, 5, 10.0)
+    y, test = ds["y"].values, ds["test"].values.astype(bool)
+    assert y.shape == (112,) and y.sum() == 191 and np.all(y == np.round(y))
+    # counts agree with a direct histogram of the event years
+    direct, _ = np.histogram(prepared["coal"]["y"].values, bins=np.linspace(1851, 1963, 113))
+    np.testing.assert_array_equal(y, direct)
+    np.testing.assert_array_equal(np.flatnonzero(test), np.arange(2, 112, 5))
+    np.testing.assert_allclose(np.diff(ds["X"].values[:, 0]), 0.1)  # one-year bins in decades
+    assert ds.attrs["bin_years"] == pytest.approx(1.0)
+    Xtr, ytr = sm.train_part(ds)
+    Xte, yte = sm.train_part(ds, test=True)
+    assert len(ytr) + len(yte) == 112 and ytr.sum() + yte.sum() == 191
+
+
+def test_split_is_disjoint_random_and_reproducible(prepared):
+    src = prepared["image_stand_in"]
+    a = sm.problem_data("image", {"image": {"n_train": 50, "n_test": 20}}, CFG, 1, src)
+    b = sm.problem_data("image", {"image": {"n_train": 50, "n_test": 20}}, CFG, 1, src)
+    c = sm.problem_data("image", {"image": {"n_train": 50, "n_test": 20}}, CFG, 2, src)
+    xr.testing.assert_identical(a, b)
+    assert not np.array_equal(a["source_row"].values, c["source_row"].values)
+    rows = a["source_row"].values
+    assert len(set(rows)) == 70 and int(a["test"].sum()) == 20 and a.attrs["stand_in"] == 1
+    np.testing.assert_array_equal(a["X"].values, src["X"].values[rows])
+    with pytest.raises(ValueError):
+        sm.split_indices(10, 8, 5, np.random.default_rng(0))
+
+
+# --------------------------------------------------------------------------- predictive
+def test_predictive_metrics_on_known_cases():
+    y = np.array([1.0, -1.0, 1.0])
+    mean = np.array([[[30.0], [-30.0], [-30.0]]])  # confident: right, right, wrong
+    out = sm.predictive_metrics(likelihoods.Probit(), y, mean, np.full_like(mean, 1e-6))
+    assert out["accuracy"] == pytest.approx(2 / 3)
+    # f = 0 with zero variance: p = 1/2 everywhere
+    out = sm.predictive_metrics(likelihoods.Probit(), y, np.zeros((2, 3, 1)), np.full((2, 3, 1), 1e-12))
+    assert out["lpd"] == pytest.approx(np.log(0.5)) and out["n_draws"] == 2
+    # Poisson: p(y | f) with f known is the Poisson pmf; two draws are averaged before the log
+    from scipy import stats
+    lik = likelihoods.Poisson(exposure=2.0)
+    yc = np.array([0.0, 3.0])
+    m = np.array([[[0.0], [0.0]], [[np.log(2.0)], [np.log(2.0)]]])
+    out = sm.predictive_metrics(lik, yc, m, np.full_like(m, 1e-12))
+    expect = np.mean(np.log(0.5 * (stats.poisson.pmf(yc, 2.0) + stats.poisson.pmf(yc, 4.0))))
+    assert out["lpd"] == pytest.approx(expect, rel=1e-6) and out["accuracy"] is None
+    # robust-max: a clear winner gives accuracy 1
+    rm = RobustMax(3)
+    mu = np.zeros((1, 4, 3))
+    labels = np.array([0, 1, 2, 1])
+    mu[0, np.arange(4), labels] = 10.0
+    out = sm.predictive_metrics(rm, labels, mu, np.full_like(mu, 0.01))
+    assert out["accuracy"] == 1.0 and out["lpd"] == pytest.approx(np.log(1 - 1e-3), abs=1e-4)
+
+
+def test_gaussian_fit_shapes_and_latent(tiny_image, tiny_fit):
+    assert tiny_fit["Z"].shape == (4, 18) and tiny_fit["q_chol"].shape == (1, 4, 4)
+    assert np.isfinite(tiny_fit.attrs["elbo"]) and tiny_fit.attrs["elbo"] >= tiny_fit.attrs["elbo_fixed_Z"] - 1e-6
+    Xs, _ = sm.train_part(tiny_image, test=True)
+    k = sm.build_kernel("rbf", 18)
+    mu, var = sm.gaussian_latent(k, sm._svgp_params(tiny_fit), Xs, CFG["jitter"])
+    assert mu.shape == (30, 1) and var.shape == (30, 1) and np.all(var > 0)
+
+
+# --------------------------------------------------------------------------- chains
+def _block(ds, fit, block, run, sampler="joint"):
+    return sm.run_block(ds, fit, study="sweep", problem="image", kernel="rbf", sampler=sampler, block=block,
+                        cfg=CFG, run=run, seed=5)
+
+
+def test_chain_blocks_are_deterministic_and_grouping_invariant(tiny_image, tiny_fit):
+    whole = _block(tiny_image, tiny_fit, 0, RUN)
+    again = _block(tiny_image, tiny_fit, 0, RUN)
+    np.testing.assert_array_equal(whole["posterior"]["v"].values, again["posterior"]["v"].values)
+    assert whole["posterior"]["v"].shape == (3, 12, 4, 1) and whole["posterior"]["psi"].shape == (3, 12, 2)
+    split = {**RUN, "chains_per_job": 2}
+    parts = [_block(tiny_image, tiny_fit, b, split) for b in (0, 1)]
+    assert [p["posterior"].sizes["chain"] for p in parts] == [2, 1]
+    v = np.concatenate([p["posterior"]["v"].values for p in parts])
+    np.testing.assert_array_equal(v, whole["posterior"]["v"].values)
+    with pytest.raises(ValueError):
+        sm.block_chains(2, 3, 2)
+
+
+def test_gibbs_block_and_predict_summary_rows(tiny_image, tiny_fit):
+    g = _block(tiny_image, tiny_fit, 0, {**RUN, "n_chains": 2, "chains_per_job": 2}, sampler="gibbs")
+    assert np.all(np.isfinite(g["posterior"]["psi"].values))
+    moved = g["sample_stats"]["accepted"].values
+    v = g["posterior"]["v"].values
+    np.testing.assert_array_equal(moved[:, 1:], np.any(np.diff(v, axis=1) != 0, axis=(2, 3))
+                                  | np.any(np.diff(g["posterior"]["psi"].values, axis=1) != 0, axis=2))
+    table = sm.predict_summary(tiny_image, tiny_fit, [g], study="sweep", problem="image", kernel="rbf",
+                               sampler="gibbs", cfg=CFG, max_draws=10)
+    assert list(table["method"]) == ["gaussian", "gibbs"] and set(table["M"]) == {4}
+    assert table["n_draws"].tolist() == [1, 10] and table["n_test"].tolist() == [30, 30]
+    assert table["accuracy"].between(0, 1).all() and (table["lpd"] < 0).all()
+
+
+# --------------------------------------------------------------------------- PSRF
+def _ar1(rng, rho, n_chain, n_draw, offset=0.0):
+    x = np.zeros((n_chain, n_draw))
+    x[:, 0] = rng.normal(size=n_chain)
+    for t in range(1, n_draw):
+        x[:, t] = rho * x[:, t - 1] + np.sqrt(1 - rho**2) * rng.normal(size=n_chain)
+    return x + offset * np.arange(n_chain)[:, None]
+
+
+def test_worst_traces_are_the_most_autocorrelated():
+    rng = np.random.default_rng(0)
+    rhos = np.r_[np.zeros(30), np.linspace(0.9, 0.99, 20)]
+    order = rng.permutation(50)
+    chains = np.stack([_ar1(rng, r, 4, 2000) for r in rhos[order]], axis=2)
+    worst = sm.worst_traces(chains, 20)
+    assert set(worst) == set(np.flatnonzero(rhos[order] > 0.5))
+    assert rhos[order][worst[0]] >= 0.97  # the worst is among the most autocorrelated
+    assert len(sm.worst_traces(chains[:, :, :5], 20)) == 5
+
+
+def test_iterations_to_converge_and_psrf_curves():
+    cps = [10, 20, 30, 40]
+    curves = np.array([[1.5, 1.0], [1.05, 1.3], [1.05, 1.02], [1.01, 1.01]])
+    assert sm.iterations_to_converge(cps, curves, 1.1) == 30
+    assert sm.iterations_to_converge(cps, np.array([[1.0], [1.2], [1.0], [1.0]]), 1.1) == 30
+    assert sm.iterations_to_converge(cps, np.full((4, 2), 1.5), 1.1) is None
+    rng = np.random.default_rng(1)
+    good = np.stack([_ar1(rng, 0.0, 3, 400), _ar1(rng, 0.0, 3, 400, offset=5.0)], axis=2)
+    c = sm.psrf_curves(good, [0, 1], [50, 400])
+    assert c.shape == (2, 2) and c[-1, 0] < 1.05 and c[-1, 1] > 2.0  # chains offset by 5 s.d. never mix
+
+
+def test_psrf_table_on_synthetic_chains():
+    rng = np.random.default_rng(2)
+
+    def groups(rho):
+        v = np.stack([_ar1(rng, rho, 3, 200) for _ in range(6)], axis=2)[..., None]
+        psi = np.stack([_ar1(rng, rho, 3, 200) for _ in range(2)], axis=2)
+        return {"posterior": xr.Dataset({"v": (("chain", "draw", "i", "c"), v), "psi": (("chain", "draw", "param"), psi)},
+                                        coords={"param": ["log_l", "log_s"]}),
+                "sample_stats": xr.Dataset({k: (("chain", "draw"), np.ones((3, 200))) for k in
+                                            ("wall_time", "n_steps", "acceptance_rate")})}
+
+    curves, summary = sm.psrf_table({("rbf", "joint"): groups(0.0), ("rbf", "gibbs"): groups(0.995)},
+                                    n_worst=5, n_points=8, threshold=1.1)
+    assert set(curves["rank"]) == set(range(5)) and len(curves) == 2 * 5 * 8
+    s = summary.set_index("sampler")
+    assert s.loc["joint", "iterations_to_psrf"] is not None and s.loc["joint", "n_traces"] == 8
+    assert s.loc["joint", "min_ess"] > s.loc["gibbs", "min_ess"]
+
+
+# --------------------------------------------------------------------------- claims, equivalence, figures
+def test_equivalence_check_is_exact(tiny_image):
+    t = sm.equivalence_check(tiny_image, n_points=15, n_checks=3, noise_variance=0.1, seed=0)
+    assert len(t) == 3 and t["abs_diff"].max() < 1e-8
+
+
+def _tables(acc, lpd_s, lpd_g, coal_s, coal_g, its):
+    sweep = pd.DataFrame([{"M": m, "method": meth, "accuracy": a, "lpd": lp}
+                          for m, a in zip((4, 8, 16), acc)
+                          for meth, lp in (("joint", lpd_s), ("gaussian", lpd_g))])
+    coal = pd.DataFrame([{"method": "joint", "lpd": coal_s}, {"method": "gaussian", "lpd": coal_g}])
+    psrf = pd.DataFrame([{"kernel": k, "sampler": s, "iterations_to_psrf": its[(k, s)], "final_max_psrf": 1.0}
+                         for k in ("rbf", "ard") for s in ("joint", "gibbs")])
+    return sweep, coal, psrf
+
+
+def test_claims_pass_and_fail_as_stated():
+    equiv = pd.DataFrame({"abs_diff": [1e-12, 3e-11]})
+    its = {("rbf", "joint"): 50, ("rbf", "gibbs"): None, ("ard", "joint"): 80, ("ard", "gibbs"): 300}
+    recs = sm.sparse_claims(equiv, *_tables((0.8, 0.9, 0.905), -0.2, -0.25, -1.0, -1.1, its), CFG["claims"])
+    assert [r["passed"] for r in recs] == [True, True, True, True]
+    its_bad = {**its, ("ard", "joint"): None}
+    recs = sm.sparse_claims(pd.DataFrame({"abs_diff": [1e-3]}),
+                            *_tables((0.8, 0.8, 0.95), -0.3, -0.25, -1.0, -1.1, its_bad), CFG["claims"])
+    assert [r["passed"] for r in recs] == [False, False, False, False]
+    assert recs[2]["measured"]["ard_joint_iterations"] is None
+
+
+def test_figures_are_written(tmp_path, prepared):
+    sweep = pd.DataFrame([{"M": m, "method": meth, "accuracy": 0.9, "lpd": -0.2, "n_train": 40, "n_test": 30}
+                          for m in (4, 8) for meth in ("joint", "gaussian")])
+    sm.sweep_figure(sweep, tmp_path / "s.pdf", scale="test")
+    rng = np.random.default_rng(0)
+    curves = pd.DataFrame([{"kernel": k, "sampler": s, "iteration": i, "rank": r, "psrf": 1 + rng.uniform()}
+                           for k in ("rbf", "ard") for s in ("joint", "gibbs") for r in range(3)
+                           for i in (10, 20)])
+    summary = pd.DataFrame([{"kernel": k, "sampler": s, "iterations_to_psrf": 20.0, "n_chains": 2}
+                            for k in ("rbf", "ard") for s in ("joint", "gibbs")])
+    sm.psrf_figure(curves, summary, tmp_path / "p.pdf", threshold=1.1)
+    ds = sm.coal_data(prepared["coal"], 112, 5)
+    table = pd.DataFrame({"year": ds["year"].values, "count": ds["y"].values, "test": ds["test"].values,
+                          **{f"{a}_{b}": np.ones(112) for a in ("gaussian", "sampler") for b in ("mean", "lo", "hi")}})
+    sm.coal_figure(table, tmp_path / "c.pdf", level=0.95)
+    assert all((tmp_path / f).stat().st_size > 1000 for f in ("s.pdf", "p.pdf", "c.pdf"))
