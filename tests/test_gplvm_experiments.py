@@ -117,6 +117,8 @@ def test_chains_per_job_grouping_invariance(tiny):
         assert np.array_equal(whole["posterior"][name].values, parts["posterior"][name].values)
     assert np.array_equal(whole["sample_stats"]["log_marginal"].values, parts["sample_stats"]["log_marginal"].values)
     assert whole["posterior"]["Z"].shape == (3, 4, 12, 2)
+    assert {"lp", "accepted", "n_cubic", "wall_time"} <= set(whole["sample_stats"].data_vars)
+    assert all(v.dims[:2] == ("chain", "draw") for v in whole["posterior"].data_vars.values())
     assert list(whole["posterior"]["chain"].values) == [0, 1, 2]
 
 
