@@ -53,6 +53,7 @@ def claim_files():
         "results/claims/pm_gpc.json",
         "results/claims/slice_ma.json",
         "results/claims/sparse_mcmc.json",
+        "results/claims/gplvm.json",
     ]
 
 
@@ -109,5 +110,6 @@ def all_targets():
     out += PM_GPC_CAPACITY_TARGETS
     out += SLICE_MA_TARGETS
     out += SPARSE_MCMC_TARGETS
+    out += GPLVM_TARGETS
     out += ["results/claims/claims.html"]
     return out

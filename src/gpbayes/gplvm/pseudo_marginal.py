@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -472,8 +473,9 @@ def run_pm_chain(
     ``phi`` (n_iter, p), ``log_marginal``, ``log_prior``, ``accepted``
     (n_iter, R), ``acceptance_prob`` (n_iter, R), ``Z`` (n_iter, N, k_z)
     (absent if n_latent_steps == 0), ``n_cubic``, ``n_bound_evals``,
-    ``n_shrinkages`` (Alg. 3, summed over the iteration's steps), and the
-    final ``state``.  Discard a burn-in (the paper's n0) yourself.
+    ``n_shrinkages`` (Alg. 3, summed over the iteration's steps),
+    ``wall_time`` (seconds per iteration, Alg. 2 + Alg. 3), and the final
+    ``state``.  Discard a burn-in (the paper's n0) yourself.
     """
     state = init(rng, model, prior, phi0, config, proposal_covs)
     R = len(config.blocks)
@@ -487,6 +489,7 @@ def run_pm_chain(
         "n_cubic": np.empty(n_iter, dtype=np.int64),
         "n_bound_evals": np.empty(n_iter, dtype=np.int64),
         "n_shrinkages": np.zeros(n_iter, dtype=np.int64),
+        "wall_time": np.empty(n_iter),
     }
     if latent_start not in ("continue", "resample"):
         raise ValueError(f"latent_start must be 'continue' or 'resample', got {latent_start!r}")
@@ -501,6 +504,7 @@ def run_pm_chain(
         out["Z"] = np.empty((n_iter, model.n, model.latent_dim))
         latent = pick(state)
     for g in range(n_iter):
+        t0 = time.perf_counter()
         state, info = step(rng, state, model, prior, config)
         n_cubic = info.n_cubic
         if latent is not None:
@@ -520,6 +524,7 @@ def run_pm_chain(
         out["acceptance_prob"][g] = info.acceptance_prob
         out["n_cubic"][g] = n_cubic
         out["n_bound_evals"][g] = info.n_bound_evals
+        out["wall_time"][g] = time.perf_counter() - t0
     out["state"] = state
     return out
 

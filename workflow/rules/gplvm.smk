@@ -1,0 +1,266 @@
+# Gadd, Wade, Shah & Grammatopoulos: pseudo-marginal inference for the
+# supervised GPLVM, Sec. 6.1 (sinusoidal simulation).  Pipeline: data per case
+# -> type-II ML -> blocks of pseudo-marginal chains -> binned predictive
+# densities -> Fig. 1, Fig. 2, Table 1 -> claims.  The EPDS case study
+# (Sec. 6.2) uses private data and is not reproduced.
+# See gpbayes.experiments.gplvm.
+GPLVM = config["gplvm"]
+GPLVM_SET = GPLVM["scales"][SCALE]
+GPLVM_N_BLOCKS = n_blocks(GPLVM_SET["n_chains"], GPLVM_SET["chains_per_job"])
+GPLVM_CASE_RE = "|".join(GPLVM["cases"])
+
+# what `rule all` needs from this file (rules/common.smk: out += GPLVM_TARGETS)
+GPLVM_TARGETS = [
+    "figures/gplvm/fig1.pdf",
+    "figures/gplvm/fig2.pdf",
+    "results/gplvm/table1.csv",
+    "results/gplvm/posterior_shape.csv",
+    "results/claims/gplvm.json",
+]
+# each rule receives only the config it uses, so that editing e.g. the claims'
+# thresholds or the prediction grid does not re-run the chains
+GPLVM_MODEL_KEYS = ("latent_dim", "latent_jitter", "priors", "ml")
+GPLVM_CHAIN_KEYS = GPLVM_MODEL_KEYS + (
+    "blocks",
+    "warm_start",
+    "adapt_epsilon",
+    "initial_proposal_sd",
+    "start_noise_sd",
+)
+GPLVM_ML_SET = {k: GPLVM_SET[k] for k in ("n_inducing", "ml_restarts", "ml_max_iter")}
+GPLVM_CHAIN_SET = {
+    k: GPLVM_SET[k]
+    for k in (
+        "n_chains",
+        "chains_per_job",
+        "n_burn",
+        "n_draws",
+        "adapt_start",
+        "n_importance",
+        "vb_max_iter",
+        "n_inducing",
+    )
+}
+GPLVM_PREDICT_SET = {
+    k: GPLVM_SET[k]
+    for k in (
+        "n_inducing",
+        "n_predictive_draws",
+        "ml_predictive_samples",
+        "n_x_test",
+        "n_y_bins",
+    )
+}
+
+
+rule gplvm_data:
+    """Sinusoidal data of one case (Gadd et al. eq. 9): N inputs on [0, 4 pi], six noisy outputs."""
+    output:
+        "results/gplvm/data/{case}.nc",
+    log:
+        "logs/gplvm/data/{case}.log",
+    wildcard_constraints:
+        case=GPLVM_CASE_RE,
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        simulation=GPLVM["simulation"],
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/gplvm_data.py"
+
+
+rule gplvm_ml:
+    """Type-II (variational) maximum likelihood fit of one case: the paper's ML baseline and chain start."""
+    input:
+        "results/gplvm/data/{case}.nc",
+    output:
+        "results/gplvm/ml/{case}.nc",
+    log:
+        "logs/gplvm/ml/{case}.log",
+    benchmark:
+        "benchmarks/gplvm/ml/{case}.tsv"
+    wildcard_constraints:
+        case=GPLVM_CASE_RE,
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        cfg={k: GPLVM[k] for k in GPLVM_MODEL_KEYS},
+        settings=GPLVM_ML_SET,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/gplvm_ml.py"
+
+
+rule gplvm_chains:
+    """A block of pseudo-marginal chains (Alg. 2 + Alg. 3) of one case, started at the ML estimate plus noise."""
+    input:
+        data="results/gplvm/data/{case}.nc",
+        ml="results/gplvm/ml/{case}.nc",
+    output:
+        "results/gplvm/chains/{case}_block{block}.nc",
+    log:
+        "logs/gplvm/chains/{case}_block{block}.log",
+    benchmark:
+        "benchmarks/gplvm/chains/{case}_block{block}.tsv"
+    wildcard_constraints:
+        case=GPLVM_CASE_RE,
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=1440,
+    params:
+        cfg={k: GPLVM[k] for k in GPLVM_CHAIN_KEYS},
+        settings=GPLVM_CHAIN_SET,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/gplvm_chains.py"
+
+
+rule gplvm_evaluate:
+    """Binned predictive densities of every feature (truth, marginalised, ML), their NMSE and posterior shape."""
+    input:
+        data="results/gplvm/data/{case}.nc",
+        ml="results/gplvm/ml/{case}.nc",
+        chains=expand(
+            "results/gplvm/chains/{{case}}_block{b}.nc", b=range(GPLVM_N_BLOCKS)
+        ),
+    output:
+        density="results/gplvm/predictive/{case}.nc",
+        shape="results/gplvm/predictive/{case}_shape.csv",
+    log:
+        "logs/gplvm/predictive/{case}.log",
+    wildcard_constraints:
+        case=GPLVM_CASE_RE,
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        cfg={k: GPLVM[k] for k in GPLVM_MODEL_KEYS + ("prediction",)},
+        settings=GPLVM_PREDICT_SET,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/gplvm_evaluate.py"
+
+
+rule gplvm_table1:
+    """Table 1: NMSE (%) of the binned predictive density, marginalised vs ML, beside the paper's values."""
+    input:
+        predictive=expand("results/gplvm/predictive/{c}.nc", c=GPLVM["cases"]),
+        shape=expand("results/gplvm/predictive/{c}_shape.csv", c=GPLVM["cases"]),
+        paper="workflow/resources/gadd_table1.csv",
+    output:
+        table=report(
+            "results/gplvm/table1.csv",
+            caption="../report/gplvm_table1.rst",
+            category="Gadd et al. (supervised GPLVM)",
+        ),
+        shape=report(
+            "results/gplvm/posterior_shape.csv",
+            caption="../report/gplvm_shape.rst",
+            category="Gadd et al. (supervised GPLVM)",
+        ),
+    log:
+        "logs/gplvm/table1.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/gplvm_table1.py"
+
+
+rule gplvm_fig1:
+    """Fig. 1: joint posteriors of hyperparameter pairs per case, ML estimate marked."""
+    input:
+        ml=expand("results/gplvm/ml/{c}.nc", c=GPLVM["cases"]),
+        chains=expand(
+            "results/gplvm/chains/{c}_block{b}.nc",
+            c=GPLVM["cases"],
+            b=range(GPLVM_N_BLOCKS),
+        ),
+    output:
+        report(
+            "figures/gplvm/fig1.pdf",
+            caption="../report/gplvm_fig1.rst",
+            category="Gadd et al. (supervised GPLVM)",
+        ),
+    log:
+        "logs/gplvm/fig1.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/gplvm_fig1.py"
+
+
+rule gplvm_fig2:
+    """Fig. 2: heat maps of the predictive density of feature 1, Case 3 (truth, marginalised, ML)."""
+    input:
+        "results/gplvm/predictive/case3.nc",
+    output:
+        report(
+            "figures/gplvm/fig2.pdf",
+            caption="../report/gplvm_fig2.rst",
+            category="Gadd et al. (supervised GPLVM)",
+        ),
+    log:
+        "logs/gplvm/fig2.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/gplvm_fig2.py"
+
+
+rule gplvm_claims:
+    """The issue's claims 1-3 (PASS/FAIL with the numbers) from Table 1 and the posterior-shape table."""
+    input:
+        table="results/gplvm/table1.csv",
+        shape="results/gplvm/posterior_shape.csv",
+    output:
+        "results/claims/gplvm.json",
+    log:
+        "logs/claims/gplvm.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        claims=GPLVM["claims"],
+        scale=SCALE,
+        seed=SEED,
+    script:
+        "../scripts/gplvm_claims.py"

@@ -1,0 +1,15 @@
+import xarray as xr
+
+from gpbayes import io
+from gpbayes.experiments import gplvm
+from gpbayes.workflow import job
+
+with job(snakemake) as log:
+    p, inp = snakemake.params, snakemake.input
+    groups = gplvm.run_block(xr.load_dataset(inp.data), xr.load_dataset(inp.ml), block=int(snakemake.wildcards.block),
+                             cfg=p.cfg, settings=p.settings, seed=p.seed)
+    log.info("acceptance per Gibbs block %s", groups["sample_stats"]["accepted"].mean(("chain", "draw")).values)
+    prov = io.provenance({"gplvm": p.cfg, "settings": p.settings, "scale": p.scale}, p.seed)
+    for g in groups.values():
+        g.attrs.update(prov)
+    io.write_inference_data(groups, snakemake.output[0])

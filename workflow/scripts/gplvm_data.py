@@ -1,0 +1,9 @@
+from gpbayes import io
+from gpbayes.experiments import gplvm
+from gpbayes.workflow import job
+
+with job(snakemake):
+    p = snakemake.params
+    ds = gplvm.simulate_case(snakemake.wildcards.case, p.simulation, p.seed)
+    ds.attrs.update(io.provenance({"simulation": p.simulation, "scale": p.scale}, p.seed))
+    io.write_netcdf_atomic(ds, snakemake.output[0])

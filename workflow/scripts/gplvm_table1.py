@@ -1,0 +1,16 @@
+import pandas as pd
+import xarray as xr
+
+from gpbayes import io
+from gpbayes.experiments import gplvm
+from gpbayes.workflow import job
+
+with job(snakemake) as log:
+    inp, out = snakemake.input, snakemake.output
+    paper = pd.read_csv(inp.paper, comment="#")
+    table = gplvm.table1([xr.load_dataset(f) for f in inp.predictive], paper)
+    log.info("Table 1\n%s", table.to_string())
+    shape = pd.concat([pd.read_csv(f) for f in inp.shape], ignore_index=True)
+    for frame, path in ((table, out.table), (shape, out.shape)):
+        with io.atomic_path(path) as tmp:
+            frame.to_csv(tmp, index=False, float_format="%.6g")
