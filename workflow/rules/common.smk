@@ -52,6 +52,7 @@ def claim_files():
         "results/claims/foundation.json",
         "results/claims/pm_gpc.json",
         "results/claims/slice_ma.json",
+        "results/claims/amis.json",
     ]
 
 
@@ -107,5 +108,6 @@ def all_targets():
     out += pm_gpc_targets()
     out += PM_GPC_CAPACITY_TARGETS
     out += SLICE_MA_TARGETS
+    out += AMIS_TARGETS
     out += ["results/claims/claims.html"]
     return out
