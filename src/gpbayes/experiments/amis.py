@@ -609,7 +609,7 @@ def _title(c: pd.DataFrame, dsn: str, kern: str) -> str:
 
 
 def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], path, *, refs: dict | None = None,
-                suptitle: str = "", eot: bool = False) -> None:
+                suptitle: str = "", eot: bool = False, share: bool = False) -> None:
     """One panel per (dataset, kernel, samplers): IQR vs O(n^3) ops (log-log); with ``refs``, |median - ref| dashed."""
     import matplotlib
 
@@ -620,7 +620,8 @@ def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], pat
 
     ncol = min(3, len(panels))
     nrow = -(-len(panels) // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow), squeeze=False, sharex=share,
+                             sharey=share)
     for ax, (dsn, kern, samplers) in zip(axes.flat, panels):
         g = cur[(cur["dataset"] == dsn) & (cur["kernel"] == kern)]
         for i, s in enumerate(samplers):
@@ -630,7 +631,7 @@ def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], pat
             (line,) = ax.loglog(c["cost"], c["iqr"], label=label(s), color=f"C{i % 10}")
             if refs and (dsn, kern) in refs:
                 ax.loglog(c["cost"], np.abs(c["median"] - refs[(dsn, kern)]), ls=":", lw=0.8, color=line.get_color())
-            if eot and c["tuning_cost"].iloc[0] > 0:
+            if eot and c["tuning_cost"].iloc[0] > 1:  # slice: only the starting evaluation
                 ax.axvline(c["tuning_cost"].iloc[0], ls="--", lw=0.6, color=line.get_color())
         if not g.empty:
             ax.set_title(_title(g, dsn, kern), fontsize=9)
@@ -693,7 +694,7 @@ def appendix(cur: pd.DataFrame, ref_table, dataset: str, kernel: str, path, *, s
               [s for s in _FAMILY_SETS["hmc"] if s.startswith("hmc")],
               [s for s in _FAMILY_SETS["hmc"] if not s.startswith("hmc")], ["slice"]]
     panels = [(dataset, kernel, [s for s in grp if s in present]) for grp in groups]
-    plot_panels(cur, [p for p in panels if p[2]], path, refs=_refs(ref_table), eot=True,
+    plot_panels(cur, [p for p in panels if p[2]], path, refs=_refs(ref_table), eot=True, share=True,
                 suptitle=f"{dataset}, {kernel.upper()} ({scale} scale): all variants; dashed = end of tuning")
 
 
