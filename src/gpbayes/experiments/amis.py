@@ -417,7 +417,7 @@ def curves(run_sets: list[xr.Dataset], n_points: int = 100) -> pd.DataFrame:
         a = parts[0].attrs
         frames.append(pd.DataFrame({
             "dataset": dsn, "kernel": kern, "sampler": smp, "family": a["family"], "stand_in": a["stand_in"],
-            "n": a["n"], "n_replicates": len(runs), "cost": iqr.cost, "iqr": iqr.iqr, "q25": iqr.q25,
+            "n": a["n"], "n_full": a.get("n_full", a["n"]), "n_replicates": len(runs), "cost": iqr.cost, "iqr": iqr.iqr, "q25": iqr.q25,
             "median": iqr.median, "q75": iqr.q75, "wall_median": np.median(walls, axis=0),
             "tuning_cost": float(np.median(np.concatenate([p["tuning_cost"].values for p in parts]))),
             "bookkeeping_fraction": float(np.nanmedian(np.concatenate([p["bookkeeping_fraction"].values
@@ -605,7 +605,9 @@ def label(s: str) -> str:
 
 def _title(c: pd.DataFrame, dsn: str, kern: str) -> str:
     si = " (STAND-IN)" if int(c["stand_in"].iloc[0]) else ""
-    return f"{dsn}{si} n={int(c['n'].iloc[0])}, {kern.upper()}"
+    n, n_full = int(c["n"].iloc[0]), int(c.get("n_full", c["n"]).iloc[0])
+    sub = f"n={n} of {n_full} (subsample)" if n_full > n else f"n={n}"
+    return f"{dsn}{si} {sub}, {kern.upper()}"
 
 
 def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], path, *, refs: dict | None = None,
