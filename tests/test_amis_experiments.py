@@ -175,3 +175,10 @@ def test_classification_block_runs_and_counts_cost():
     assert np.all(cost[:, 1] > cost[:, 0]) and np.all(cost[:, 0] >= 2 * 4)  # K + the approximation, per estimate
     m = E.run_block(ds, su, sampler="pm_mh_la_1", kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=2)
     assert np.all(m["tuning_cost"].values > 0) and np.all(np.isfinite(m["estimate"].values[:, -1]))
+
+
+def test_tuning_table_lists_tuned_samplers_only():
+    cur = pd.concat([_frame("amis", "is", [10, 20], [1.0, 0.5]), _frame("mh_h", "mh", [10, 20], [1.0, 0.5])])
+    cur.loc[cur["sampler"] == "mh_h", "tuning_cost"] = 201.0
+    tab = E.tuning_table(cur)
+    assert list(tab.index) == ["mh_h"] and tab.loc["mh_h", ("d", "rbf")] == 201.0

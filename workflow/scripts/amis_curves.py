@@ -14,3 +14,7 @@ with job(snakemake) as log:
     for frame, path in ((cur, out.curves), (reach, out.reach), (refs, out.refs)):
         with io.atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False, float_format="%.6g")
+    table6 = amis.tuning_table(cur)
+    log.info("tuning cost (Table 6 analogue)\n%s", table6.to_string())
+    with io.atomic_path(out.table6) as tmp:
+        table6.to_csv(tmp, float_format="%.6g")

@@ -720,3 +720,10 @@ def fig_nimp(cur: pd.DataFrame, kernel: str, path, *, scale: str = "") -> None:
     if not panels:
         panels = [("none", kernel, [])]
     plot_panels(cur, panels, path, suptitle=f"{kernel.upper()}: PM-AMIS / PM-MH, N_imp 1 vs 64 ({scale} scale)")
+
+
+def tuning_table(cur: pd.DataFrame) -> pd.DataFrame:
+    """Table 6 analogue: median tuning cost (O(n^3) operations) per (data set, kernel) and tuned sampler."""
+    t = cur.groupby(["dataset", "kernel", "sampler"], sort=True)["tuning_cost"].first().reset_index()
+    t = t[t["tuning_cost"] > 1]
+    return t.pivot(index="sampler", columns=["dataset", "kernel"], values="tuning_cost")
