@@ -90,10 +90,11 @@ def test_smoke_workflow_end_to_end(tmp_path):
             assert "git_commit" in post.attrs and "config" in post.attrs, path
         else:
             xr.open_dataset(path).close()
-    for paper in ("foundation", "pm_gpc", "slice_ma", "sparse_mcmc", "gplvm"):
+    for paper in ("foundation", "pm_gpc", "slice_ma", "amis", "sparse_mcmc", "gplvm"):
         claims = json.loads((tmp_path / f"results/claims/{paper}.json").read_text())
         assert claims["scale"] == "smoke" and claims["n_claims"] == len(claims["claims"]) > 0, paper
     for fig in ("pm_gpc/fig2", "pm_gpc/fig3", "pm_gpc/fig4", "pm_gpc/fig5", "pm_gpc/fig6", "pm_gpc/fig7", "slice/fig3",
+                "amis/fig1", "amis/fig2", "amis/fig9", "amis/fig10",
                 "sparse/sweep", "sparse/coal_intensity", "sparse/psrf", "gplvm/fig1", "gplvm/fig2"):
         assert (tmp_path / f"figures/{fig}.pdf").stat().st_size > 5_000, fig
     assert (tmp_path / "figures/regression_mh/housing_traces.pdf").stat().st_size > 10_000

@@ -54,6 +54,7 @@ def claim_files():
         "results/claims/slice_ma.json",
         "results/claims/sparse_mcmc.json",
         "results/claims/gplvm.json",
+        "results/claims/amis.json",
     ]
 
 
@@ -111,5 +112,6 @@ def all_targets():
     out += SLICE_MA_TARGETS
     out += SPARSE_MCMC_TARGETS
     out += GPLVM_TARGETS
+    out += AMIS_TARGETS
     out += ["results/claims/claims.html"]
     return out

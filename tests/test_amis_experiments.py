@@ -1,0 +1,184 @@
+"""Xiong et al. experiment module (gpbayes.experiments.amis) on tiny problems."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from gpbayes import claims as claims_mod
+from gpbayes.experiments import amis as E
+
+CFG = {
+    "priors": {"scale": {"shape": 1.0, "rate_times_sqrt_d": 1.0}, "amplitude": {"shape": 1.2, "rate": 0.2},
+               "noise_variance": {"shape": 1.0, "rate": 1.0}},
+    "nugget": 1e-6,
+    "ep_mode": "parallel",
+}
+
+
+def _k(**kw):
+    return {"rbf": kw, "ard": kw}
+
+
+SETTINGS = {
+    "n_replicates": 4, "replicates_per_job": 4, "max_points": 1000, "ml_restarts": 1, "n_max": None,
+    "amis": _k(n_iterations=3, n_per_iteration=5), "mamis": _k(n_iterations=3, base=0, slope=4),
+    "amis_mamis": _k(n_tuning_samples=12, n_per_iteration_amis=5, n_iterations=2, base=0, slope=5),
+    "mh": _k(n_tune=10, n_draws=15), "hmc": _k(n_tune=3, n_draws=4), "nuts": _k(n_draws=3),
+    "nutsda": _k(n_adapt=3, n_draws=3), "slice": _k(n_draws=3),
+    "pm_amis": _k(n_iterations=2, n_per_iteration=4), "pm_mh": _k(n_tune=4, n_draws=5),
+}
+
+
+def _data(task="regression", n=25, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X[:, 0]) + 0.2 * rng.normal(size=n)
+    if task == "classification":
+        y = np.where(y > 0, 1.0, -1.0)
+    return xr.Dataset({"X": (("n", "feature"), X), "y": (("n",), y)},
+                      attrs={"name": f"tiny_{task}", "task": task, "stand_in": 0})
+
+
+@pytest.fixture(scope="module")
+def reg():
+    ds = _data()
+    return ds, E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
+
+
+def _run(reg, sampler, settings=SETTINGS, block=0, kernel="rbf", seed=3):
+    ds, su = reg
+    return E.run_block(ds, su, sampler=sampler, kernel=kernel, block=block, cfg=CFG, settings=settings, seed=seed)
+
+
+def test_parse_sampler_and_family():
+    assert E.parse_sampler("amis_d") == {"task": "regression", "method": "amis", "covariance": "diagonal"}
+    assert E.parse_sampler("amis_mamis")["method"] == "amis_mamis"
+    assert E.parse_sampler("nutsda_h") == {"task": "regression", "method": "nutsda", "matrix": "h"}
+    assert E.parse_sampler("pm_mh_ep_64") == {"task": "classification", "method": "pm_mh", "approx": "ep",
+                                              "n_imp": 64}
+    assert [E.family(s) for s in ("mamis_d", "mh_i", "nuts_d", "slice", "pm_amis_la_1")] == [
+        "is", "mh", "hmc", "slice", "pm_amis"]
+    with pytest.raises(ValueError):
+        E.parse_sampler("pm_amis_xx_1")
+    with pytest.raises(ValueError):
+        E.parse_sampler("hmc_q")
+
+
+def test_sampler_cost_units():
+    assert np.array_equal(E.sampler_cost("hmc", None, [1, 4]), [3.0, 12.0])  # marginal + 2 for the gradient
+    assert np.array_equal(E.sampler_cost("mh", [1, 1]), [1.0, 1.0])
+
+
+def test_amis_cost_is_number_of_marginals(reg):
+    r = _run(reg, "amis")
+    assert r.sizes["replicate"] == 4
+    np.testing.assert_array_equal(r["cost"].values[:, :3], np.tile([5.0, 10.0, 15.0], (4, 1)))
+    assert np.all(r["tuning_cost"].values == 0)
+    assert np.all((r["bookkeeping_fraction"].values > 0) & (r["bookkeeping_fraction"].values < 1))
+    m = _run(reg, "mamis_d")
+    np.testing.assert_array_equal(m["cost"].values[0, :3], [4.0, 12.0, 24.0])  # N_t = 4 t
+    s = _run(reg, "amis_mamis")
+    np.testing.assert_array_equal(s["tuning_cost"].values, 12.0)  # the AMIS tuning samples
+    np.testing.assert_array_equal(s["cost"].values[0, :2], [17.0, 27.0])
+
+
+def test_mh_and_hmc_costs(reg):
+    mh = _run(reg, "mh_h")
+    np.testing.assert_array_equal(mh["tuning_cost"].values, 11.0)  # 10 pilot iterations + the start
+    np.testing.assert_array_equal(mh["cost"].values[:, -1], 11.0 + 15.0)
+    h = _run(reg, "hmc_d")
+    tune, cost = h["tuning_cost"].values, h["cost"].values
+    assert np.all(tune % 3 == 0) and np.all(tune >= 3 * 4)  # >= 1 gradient per tuning step + the start
+    assert np.all(np.diff(cost, axis=1) % 3 == 0) and np.all(cost[:, 0] - tune >= 3)
+    assert np.all(cost[:, -1] - tune <= 3 * 4 * 10)  # at most 10 leapfrog steps per draw
+
+
+def test_deterministic_and_grouping_invariant(reg):
+    a = _run(reg, "mh_d")
+    b = _run(reg, "mh_d")
+    timing = ["wall", "tuning_wall", "bookkeeping_fraction"]
+    xr.testing.assert_identical(a.drop_vars(timing), b.drop_vars(timing))  # all but wall-clock measurements
+    halves = [_run(reg, "mh_d", {**SETTINGS, "replicates_per_job": 2}, block=k) for k in (0, 1)]
+    joined = xr.concat(halves, dim="replicate")
+    for v in ("cost", "estimate", "tuning_cost"):
+        np.testing.assert_array_equal(joined[v].values, a[v].values)
+    assert not np.array_equal(_run(reg, "mh_d", seed=4)["estimate"].values, a["estimate"].values)
+    with pytest.raises(ValueError):
+        E.block_replicates(2, 4, 2)
+
+
+def _frame(sampler, family, cost, iqr, dataset="d", kernel="rbf", median=None):
+    cost = np.asarray(cost, float)
+    return pd.DataFrame({"dataset": dataset, "kernel": kernel, "sampler": sampler, "family": family, "stand_in": 0,
+                         "n": 10, "n_replicates": 4, "cost": cost, "iqr": np.asarray(iqr, float),
+                         "median": 1.0 if median is None else median, "q25": 0.0, "q75": 0.0,
+                         "wall_median": cost / 100, "tuning_cost": 0.0, "bookkeeping_fraction": np.nan})
+
+
+def test_iqr_curve_of_known_replicates():
+    # replicate r has constant estimate r + 1 from cost 10 on: IQR of 1, 2, 3, 4 (type 7) = 1.5
+    runs = [xr.Dataset({"cost": (("replicate", "point"), [[10.0, 20.0, 40.0]]),
+                        "estimate": (("replicate", "point"), [[r + 1.0] * 3]),
+                        "wall": (("replicate", "point"), [[0.1, 0.2, 0.4]]),
+                        "tuning_cost": (("replicate",), [0.0]), "bookkeeping_fraction": (("replicate",), [0.01])},
+                       attrs={"dataset": "d", "kernel": "rbf", "sampler": "amis", "family": "is", "stand_in": 0,
+                              "n": 10}) for r in range(4)]
+    cur = E.curves(runs, n_points=5)
+    np.testing.assert_allclose(cur["iqr"], 1.5)
+    np.testing.assert_allclose(cur["cost"].values[[0, -1]], [10.0, 40.0])
+    np.testing.assert_allclose(cur["median"], 2.5)
+    assert cur["n_replicates"].iloc[0] == 4
+
+
+def test_ops_to_reach_and_claims_on_synthetic_curves():
+    cur = pd.concat([
+        _frame("amis", "is", [10, 100, 1000], [1.0, 0.2, 0.05]),
+        _frame("mh_h", "mh", [10, 100, 1000, 2000], [2.0, 1.0, 0.5, 0.3]),
+        _frame("hmc_h", "hmc", [30, 300, 3000], [1.0, 0.4, 0.25]),
+        _frame("slice", "slice", [10, 100], [3.0, 2.0]),
+    ], ignore_index=True)
+    assert E.ops_to_reach(cur[cur["sampler"] == "amis"], 0.25) == (100.0, 1.0)  # first cost with IQR <= 0.25
+    assert E.ops_to_reach(cur[cur["sampler"] == "slice"], 0.25) == (np.inf, np.inf)
+    reach = E.ops_to_reach_table(cur).set_index("sampler")
+    assert set(reach["target_iqr"]) == {0.25} and set(reach["best_mcmc"]) == {"hmc_h"}
+    assert reach.loc["amis", "ops_to_reach"] == 100.0 and reach.loc["hmc_h", "ops_to_reach"] == 3000.0
+    recs = E.claims(cur, reach.reset_index(), [{"dataset": "d", "kernel": "rbf", "bookkeeping_fraction": 0.03,
+                                               "n_iterations": 3, "n_per_iteration": 5}],
+                    {"mamis_slow_datasets": ["d"], "slow_factor": 1.5, "full_vs_diag_fraction": 0.75,
+                     "competitive_factor": 2.0, "nimp_fraction": 0.75, "max_bookkeeping_fraction": 0.1})
+    by = {r["id"]: r for r in recs}
+    assert by["claim1"]["passed"] and by["claim1"]["measured"]["d"]["is_ops"] == 100.0
+    assert by["performance"]["passed"]
+    assert not by["claim4a"]["passed"]  # no classification curves: recorded as FAIL, never as a stub
+    for r in recs:
+        claims_mod.validate_claim(r)
+    json.dumps(recs, allow_nan=False)
+
+
+def test_iqr_at_and_thinning():
+    c = _frame("a", "is", [10, 100, 1000], [1.0, 0.5, 0.1])
+    assert np.isnan(E.iqr_at(c, 5)) and E.iqr_at(c, 500) == 0.5
+    idx = E.thin_indices(10_000, 50)
+    assert idx[-1] == 9_999 and idx.size <= 50 and np.all(np.diff(idx) > 0)
+    np.testing.assert_array_equal(E.thin_indices(7, 50), np.arange(7))
+
+
+def test_classification_block_runs_and_counts_cost():
+    ds = _data("classification", n=20)
+    su = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
+    assert list(su["approx"].values) == ["laplace", "ep"]
+    a = E.run_block(ds, su, sampler="pm_amis_ep_4", kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=2)
+    cost = a["cost"].values
+    assert np.all(cost[:, 1] > cost[:, 0]) and np.all(cost[:, 0] >= 2 * 4)  # K + the approximation, per estimate
+    m = E.run_block(ds, su, sampler="pm_mh_la_1", kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=2)
+    assert np.all(m["tuning_cost"].values > 0) and np.all(np.isfinite(m["estimate"].values[:, -1]))
+
+
+def test_tuning_table_lists_tuned_samplers_only():
+    cur = pd.concat([_frame("amis", "is", [10, 20], [1.0, 0.5]), _frame("mh_h", "mh", [10, 20], [1.0, 0.5])])
+    cur.loc[cur["sampler"] == "mh_h", "tuning_cost"] = 201.0
+    tab = E.tuning_table(cur)
+    assert list(tab.index) == ["mh_h"] and tab.loc["mh_h", ("d", "rbf")] == 201.0

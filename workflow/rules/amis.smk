@@ -1,0 +1,294 @@
+# Xiong, Smidl & Filippone: AMIS for GP hyperparameters (Figs. 1-10, claims).
+# Pipeline: data -> setup (mode, (-H)^-1) per (data set, kernel) -> blocks of
+# replicates per sampler + one long reference AMIS run -> IQR curves ->
+# figures, ops-to-reach table -> claims.  See gpbayes.experiments.amis.
+AMIS = config["amis"]
+AMIS_SET = AMIS["scales"][SCALE]
+AMIS_MODEL_CFG = {k: AMIS[k] for k in ("priors", "nugget", "ep_mode")}
+AMIS_KERNELS = AMIS_SET["kernels"]
+AMIS_REG = AMIS_SET["regression_datasets"]
+AMIS_CLS = AMIS_SET["classification_datasets"]
+AMIS_PER_JOB = AMIS_SET["replicates_per_job"]
+# sampler -> its settings block in the scale
+AMIS_KEY = {
+    "amis": "amis",
+    "amis_d": "amis",
+    "mamis": "mamis",
+    "mamis_d": "mamis",
+    "amis_mamis": "amis_mamis",
+    "slice": "slice",
+    **{f"{f}_{m}": f for f in ("mh", "hmc", "nuts", "nutsda") for m in "idh"},
+    **{s: s.rsplit("_", 2)[0] for s in AMIS_SET["classification_samplers"]},
+}
+AMIS_REG_RUNS = [
+    f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
+    for ds in AMIS_REG
+    for k in AMIS_KERNELS
+    for s in AMIS_SET["samplers"][k]
+    for b in range(n_blocks(AMIS_SET["replicates"]["regression"], AMIS_PER_JOB))
+]
+AMIS_CLS_RUNS = [
+    f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
+    for ds in AMIS_CLS
+    for k in AMIS_KERNELS
+    for s in AMIS_SET["classification_samplers"]
+    for b in range(n_blocks(AMIS_SET["replicates"]["classification"], AMIS_PER_JOB))
+]
+AMIS_REFS = [
+    f"results/amis/reference/{ds}_{k}.nc" for ds in AMIS_REG for k in AMIS_KERNELS
+]
+AMIS_APPENDIX = [
+    f"figures/amis/appendix_{k}_{ds}.pdf" for k in AMIS_KERNELS for ds in AMIS_REG
+]
+# what `rule all` needs from this file (rules/common.smk: out += AMIS_TARGETS)
+AMIS_TARGETS = [
+    "figures/amis/fig1.pdf",
+    "figures/amis/fig2.pdf",
+    "figures/amis/fig9.pdf",
+    "figures/amis/fig10.pdf",
+    "results/amis/ops_to_reach.csv",
+    "results/amis/reference.csv",
+    "results/amis/table6.csv",
+    "results/claims/amis.json",
+] + AMIS_APPENDIX
+
+
+rule amis_setup:
+    """Posterior mode and (-H)^-1 (AMIS q_0, MH/HMC shapes, MCMC starts) for one data set and kernel."""
+    input:
+        f"{PROCESSED}/{{dataset}}.nc",
+    output:
+        "results/amis/setup/{dataset}_{kernel}.nc",
+    log:
+        "logs/amis/setup/{dataset}_{kernel}.log",
+    wildcard_constraints:
+        kernel="rbf|ard",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        cfg=AMIS_MODEL_CFG,
+        settings=lambda wc: {
+            "n_max": AMIS_SET["n_max"].get(wc.dataset),
+            "ml_restarts": AMIS_SET["ml_restarts"],
+        },
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/amis_setup.py"
+
+
+rule amis_run:
+    """A block of replicates of one sampler on one data set and kernel: running E||theta|| vs O(n^3) operations."""
+    input:
+        data=f"{PROCESSED}/{{dataset}}.nc",
+        setup="results/amis/setup/{dataset}_{kernel}.nc",
+    output:
+        "results/amis/runs/{dataset}_{kernel}_{sampler}_block{block}.nc",
+    log:
+        "logs/amis/runs/{dataset}_{kernel}_{sampler}_block{block}.log",
+    benchmark:
+        "benchmarks/amis/runs/{dataset}_{kernel}_{sampler}_block{block}.tsv"
+    wildcard_constraints:
+        kernel="rbf|ard",
+        sampler="[a-z_]+(_[0-9]+)?",
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=1440,
+    params:
+        cfg=AMIS_MODEL_CFG,
+        settings=lambda wc: {
+            "n_max": AMIS_SET["n_max"].get(wc.dataset),
+            "n_replicates": AMIS_SET["replicates"][
+                "classification" if wc.sampler.startswith("pm_") else "regression"
+            ],
+            "replicates_per_job": AMIS_PER_JOB,
+            "max_points": AMIS_SET["max_points"],
+            AMIS_KEY[wc.sampler]: AMIS_SET[AMIS_KEY[wc.sampler]],
+        },
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/amis_run.py"
+
+
+rule amis_reference:
+    """A long AMIS run: reference E||theta|| and the bookkeeping share of AMIS wall time."""
+    input:
+        data=f"{PROCESSED}/{{dataset}}.nc",
+        setup="results/amis/setup/{dataset}_{kernel}.nc",
+    output:
+        "results/amis/reference/{dataset}_{kernel}.nc",
+    log:
+        "logs/amis/reference/{dataset}_{kernel}.log",
+    benchmark:
+        "benchmarks/amis/reference/{dataset}_{kernel}.tsv"
+    wildcard_constraints:
+        kernel="rbf|ard",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=1440,
+    params:
+        cfg=AMIS_MODEL_CFG,
+        settings=lambda wc: {
+            "n_max": AMIS_SET["n_max"].get(wc.dataset),
+            "reference": AMIS_SET["reference"],
+        },
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/amis_reference.py"
+
+
+rule amis_curves:
+    """IQR across replicates vs O(n^3) operations per sampler; ops and seconds to reach the best MCMC's IQR."""
+    input:
+        runs=AMIS_REG_RUNS + AMIS_CLS_RUNS,
+        refs=AMIS_REFS,
+    output:
+        curves="results/amis/curves.csv",
+        reach=report(
+            "results/amis/ops_to_reach.csv",
+            caption="../report/amis_ops_to_reach.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+        refs=report(
+            "results/amis/reference.csv",
+            caption="../report/amis_reference.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+        table6=report(
+            "results/amis/table6.csv",
+            caption="../report/amis_table6.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+    log:
+        "logs/amis/curves.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/amis_curves.py"
+
+
+rule amis_fig1:
+    """Fig. 1: AMIS, best MAMIS, best MH, best HMC-family and SS (regression)."""
+    input:
+        curves="results/amis/curves.csv",
+        refs="results/amis/reference.csv",
+    output:
+        report(
+            "figures/amis/fig1.pdf",
+            caption="../report/amis_fig1.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+    log:
+        "logs/amis/fig1.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/amis_fig1.py"
+
+
+rule amis_appendix:
+    """Figs. 3-8: every regression variant on one data set and kernel, with end-of-tuning markers."""
+    input:
+        curves="results/amis/curves.csv",
+        refs="results/amis/reference.csv",
+    output:
+        report(
+            "figures/amis/appendix_{kernel}_{dataset}.pdf",
+            caption="../report/amis_appendix.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+    log:
+        "logs/amis/appendix_{kernel}_{dataset}.log",
+    wildcard_constraints:
+        kernel="rbf|ard",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/amis_appendix.py"
+
+
+rule amis_classification_figures:
+    """Fig. 2 (largest N_imp, LA and EP) and Figs. 9-10 (N_imp 1 vs 64; RBF, ARD) for PM-AMIS vs PM-MH."""
+    input:
+        curves="results/amis/curves.csv",
+    output:
+        fig2=report(
+            "figures/amis/fig2.pdf",
+            caption="../report/amis_fig2.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+        fig9=report(
+            "figures/amis/fig9.pdf",
+            caption="../report/amis_fig910.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+        fig10=report(
+            "figures/amis/fig10.pdf",
+            caption="../report/amis_fig910.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+    log:
+        "logs/amis/classification_figures.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/amis_classification_figures.py"
+
+
+rule amis_claims:
+    """The issue's claims 1-4 and the bookkeeping-share performance item (PASS/FAIL with numbers)."""
+    input:
+        curves="results/amis/curves.csv",
+        reach="results/amis/ops_to_reach.csv",
+        refs="results/amis/reference.csv",
+    output:
+        "results/claims/amis.json",
+    log:
+        "logs/claims/amis.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        claims=AMIS["claims"],
+        scale=SCALE,
+        seed=SEED,
+    script:
+        "../scripts/amis_claims.py"

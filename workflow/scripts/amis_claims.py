@@ -1,0 +1,11 @@
+import pandas as pd
+
+from gpbayes import claims
+from gpbayes.experiments import amis
+from gpbayes.workflow import job
+
+with job(snakemake):
+    p, inp = snakemake.params, snakemake.input
+    refs = pd.read_csv(inp.refs).to_dict("records")
+    records = amis.claims(pd.read_csv(inp.curves), pd.read_csv(inp.reach), refs, p.claims)
+    claims.write_claims("amis", records, snakemake.output[0], scale=p.scale, config={"claims": p.claims}, seed=p.seed)

@@ -1,0 +1,11 @@
+import pandas as pd
+
+from gpbayes.experiments import amis
+from gpbayes.workflow import job
+
+with job(snakemake):
+    out, scale = snakemake.output, snakemake.params.scale
+    cur = pd.read_csv(snakemake.input.curves)
+    amis.fig2(cur, out.fig2, scale=scale)
+    amis.fig_nimp(cur, "rbf", out.fig9, scale=scale)
+    amis.fig_nimp(cur, "ard", out.fig10, scale=scale)

@@ -1,0 +1,14 @@
+import xarray as xr
+
+from gpbayes import io
+from gpbayes.experiments import amis
+from gpbayes.workflow import job
+
+with job(snakemake) as log:
+    p, wc = snakemake.params, snakemake.wildcards
+    ds = amis.run_block(xr.load_dataset(snakemake.input.data), xr.load_dataset(snakemake.input.setup),
+                        sampler=wc.sampler, kernel=wc.kernel, block=int(wc.block), cfg=p.cfg,
+                        settings=p.settings, seed=p.seed)
+    log.info("final estimates %s, tuning cost %s", ds["estimate"].max("point").values, ds["tuning_cost"].values)
+    ds.attrs.update(io.provenance({"amis": p.cfg, "settings": p.settings, "scale": p.scale}, p.seed))
+    io.write_netcdf_atomic(ds, snakemake.output[0])

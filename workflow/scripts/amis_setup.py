@@ -1,0 +1,11 @@
+import xarray as xr
+
+from gpbayes import io
+from gpbayes.experiments import amis
+from gpbayes.workflow import job
+
+with job(snakemake):
+    p, wc = snakemake.params, snakemake.wildcards
+    ds = amis.setup(xr.load_dataset(snakemake.input[0]), wc.kernel, p.cfg, p.settings, p.seed)
+    ds.attrs.update(io.provenance({"amis": p.cfg, "settings": p.settings, "scale": p.scale}, p.seed))
+    io.write_netcdf_atomic(ds, snakemake.output[0])
