@@ -571,14 +571,20 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict)
          "measured": {"fraction": _num(f_e), "cases": per_e}, "paper": "Fig. 2: EP faster in most cases",
          "passed": bool(eplx and f_e > 0.5)},
     ]
-    # performance: AMIS bookkeeping share at the reference runs' T x N_t
-    fr = {f"{r['dataset']}/{r['kernel']}": {"fraction": _num(r["bookkeeping_fraction"]),
+    # performance: AMIS bookkeeping share at the reference runs' T x N_t.  Judged on
+    # CPU time: a job sharing the cores with other jobs is descheduled at random, and
+    # wall time charges those waits to whichever phase was running; the wall-time
+    # share is reported beside it.
+    fr = {f"{r['dataset']}/{r['kernel']}": {"cpu_fraction": _num(r["bookkeeping_cpu_fraction"]),
+                                            "wall_fraction": _num(r["bookkeeping_fraction"]),
                                             "T": r["n_iterations"], "N_t": r["n_per_iteration"]} for r in refs}
-    worst = max((r["bookkeeping_fraction"] for r in refs), default=math.nan)
+    worst = max((r["bookkeeping_cpu_fraction"] for r in refs), default=math.nan)
+    worst_wall = max((r["bookkeeping_fraction"] for r in refs), default=math.nan)
     out.append({"id": "performance", "statement": (
-        "AMIS time spent outside marginal-likelihood evaluations stays below "
+        "AMIS CPU time spent outside marginal-likelihood evaluations stays below "
         f"{ccfg['max_bookkeeping_fraction']:.0%} (reference runs)"),
-        "measured": {"worst": _num(worst), "runs": fr}, "paper": "issue requirement (< 10% at paper T x N_t)",
+        "measured": {"worst_cpu": _num(worst), "worst_wall": _num(worst_wall), "runs": fr},
+        "paper": "issue requirement (< 10% at paper T x N_t)",
         "passed": bool(refs and worst < ccfg["max_bookkeeping_fraction"])})
     for c in out:
         if not c["measured"]:
