@@ -189,3 +189,68 @@ def test_tuning_table_lists_tuned_samplers_only():
     cur.loc[cur["sampler"] == "mh_h", "tuning_cost"] = 201.0
     tab = E.tuning_table(cur)
     assert list(tab.index) == ["mh_h"] and tab.loc["mh_h", ("d", "rbf")] == 201.0
+
+
+@pytest.fixture(scope="module")
+def cls():
+    ds = _data("classification", n=20)
+    return ds, E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
+
+
+CREF = {"n_max": None, "classification_reference": _k(n_iterations=3, n_per_iteration=6, n_imp=4)}
+
+
+def test_classification_reference_is_the_runs_self_normalised_estimate(cls):
+    from gpbayes import amis as amis_mod
+    from gpbayes import rng as rng_mod
+
+    ds, su = cls
+    ref = E.classification_reference(ds, su, kernel="rbf", cfg=CFG, settings=CREF, seed=5)
+    # the same PM-AMIS run, redone directly from the same stream
+    X, y, _ = E.load_data(ds, None, 5)
+    tgt = E.classification_target(X, y, "rbf", CFG, "ep", 4)
+    res = amis_mod.pm_amis(rng_mod.stream(5, "amis", "classification_reference", "tiny_classification", "rbf"), tgt,
+                           su["mode"].sel(approx="ep").values, su["cov"].sel(approx="ep").values, n_iterations=3,
+                           n_per_iteration=6)
+    w = np.exp(res.log_weights - res.log_weights.max())
+    norms = np.linalg.norm(np.exp(res.samples), axis=1)
+    assert res.samples.shape[0] == 18 == ref.attrs["n_estimates"]
+    np.testing.assert_allclose(ref.attrs["reference"], np.sum(w * norms) / np.sum(w), rtol=1e-10)
+    np.testing.assert_allclose(ref.attrs["final_ess"], w.sum() ** 2 / np.sum(w**2), rtol=1e-10)
+    assert 1.0 <= ref.attrs["final_ess"] <= 18.0
+    assert ref.attrs["approx"] == "ep" and ref.attrs["n_imp"] == 4 and ref.sizes["iteration"] == 3
+    np.testing.assert_array_equal(ref["estimate"].values[-1], ref.attrs["reference"])
+    assert np.all(np.diff(ref["cost"].values) > 0)
+    # deterministic given the seed; another seed gives another run
+    again = E.classification_reference(ds, su, kernel="rbf", cfg=CFG, settings=CREF, seed=5)
+    xr.testing.assert_identical(ref.drop_attrs(), again.drop_attrs())
+    assert again.attrs["reference"] == ref.attrs["reference"] and again.attrs["final_ess"] == ref.attrs["final_ess"]
+    other = E.classification_reference(ds, su, kernel="rbf", cfg=CFG, settings=CREF, seed=6)
+    assert other.attrs["reference"] != ref.attrs["reference"]
+    tab = E.classification_references_table([ref, other])
+    assert list(tab["reference"]) == [ref.attrs["reference"], other.attrs["reference"]]
+    assert {"final_ess", "n_imp", "n_iterations", "n_per_iteration"} <= set(tab.columns)
+
+
+def test_classification_figures_draw_bias_lines(monkeypatch, tmp_path):
+    import gpbayes.plots
+
+    figs = []
+    monkeypatch.setattr(gpbayes.plots, "save_figure", lambda fig, path: figs.append(fig))
+    cur = pd.concat([
+        _frame("pm_amis_ep_64", "pm_amis", [10, 100], [1.0, 0.5], dataset="glass", median=[3.0, 2.5]),
+        _frame("pm_mh_ep_64", "pm_mh", [10, 100], [2.0, 1.0], dataset="glass", median=[1.5, 2.25]),
+        _frame("pm_mh_ep_1", "pm_mh", [10, 100], [2.0, 1.0], dataset="glass", median=[1.0, 1.5]),
+    ], ignore_index=True)
+    refs = pd.DataFrame([{"dataset": "glass", "kernel": "rbf", "reference": 2.0, "final_ess": 123.0}])
+
+    def dotted(fig):
+        return [ln.get_ydata() for ax in fig.axes for ln in ax.get_lines() if ln.get_linestyle() == ":"]
+
+    E.fig2(cur, tmp_path / "f2.pdf", ref_table=refs)
+    E.fig_nimp(cur, "rbf", tmp_path / "f9.pdf", ref_table=refs)
+    E.fig2(cur, tmp_path / "f2b.pdf")  # without a reference table: no bias lines
+    f2, f9, bare = figs
+    assert sorted(map(tuple, dotted(f2))) == [(0.5, 0.25), (1.0, 0.5)]  # |median - 2|, largest N_imp only
+    assert len(dotted(f9)) == 3 and not dotted(bare)
+    assert any("ESS 123" in t.get_text() for ax in f2.axes for t in ax.texts)

@@ -1,6 +1,7 @@
 # Xiong, Smidl & Filippone: AMIS for GP hyperparameters (Figs. 1-10, claims).
 # Pipeline: data -> setup (mode, (-H)^-1) per (data set, kernel) -> blocks of
-# replicates per sampler + one long reference AMIS run -> IQR curves ->
+# replicates per sampler + one long reference AMIS run (regression) or
+# PM-AMIS run (classification) per (data set, kernel) -> IQR curves ->
 # figures, ops-to-reach table -> claims.  See gpbayes.experiments.amis.
 AMIS = config["amis"]
 AMIS_SET = AMIS["scales"][SCALE]
@@ -37,6 +38,11 @@ AMIS_CLS_RUNS = [
 AMIS_REFS = [
     f"results/amis/reference/{ds}_{k}.nc" for ds in AMIS_REG for k in AMIS_KERNELS
 ]
+AMIS_CLS_REFS = [
+    f"results/amis/classification_reference/{ds}_{k}.nc"
+    for ds in AMIS_CLS
+    for k in AMIS_KERNELS
+]
 AMIS_APPENDIX = [
     f"figures/amis/appendix_{k}_{ds}.pdf" for k in AMIS_KERNELS for ds in AMIS_REG
 ]
@@ -48,6 +54,7 @@ AMIS_TARGETS = [
     "figures/amis/fig10.pdf",
     "results/amis/ops_to_reach.csv",
     "results/amis/reference.csv",
+    "results/amis/classification_reference.csv",
     "results/amis/table6.csv",
     "results/claims/amis.json",
 ] + AMIS_APPENDIX
@@ -150,6 +157,59 @@ rule amis_reference:
         "../scripts/amis_reference.py"
 
 
+rule amis_classification_reference:
+    """A long PM-AMIS run (EP, N_imp importance samples): reference E||theta|| of a classification posterior."""
+    input:
+        data=f"{PROCESSED}/{{dataset}}.nc",
+        setup="results/amis/setup/{dataset}_{kernel}.nc",
+    output:
+        "results/amis/classification_reference/{dataset}_{kernel}.nc",
+    log:
+        "logs/amis/classification_reference/{dataset}_{kernel}.log",
+    benchmark:
+        "benchmarks/amis/classification_reference/{dataset}_{kernel}.tsv"
+    wildcard_constraints:
+        kernel="rbf|ard",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=1440,
+    params:
+        cfg=AMIS_MODEL_CFG,
+        settings=lambda wc: {
+            "n_max": AMIS_SET["n_max"].get(wc.dataset),
+            "classification_reference": AMIS_SET["classification_reference"],
+        },
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/amis_classification_reference.py"
+
+
+rule amis_classification_reference_table:
+    """The classification reference values (E||theta||, ESS, T, N_t, N_imp) in one table."""
+    input:
+        AMIS_CLS_REFS,
+    output:
+        report(
+            "results/amis/classification_reference.csv",
+            caption="../report/amis_classification_reference.rst",
+            category="Xiong, Smidl & Filippone",
+        ),
+    log:
+        "logs/amis/classification_reference_table.log",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/amis_classification_reference_table.py"
+
+
 rule amis_curves:
     """IQR across replicates vs O(n^3) operations per sampler; ops and seconds to reach the best MCMC's IQR."""
     input:
@@ -240,6 +300,7 @@ rule amis_classification_figures:
     """Fig. 2 (largest N_imp, LA and EP) and Figs. 9-10 (N_imp 1 vs 64; RBF, ARD) for PM-AMIS vs PM-MH."""
     input:
         curves="results/amis/curves.csv",
+        refs="results/amis/classification_reference.csv",
     output:
         fig2=report(
             "figures/amis/fig2.pdf",

@@ -18,6 +18,9 @@ Stages (each a Snakemake rule calling one function here):
 3. ``reference``   one long AMIS run per regression (data set, kernel): the
                    reference value of E[||theta||]; it also measures the share
                    of AMIS wall time spent outside target evaluations.
+3b. ``classification_reference``  one long PM-AMIS run (EP, N_imp = 64) per
+                   classification (data set, kernel): the reference E[||theta||]
+                   of the exact (pseudo-marginal) posterior.
 4. ``curves``      IQR (and median, quartiles) across replicates on a log grid
                    of costs, per (data set, kernel, sampler).
 5. ``ops_to_reach`` / figures / ``claims``.
@@ -49,7 +52,8 @@ from ..regression import GPRegression, fit_type2_ml, numerical_hessian
 
 __all__ = [
     "REGRESSION_SAMPLERS", "parse_sampler", "sampler_cost", "block_replicates", "load_data", "build_prior",
-    "regression_model", "classification_target", "setup", "run_block", "reference", "curves",
+    "regression_model", "classification_target", "setup", "run_block", "reference", "classification_reference",
+    "classification_references_table", "curves",
     "ops_to_reach", "ops_to_reach_table", "final_iqr", "claims", "thin_indices", "plot_panels",
 ]
 
@@ -380,6 +384,37 @@ def reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: str, cfg: dict, s
     )
 
 
+def classification_reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: str, cfg: dict, settings: dict,
+                             seed: int) -> xr.Dataset:
+    """A long PM-AMIS run (EP, ``n_imp`` importance samples): the reference E[||theta||] and its ESS.
+
+    Pseudo-marginal, so it targets the exact posterior (the unbiased EP
+    importance-sampling estimate of p(y | theta) weights every sample), unlike
+    the approximate LA/EP marginal.  q_0 = N(m, (-H)^{-1}) from the EP marginal
+    (``setup``); full-covariance moment matching, as the compared PM-AMIS runs.
+    The reference is the self-normalised estimate over all T x N_t samples.
+    """
+    X, y, info = load_data(ds, settings.get("n_max"), seed)
+    st = settings["classification_reference"][kernel]
+    approx = "ep"
+    tgt = classification_target(X, y, kernel, cfg, approx, st["n_imp"])
+    rng = rng_mod.stream(seed, "amis", "classification_reference", info["dataset"], kernel)
+    with linalg.blas_single_thread():
+        res = amis_mod.pm_amis(rng, tgt, setup_ds["mode"].sel(approx=approx).values,
+                               setup_ds["cov"].sel(approx=approx).values, n_iterations=st["n_iterations"],
+                               n_per_iteration=st["n_per_iteration"], norm_transform=np.exp)
+    n_est = int(res.n_target_evals)
+    return xr.Dataset(
+        {"estimate": (("iteration",), res.estimate_norm), "cost": (("iteration",), res.n_cubic.astype(float)),
+         "ess": (("iteration",), res.ess)},
+        attrs={**info, "kernel": kernel, "method": "pm_amis", "approx": approx, "n_imp": int(st["n_imp"]),
+               "reference": float(res.estimate_norm[-1]), "final_ess": float(res.ess[-1]),
+               "n_iterations": int(st["n_iterations"]), "n_per_iteration": int(st["n_per_iteration"]),
+               "n_estimates": n_est, "target_seconds": res.target_time,
+               "target_cpu_seconds_per_estimate": res.target_cpu_time / max(n_est, 1)},
+    )
+
+
 # ---------------------------------------------------------------------------
 # IQR curves, ops-to-reach, claims
 # ---------------------------------------------------------------------------
@@ -618,7 +653,12 @@ def _title(c: pd.DataFrame, dsn: str, kern: str) -> str:
 
 def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], path, *, refs: dict | None = None,
                 suptitle: str = "", eot: bool = False, share: bool = False) -> None:
-    """One panel per (dataset, kernel, samplers): IQR vs O(n^3) ops (log-log); with ``refs``, |median - ref| dashed."""
+    """One panel per (dataset, kernel, samplers): IQR vs O(n^3) ops (log-log).
+
+    ``refs`` maps (dataset, kernel) to (reference E||theta||, its ESS): then
+    |median - reference| is drawn dotted in each sampler's colour and the
+    reference and ESS are printed in the panel.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -638,11 +678,15 @@ def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], pat
                 continue
             (line,) = ax.loglog(c["cost"], c["iqr"], label=label(s), color=f"C{i % 10}")
             if refs and (dsn, kern) in refs:
-                ax.loglog(c["cost"], np.abs(c["median"] - refs[(dsn, kern)]), ls=":", lw=0.8, color=line.get_color())
+                ax.loglog(c["cost"], np.abs(c["median"] - refs[(dsn, kern)][0]), ls=":", lw=0.8,
+                          color=line.get_color())
             if eot and c["tuning_cost"].iloc[0] > 1:  # slice: only the starting evaluation
                 ax.axvline(c["tuning_cost"].iloc[0], ls="--", lw=0.6, color=line.get_color())
         if not g.empty:
             ax.set_title(_title(g, dsn, kern), fontsize=9)
+        if refs and (dsn, kern) in refs:
+            ref, ess = refs[(dsn, kern)]
+            ax.text(0.02, 0.02, f"reference {ref:.4g} (ESS {ess:.0f})", transform=ax.transAxes, fontsize=6)
         ax.set_xlabel("O(n^3) operations")
         ax.set_ylabel("IQR of E||theta||")
         ax.legend(fontsize=6)
@@ -670,10 +714,18 @@ def references_table(refs: list[xr.Dataset]) -> pd.DataFrame:
     return pd.DataFrame([{k: r.attrs[k] for k in keys} for r in refs])
 
 
+def classification_references_table(refs: list[xr.Dataset]) -> pd.DataFrame:
+    """One row per classification reference run: dataset, kernel, reference E||theta||, ESS, T, N_t, N_imp."""
+    keys = ("dataset", "kernel", "stand_in", "n", "n_full", "method", "approx", "n_imp", "reference", "final_ess",
+            "n_iterations", "n_per_iteration", "n_estimates", "target_seconds", "target_cpu_seconds_per_estimate")
+    return pd.DataFrame([{k: r.attrs[k] for k in keys} for r in refs], columns=list(keys))
+
+
 def _refs(ref_table: pd.DataFrame | None) -> dict:
+    """(dataset, kernel) -> (reference E||theta||, its final ESS)."""
     if ref_table is None or ref_table.empty:
         return {}
-    return {(r.dataset, r.kernel): float(r.reference) for r in ref_table.itertuples()}
+    return {(r.dataset, r.kernel): (float(r.reference), float(r.final_ess)) for r in ref_table.itertuples()}
 
 
 _FAMILY_SETS = {"mh": [f"mh_{m}" for m in "idh"],
@@ -706,7 +758,7 @@ def appendix(cur: pd.DataFrame, ref_table, dataset: str, kernel: str, path, *, s
                 suptitle=f"{dataset}, {kernel.upper()} ({scale} scale): all variants; dashed = end of tuning")
 
 
-def fig2(cur: pd.DataFrame, path, *, scale: str = "") -> None:
+def fig2(cur: pd.DataFrame, path, *, ref_table: pd.DataFrame | None = None, scale: str = "") -> None:
     """Fig. 2: PM-AMIS and PM-MH with LA and EP at the largest N_imp, per classification (data set, kernel)."""
     cl = cur[cur["family"].isin(("pm_amis", "pm_mh"))]
     panels = []
@@ -715,17 +767,22 @@ def fig2(cur: pd.DataFrame, path, *, scale: str = "") -> None:
             g = cl[(cl["dataset"] == dsn) & (cl["kernel"] == kern)]
             top = max(parse_sampler(s)["n_imp"] for s in g["sampler"])
             panels.append((dsn, kern, sorted(s for s in g["sampler"].unique() if parse_sampler(s)["n_imp"] == top)))
-    plot_panels(cur, panels, path, suptitle=f"Xiong et al. Fig. 2 ({scale} scale): largest N_imp")
+    plot_panels(cur, panels, path, refs=_refs(ref_table),
+                suptitle=f"Xiong et al. Fig. 2 ({scale} scale): largest N_imp; IQR (solid), |median - reference| "
+                         "(dotted)")
 
 
-def fig_nimp(cur: pd.DataFrame, kernel: str, path, *, scale: str = "") -> None:
+def fig_nimp(cur: pd.DataFrame, kernel: str, path, *, ref_table: pd.DataFrame | None = None,
+             scale: str = "") -> None:
     """Figs. 9 (RBF) / 10 (ARD): every PM configuration (N_imp 1 vs 64), per classification data set."""
     cl = cur[cur["family"].isin(("pm_amis", "pm_mh")) & (cur["kernel"] == kernel)]
     panels = [(dsn, kernel, sorted(cl[cl["dataset"] == dsn]["sampler"].unique()))
               for dsn in sorted(cl["dataset"].unique())]
     if not panels:
         panels = [("none", kernel, [])]
-    plot_panels(cur, panels, path, suptitle=f"{kernel.upper()}: PM-AMIS / PM-MH, N_imp 1 vs 64 ({scale} scale)")
+    plot_panels(cur, panels, path, refs=_refs(ref_table),
+                suptitle=f"{kernel.upper()}: PM-AMIS / PM-MH, N_imp 1 vs 64 ({scale} scale); IQR (solid), "
+                         "|median - reference| (dotted)")
 
 
 def tuning_table(cur: pd.DataFrame) -> pd.DataFrame:

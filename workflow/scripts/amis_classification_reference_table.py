@@ -1,0 +1,11 @@
+import xarray as xr
+
+from gpbayes import io
+from gpbayes.experiments import amis
+from gpbayes.workflow import job
+
+with job(snakemake) as log:
+    refs = amis.classification_references_table([xr.load_dataset(f) for f in snakemake.input])
+    log.info("classification reference runs\n%s", refs.to_string())
+    with io.atomic_path(snakemake.output[0]) as tmp:
+        refs.to_csv(tmp, index=False, float_format="%.6g")
