@@ -683,10 +683,10 @@ def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], pat
             if eot and c["tuning_cost"].iloc[0] > 1:  # slice: only the starting evaluation
                 ax.axvline(c["tuning_cost"].iloc[0], ls="--", lw=0.6, color=line.get_color())
         if not g.empty:
-            ax.set_title(_title(g, dsn, kern), fontsize=9)
-        if refs and (dsn, kern) in refs:
-            ref, ess = refs[(dsn, kern)]
-            ax.text(0.02, 0.02, f"reference {ref:.4g} (ESS {ess:.0f})", transform=ax.transAxes, fontsize=6)
+            title = _title(g, dsn, kern)
+            if refs and (dsn, kern) in refs:
+                title += "\nreference E||theta|| = {:.4g} (ESS {:.0f})".format(*refs[(dsn, kern)])
+            ax.set_title(title, fontsize=8 if "\n" in title else 9)
         ax.set_xlabel("O(n^3) operations")
         ax.set_ylabel("IQR of E||theta||")
         ax.legend(fontsize=6)
