@@ -254,3 +254,23 @@ def test_classification_figures_draw_bias_lines(monkeypatch, tmp_path):
     assert sorted(map(tuple, dotted(f2))) == [(0.5, 0.25), (1.0, 0.5)]  # |median - 2|, largest N_imp only
     assert len(dotted(f9)) == 3 and not dotted(bare)
     assert "(ESS 123)" in f2.axes[0].get_title() and "ESS" not in bare.axes[0].get_title()
+
+
+def test_classification_claims_leave_out_curves_that_do_not_overlap():
+    ccfg = {"mamis_slow_datasets": [], "slow_factor": 1.5, "full_vs_diag_fraction": 0.75,
+            "competitive_factor": 2.0, "nimp_fraction": 0.75, "max_bookkeeping_fraction": 0.1}
+    cur = pd.concat([
+        # data set a: EP better than LA, at every common cost
+        _frame("pm_mh_ep_64", "pm_mh", [10, 100], [1.0, 0.1], dataset="a"),
+        _frame("pm_mh_la_64", "pm_mh", [10, 100], [2.0, 0.5], dataset="a"),
+        # data set b: EP's curve starts (after its tuning) beyond LA's whole budget: not comparable
+        _frame("pm_mh_ep_64", "pm_mh", [300, 900], [1.0, 0.1], dataset="b"),
+        _frame("pm_mh_la_64", "pm_mh", [10, 200], [2.0, 1.5], dataset="b"),
+    ], ignore_index=True)
+    reach = pd.DataFrame(columns=["dataset", "kernel", "sampler", "family", "target_iqr", "best_mcmc", "ops_to_reach",
+                                  "wall_to_reach"])
+    by = {r["id"]: r for r in E.claims(cur, reach, [], ccfg)}
+    c4c = by["claim4c"]
+    assert c4c["measured"]["cases"]["b/rbf/pm_mh"] == {"iqr_ep": None, "iqr_la": 1.5}
+    assert c4c["measured"]["fraction"] == 1.0 and c4c["passed"]  # 1 of 1 comparable case, b left out
+    json.dumps(by["claim4c"], allow_nan=False)

@@ -480,6 +480,13 @@ def iqr_at(c: pd.DataFrame, cost: float) -> float:
     return float(c["iqr"].values[idx]) if idx >= 0 else math.nan
 
 
+def _comparable(a: float, b: float) -> bool:
+    """Both curves have a value at the common cost.  A curve whose tuning alone costs more than
+    the other's whole budget has none there (NaN): such a case is listed in the claim's
+    ``cases`` with null and left out of the fraction, not counted as a loss."""
+    return math.isfinite(a) and math.isfinite(b)
+
+
 MCMC_FAMILIES = ("mh", "hmc", "slice")
 
 
@@ -579,19 +586,22 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict)
         if "pm_amis_ep_64" in by and "pm_mh_ep_64" in by:
             ia, im = at("pm_amis_ep_64", "pm_mh_ep_64")
             per_c[f"{dsn}/{kern}"] = {"iqr_pm_amis": _num(ia), "iqr_pm_mh": _num(im)}
-            comp.append(ia <= ccfg["competitive_factor"] * im)
+            if _comparable(ia, im):
+                comp.append(ia <= ccfg["competitive_factor"] * im)
         for m in ("pm_amis", "pm_mh"):
             for ap in ("la", "ep"):
                 a, b = f"{m}_{ap}_64", f"{m}_{ap}_1"
                 if a in by and b in by:
                     i64, i1 = at(a, b)
                     per_n[f"{dsn}/{kern}/{m}_{ap}"] = {"iqr_64": _num(i64), "iqr_1": _num(i1)}
-                    nimp.append(i64 < i1)
+                    if _comparable(i64, i1):
+                        nimp.append(i64 < i1)
             a, b = f"{m}_ep_64", f"{m}_la_64"
             if a in by and b in by:
                 ie, il = at(a, b)
                 per_e[f"{dsn}/{kern}/{m}"] = {"iqr_ep": _num(ie), "iqr_la": _num(il)}
-                eplx.append(ie < il)
+                if _comparable(ie, il):
+                    eplx.append(ie < il)
     f_n = float(np.mean(nimp)) if nimp else math.nan
     f_e = float(np.mean(eplx)) if eplx else math.nan
     out += [
