@@ -68,16 +68,7 @@ def conditional_widths(ds, cfg, args, n_states: int = 10, n_grid: int = 161) -> 
     for theta, f in states:
         for method in widths:
             state = hs.init(model, theta, f, method)
-            if method == "fixed":
-                aux = {"f": f}
-            elif method == "prior-white":
-                aux = {"nu": hs.rep.whiten(state.chol_prior, f)}
-            elif method == "surr-site":
-                g = hs.rep.draw_surrogate_data(gen, f, state.factors.noise_var)
-                aux = {"g": g, "eta": hs.whiten(state.factors, f, g)}
-            else:
-                aux = {"omega": hs.whiten(state.factors, f, state.centre)}
-            fn = hs.log_conditional(model, method, aux)
+            fn = hs.log_conditional(model, method, hs.auxiliaries(gen, state, method))
             vals = []
             for x in grid:
                 t = theta.copy()

@@ -583,25 +583,22 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict)
             cost = min(by[a]["cost"].iloc[-1], by[b]["cost"].iloc[-1])
             return iqr_at(by[a], cost), iqr_at(by[b], cost)
 
-        if "pm_amis_ep_64" in by and "pm_mh_ep_64" in by:
-            ia, im = at("pm_amis_ep_64", "pm_mh_ep_64")
-            per_c[f"{dsn}/{kern}"] = {"iqr_pm_amis": _num(ia), "iqr_pm_mh": _num(im)}
-            if _comparable(ia, im):
-                comp.append(ia <= ccfg["competitive_factor"] * im)
+        def compare(a, b, cases, key, names, wins, better):
+            """Record IQRs of samplers a and b at their common cost; count the case if comparable."""
+            if a in by and b in by:
+                ia, ib = at(a, b)
+                cases[key] = {names[0]: _num(ia), names[1]: _num(ib)}
+                if _comparable(ia, ib):
+                    wins.append(better(ia, ib))
+
+        compare("pm_amis_ep_64", "pm_mh_ep_64", per_c, f"{dsn}/{kern}", ("iqr_pm_amis", "iqr_pm_mh"), comp,
+                lambda x, y: x <= ccfg["competitive_factor"] * y)
         for m in ("pm_amis", "pm_mh"):
             for ap in ("la", "ep"):
-                a, b = f"{m}_{ap}_64", f"{m}_{ap}_1"
-                if a in by and b in by:
-                    i64, i1 = at(a, b)
-                    per_n[f"{dsn}/{kern}/{m}_{ap}"] = {"iqr_64": _num(i64), "iqr_1": _num(i1)}
-                    if _comparable(i64, i1):
-                        nimp.append(i64 < i1)
-            a, b = f"{m}_ep_64", f"{m}_la_64"
-            if a in by and b in by:
-                ie, il = at(a, b)
-                per_e[f"{dsn}/{kern}/{m}"] = {"iqr_ep": _num(ie), "iqr_la": _num(il)}
-                if _comparable(ie, il):
-                    eplx.append(ie < il)
+                compare(f"{m}_{ap}_64", f"{m}_{ap}_1", per_n, f"{dsn}/{kern}/{m}_{ap}", ("iqr_64", "iqr_1"), nimp,
+                        lambda x, y: x < y)
+            compare(f"{m}_ep_64", f"{m}_la_64", per_e, f"{dsn}/{kern}/{m}", ("iqr_ep", "iqr_la"), eplx,
+                    lambda x, y: x < y)
     f_n = float(np.mean(nimp)) if nimp else math.nan
     f_e = float(np.mean(eplx)) if eplx else math.nan
     out += [

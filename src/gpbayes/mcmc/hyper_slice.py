@@ -685,6 +685,23 @@ def _current_value(model, method, state, aux, counter) -> float:
     return _post_value(model, state.theta, state.factors, state.f, state.log_likelihood) + lp
 
 
+def auxiliaries(rng: np.random.Generator, state: HyperState, method: str) -> dict:
+    """The auxiliaries held fixed during one hyperparameter sweep (M&A Alg. 4 steps 1-2 and analogues).
+
+    fixed: f; prior-white: nu = L_Sigma^-1 f (Alg. 2 step 1); surr-: g ~ N(f, S) (step 1) and
+    eta = L_R^-1 (f - m_theta,g) (step 2); post-: omega = L_R^-1 (f - m).  Only surr- draws from ``rng``.
+    """
+    f = state.f
+    if method == "fixed":
+        return {"f": f}
+    if method == "prior-white":
+        return {"nu": rep.whiten(state.chol_prior, f)}
+    if method.startswith("surr"):
+        g = rep.draw_surrogate_data(rng, f, state.factors.noise_var)
+        return {"g": g, "eta": whiten(state.factors, f, g)}
+    return {"omega": whiten(state.factors, f, state.centre)}
+
+
 def hyper_step(
     rng: np.random.Generator,
     state: HyperState,
@@ -699,16 +716,7 @@ def hyper_step(
     counter = _Counter()
     with linalg.count_ops() as ops:
         f = state.f
-        # M&A Alg. 4 steps 1-2 (and their analogues): fix the auxiliaries
-        if method == "fixed":
-            aux = {"f": f}
-        elif method == "prior-white":
-            aux = {"nu": rep.whiten(state.chol_prior, f)}  # Alg. 2 step 1
-        elif method.startswith("surr"):
-            g = rep.draw_surrogate_data(rng, f, state.factors.noise_var)  # step 1: g ~ N(f, S)
-            aux = {"g": g, "eta": whiten(state.factors, f, g)}  # step 2
-        else:
-            aux = {"omega": whiten(state.factors, f, state.centre)}  # omega = L_R^-1 (f - m)
+        aux = auxiliaries(rng, state, method)
         cache = _FactorCache(model.psi(state.theta), state.chol_prior)
         root = state.factors.root if state.factors is not None else DEFAULT_ROOT
         fn = log_conditional(model, method, aux, cache, counter, root)
