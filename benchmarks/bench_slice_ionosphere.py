@@ -5,7 +5,7 @@ Figure 3's claim 1 fails (surr-site does not beat prior-white on Ionosphere).
 This script checks whether that is an artefact of the reduced scale by running
 the paper's n = 200 and 1000 burn-in iterations, with fewer chains and samples
 than the paper (the paper: 10 chains x 5000), through exactly the code the
-workflow uses (gpbayes.experiments.slice_ma.run_block, config/config.yaml's
+workflow uses (gpbayes_repro.experiments.slice_ma.run_block, config/config.yaml's
 slice_ma model settings).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_slice_ionosphere.py \
@@ -29,7 +29,7 @@ import numpy as np
 import xarray as xr
 import yaml
 
-from gpbayes.experiments import slice_ma
+from gpbayes_repro.experiments import slice_ma
 from gpbayes.linalg import blas_single_thread
 
 REPO = Path(__file__).resolve().parents[1]

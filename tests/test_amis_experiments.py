@@ -1,4 +1,4 @@
-"""Xiong et al. experiment module (gpbayes.experiments.amis) on tiny problems."""
+"""Xiong et al. experiment module (gpbayes_repro.experiments.amis) on tiny problems."""
 
 import json
 
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from gpbayes import claims as claims_mod
-from gpbayes.experiments import amis as E
+from gpbayes_repro import claims as claims_mod
+from gpbayes_repro.experiments import amis as E
 
 CFG = {
     "priors": {"scale": {"shape": 1.0, "rate_times_sqrt_d": 1.0}, "amplitude": {"shape": 1.2, "rate": 0.2},
@@ -233,10 +233,10 @@ def test_classification_reference_is_the_runs_self_normalised_estimate(cls):
 
 
 def test_classification_figures_draw_bias_lines(monkeypatch, tmp_path):
-    import gpbayes.plots
+    import gpbayes_repro.plots
 
     figs = []
-    monkeypatch.setattr(gpbayes.plots, "save_figure", lambda fig, path: figs.append(fig))
+    monkeypatch.setattr(gpbayes_repro.plots, "save_figure", lambda fig, path: figs.append(fig))
     cur = pd.concat([
         _frame("pm_amis_ep_64", "pm_amis", [10, 100], [1.0, 0.5], dataset="glass", median=[3.0, 2.5]),
         _frame("pm_mh_ep_64", "pm_mh", [10, 100], [2.0, 1.0], dataset="glass", median=[1.5, 2.25]),

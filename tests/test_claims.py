@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from gpbayes import claims
+from gpbayes_repro import claims
 
 
 def claim(**kw):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpbayes import amis as A
-from gpbayes import convergence as C
+from gpbayes_repro import convergence as C
 
 NAN = np.nan
 

@@ -1,4 +1,4 @@
-"""Tests for gpbayes.data: vendored files, manifest, preparation (fast, offline)."""
+"""Tests for gpbayes_repro.data: vendored files, manifest, preparation (fast, offline)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import xarray as xr
 import yaml
 
-from gpbayes import data as D
-from gpbayes.data import DataError
+from gpbayes_repro import data as D
+from gpbayes_repro.data import DataError
 
 REPO = Path(__file__).resolve().parents[1]
 RAW = REPO / "data" / "raw"

@@ -1,4 +1,4 @@
-"""Experiment functions of Gadd et al. Sec. 6.1 (gpbayes.experiments.gplvm) on tiny problems."""
+"""Experiment functions of Gadd et al. Sec. 6.1 (gpbayes_repro.experiments.gplvm) on tiny problems."""
 
 import math
 
@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 from scipy import stats
 
-from gpbayes.experiments import gplvm as E
+from gpbayes_repro.experiments import gplvm as E
 
 SIM = {"n": 30, "x_max_over_pi": 4.0, "n_outputs": 6, "noise_sd": 0.05, "zeta": [0.0, 1.0],
        "F": {"case1": [1.0, 1.0], "case2": [0.8, 1.2], "case3": [0.7, 1.3]}}

@@ -5,7 +5,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from gpbayes import metrics
-from gpbayes.baselines import probabilistic_svm
+from gpbayes_repro.baselines import probabilistic_svm
 
 # Eight points written out by hand.  Confidence c = |p - 0.5| is chosen
 # 0.005 away from every threshold k/100, so no comparison is near a tie.
@@ -179,7 +179,7 @@ def test_probabilistic_svm_beats_chance_and_looks_calibrated():
 
 
 def metrics_grid(name):
-    from gpbayes.baselines import DEFAULT_C_GRID, DEFAULT_GAMMA_GRID
+    from gpbayes_repro.baselines import DEFAULT_C_GRID, DEFAULT_GAMMA_GRID
 
     return set((DEFAULT_C_GRID if name == "C" else DEFAULT_GAMMA_GRID).tolist())
 

@@ -11,10 +11,10 @@ import xarray as xr
 import yaml
 from scipy.special import logsumexp, ndtr
 
-from gpbayes import config as gconfig
+from gpbayes_repro import config as gconfig
 from gpbayes import priors
 from gpbayes.estimators.importance import PseudoMarginalTarget
-from gpbayes.experiments import pm_gpc_capacity as pc
+from gpbayes_repro.experiments import pm_gpc_capacity as pc
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpbayes import priors
-from gpbayes.experiments import pm_gpc
+from gpbayes_repro.experiments import pm_gpc
 
 
 def test_simulated_data_balanced_in_unit_cube():
@@ -51,7 +51,7 @@ def test_fig2_claims_verdicts_follow_the_numbers():
 
 
 def test_parse_scheme_and_errors():
-    from gpbayes.experiments.pm_gpc_mcmc import parse_scheme
+    from gpbayes_repro.experiments.pm_gpc_mcmc import parse_scheme
 
     assert parse_scheme("pm-ep-64") == ("pm", "ep", 64)
     assert parse_scheme("pm-la-1") == ("pm", "laplace", 1)
@@ -61,7 +61,7 @@ def test_parse_scheme_and_errors():
 
 
 def test_thin_sums_costs_and_keeps_last_state():
-    from gpbayes.experiments.pm_gpc_mcmc import _thin
+    from gpbayes_repro.experiments.pm_gpc_mcmc import _thin
 
     out = {"psi": np.arange(12.0).reshape(6, 2), "n_cubic": np.ones(6, dtype=int), "accepted": np.array([1, 0, 0, 1, 1, 1], bool),
            "wall_time": np.full(6, 0.5)}
@@ -74,7 +74,7 @@ def test_thin_sums_costs_and_keeps_last_state():
 
 def test_balanced_subset_and_convergence_iterations():
     import xarray as xr
-    from gpbayes.experiments.pm_gpc_mcmc import balanced_subset, iterations_to_converge
+    from gpbayes_repro.experiments.pm_gpc_mcmc import balanced_subset, iterations_to_converge
 
     y = np.array([1.0] * 30 + [-1.0] * 70)
     ds = xr.Dataset({"X": (("n", "feature"), np.zeros((100, 2))), "y": (("n",), y)}, attrs={"name": "x"})
@@ -88,7 +88,7 @@ def test_balanced_subset_and_convergence_iterations():
 
 def test_table_claims_follow_the_numbers():
     import pandas as pd
-    from gpbayes.experiments.pm_gpc_mcmc import table_claims
+    from gpbayes_repro.experiments.pm_gpc_mcmc import table_claims
 
     rows = []
     for n in (50, 200):

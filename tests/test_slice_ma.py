@@ -12,11 +12,11 @@ import pytest
 import xarray as xr
 import yaml
 
-from gpbayes import config as gconfig
-from gpbayes import data as gdata
+from gpbayes_repro import config as gconfig
+from gpbayes_repro import data as gdata
 from gpbayes import io, likelihoods
 from gpbayes import rng as rngmod
-from gpbayes.experiments import slice_ma as sm
+from gpbayes_repro.experiments import slice_ma as sm
 from gpbayes.mcmc import hyper_slice as hs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -182,7 +182,7 @@ def test_claims_pass_on_a_paper_like_table_and_fail_where_they_should():
     # the claim follows the data set with the most zero-count bins
     claims = sm.fig3_claims(table_from(bad), {"mining": 90, "redwoods_standin": 10}, CFG["claims"])
     assert claims[3]["passed"] and claims[3]["measured"]["dataset_with_most_zero_bins"] == "mining"
-    from gpbayes import claims as gclaims
+    from gpbayes_repro import claims as gclaims
 
     for c in claims:
         gclaims.validate_claim(c)

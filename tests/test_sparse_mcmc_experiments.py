@@ -11,9 +11,9 @@ import pytest
 import xarray as xr
 import yaml
 
-from gpbayes import data as gdata
+from gpbayes_repro import data as gdata
 from gpbayes import likelihoods
-from gpbayes.experiments import sparse_mcmc as sm
+from gpbayes_repro.experiments import sparse_mcmc as sm
 from gpbayes.sparse.multiclass import RobustMax
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 import yaml
 
-from gpbayes import config as gconfig
+from gpbayes_repro import config as gconfig
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

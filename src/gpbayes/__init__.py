@@ -16,14 +16,15 @@ mcmc         samplers as init/step over explicit state: random-walk MH,
 amis         adaptive multiple importance sampling (AMIS, MAMIS, PM-AMIS)
 classification  predictive probabilities, EP type-II ML
 metrics      capacity accuracy / AUC
-baselines    probabilistic SVM
-convergence  IQR-across-replicates convergence curves
 sparse       sparse variational GP and its MCMC
 gplvm        supervised GPLVM: variational Bayes and pseudo-marginal inference
 diagnostics  ESS, R-hat
 io           NetCDF (ArviZ layout), atomic writes, provenance
-data         vendored data sets: checksums, preparation
 rng          per-experiment random streams
+
+The reproduction of the five papers (config, vendored data, claims, figures,
+one module per paper) is the separate package ``gpbayes_repro``, which this
+library never imports.
 """
 
 __version__ = "0.1.0"

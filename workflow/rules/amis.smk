@@ -2,7 +2,7 @@
 # Pipeline: data -> setup (mode, (-H)^-1) per (data set, kernel) -> blocks of
 # replicates per sampler + one long reference AMIS run (regression) or
 # PM-AMIS run (classification) per (data set, kernel) -> IQR curves ->
-# figures, ops-to-reach table -> claims.  See gpbayes.experiments.amis.
+# figures, ops-to-reach table -> claims.  See gpbayes_repro.experiments.amis.
 AMIS = config["amis"]
 AMIS_SET = AMIS["scales"][SCALE]
 AMIS_MODEL_CFG = {k: AMIS[k] for k in ("priors", "nugget", "ep_mode")}

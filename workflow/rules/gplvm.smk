@@ -3,7 +3,7 @@
 # -> type-II ML -> blocks of pseudo-marginal chains -> binned predictive
 # densities -> Fig. 1, Fig. 2, Table 1 -> claims.  The EPDS case study
 # (Sec. 6.2) uses private data and is not reproduced.
-# See gpbayes.experiments.gplvm.
+# See gpbayes_repro.experiments.gplvm.
 GPLVM = config["gplvm"]
 GPLVM_SET = GPLVM["scales"][SCALE]
 GPLVM_N_BLOCKS = n_blocks(GPLVM_SET["n_chains"], GPLVM_SET["chains_per_job"])

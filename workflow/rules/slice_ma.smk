@@ -1,6 +1,6 @@
 # Murray & Adams (2010): slice sampling covariance hyperparameters, Figure 3.
 # Pipeline: data set -> blocks of chains per (data set, method) -> Figure 3 +
-# table -> claims.  See gpbayes.experiments.slice_ma.
+# table -> claims.  See gpbayes_repro.experiments.slice_ma.
 SMA = config["slice_ma"]
 SMA_SET = SMA["scales"][SCALE]
 # the prepared raw data each problem is built from (none: simulated)

@@ -3,7 +3,7 @@
 # Z optimised) per (problem, kernel, M) -> blocks of sampler chains per
 # (study, kernel, sampler, M) -> held-out predictions -> M-sweep figure, Cox
 # intensity figure, PSRF figure, predictive table -> claims.
-# See gpbayes.experiments.sparse_mcmc.
+# See gpbayes_repro.experiments.sparse_mcmc.
 SP = config["sparse_mcmc"]
 SP_SET = SP["scales"][SCALE]
 SP_SOURCES = {"image": "image_stand_in", "coal": "coal", "mnist": "mnist_subset"}

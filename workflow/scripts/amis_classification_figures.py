@@ -1,7 +1,7 @@
 import pandas as pd
 
-from gpbayes.experiments import amis
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import amis
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     out, scale = snakemake.output, snakemake.params.scale

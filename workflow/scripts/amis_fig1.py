@@ -1,7 +1,7 @@
 import pandas as pd
 
-from gpbayes.experiments import amis
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import amis
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     amis.fig1(pd.read_csv(snakemake.input.curves), pd.read_csv(snakemake.input.refs), snakemake.output[0],

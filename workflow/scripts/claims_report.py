@@ -1,5 +1,6 @@
-from gpbayes import claims, io
-from gpbayes.workflow import job
+from gpbayes import io
+from gpbayes_repro import claims
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     page = claims.render_html([claims.read_claims(path) for path in snakemake.input])

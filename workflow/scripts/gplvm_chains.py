@@ -1,8 +1,8 @@
 import xarray as xr
 
 from gpbayes import io
-from gpbayes.experiments import gplvm
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import gplvm
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     p, inp = snakemake.params, snakemake.input

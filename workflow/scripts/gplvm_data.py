@@ -1,6 +1,6 @@
 from gpbayes import io
-from gpbayes.experiments import gplvm
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import gplvm
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p = snakemake.params

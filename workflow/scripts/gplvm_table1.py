@@ -2,8 +2,8 @@ import pandas as pd
 import xarray as xr
 
 from gpbayes import io
-from gpbayes.experiments import gplvm
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import gplvm
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     inp, out = snakemake.input, snakemake.output

@@ -1,7 +1,7 @@
 import xarray as xr
 
-from gpbayes.experiments import pm_gpc_capacity
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import pm_gpc_capacity
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p = snakemake.params

@@ -2,9 +2,9 @@ import json
 
 import xarray as xr
 
-from gpbayes import claims
-from gpbayes.experiments import pm_gpc, pm_gpc_mcmc
-from gpbayes.workflow import job
+from gpbayes_repro import claims
+from gpbayes_repro.experiments import pm_gpc, pm_gpc_mcmc
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p = snakemake.params

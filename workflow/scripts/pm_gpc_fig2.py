@@ -1,9 +1,10 @@
 import numpy as np
 import xarray as xr
 
-from gpbayes import io, plots
-from gpbayes.experiments import pm_gpc
-from gpbayes.workflow import job
+from gpbayes import io
+from gpbayes_repro import plots
+from gpbayes_repro.experiments import pm_gpc
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     p = snakemake.params

@@ -1,8 +1,8 @@
 import xarray as xr
 
 from gpbayes import io, rng
-from gpbayes.experiments import pm_gpc
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import pm_gpc
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p = snakemake.params

@@ -1,7 +1,7 @@
 import xarray as xr
 
-from gpbayes import plots
-from gpbayes.workflow import job
+from gpbayes_repro import plots
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     summaries = [xr.load_dataset(path) for path in snakemake.input]

@@ -1,6 +1,6 @@
 from gpbayes import io, rng
-from gpbayes.experiments import pm_gpc_mcmc
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import pm_gpc_mcmc
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p, wc = snakemake.params, snakemake.wildcards

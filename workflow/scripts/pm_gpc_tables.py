@@ -3,8 +3,8 @@ import json
 import pandas as pd
 
 from gpbayes import io
-from gpbayes.experiments import pm_gpc_mcmc
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import pm_gpc_mcmc
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     inp, out = snakemake.input, snakemake.output

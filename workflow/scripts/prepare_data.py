@@ -1,5 +1,5 @@
-from gpbayes import data
-from gpbayes.workflow import job
+from gpbayes_repro import data
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     name = snakemake.wildcards.dataset

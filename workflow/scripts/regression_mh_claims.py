@@ -1,8 +1,8 @@
 import xarray as xr
 
-from gpbayes import claims
-from gpbayes.experiments import regression_mh
-from gpbayes.workflow import job
+from gpbayes_repro import claims
+from gpbayes_repro.experiments import regression_mh
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p = snakemake.params

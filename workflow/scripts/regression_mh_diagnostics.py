@@ -1,8 +1,8 @@
 import xarray as xr
 
 from gpbayes import io
-from gpbayes.experiments import regression_mh
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import regression_mh
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     groups = io.read_inference_data(snakemake.input.posterior)

@@ -1,7 +1,8 @@
 import xarray as xr
 
-from gpbayes import io, plots
-from gpbayes.workflow import job
+from gpbayes import io
+from gpbayes_repro import plots
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     post = io.read_inference_data(snakemake.input.posterior, ["posterior"])["posterior"]

@@ -1,6 +1,6 @@
 from gpbayes import io
-from gpbayes.experiments import regression_mh
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import regression_mh
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     parts = [io.read_inference_data(path) for path in snakemake.input]

@@ -1,8 +1,8 @@
 import xarray as xr
 
 from gpbayes import io
-from gpbayes.experiments import slice_ma
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import slice_ma
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p, wc = snakemake.params, snakemake.wildcards

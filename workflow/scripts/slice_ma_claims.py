@@ -1,9 +1,9 @@
 import pandas as pd
 import xarray as xr
 
-from gpbayes import claims
-from gpbayes.experiments import slice_ma
-from gpbayes.workflow import job
+from gpbayes_repro import claims
+from gpbayes_repro.experiments import slice_ma
+from gpbayes_repro.workflow import job
 
 with job(snakemake):
     p = snakemake.params

@@ -1,6 +1,6 @@
 from gpbayes import io
-from gpbayes.experiments import slice_ma
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import slice_ma
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     out = snakemake.output

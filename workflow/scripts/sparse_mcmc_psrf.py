@@ -1,6 +1,6 @@
 from gpbayes import io
-from gpbayes.experiments import sparse_mcmc
-from gpbayes.workflow import job
+from gpbayes_repro.experiments import sparse_mcmc
+from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     p, out = snakemake.params, snakemake.output

@@ -9,7 +9,7 @@ import time
 import traceback
 from pathlib import Path
 
-from .linalg import blas_single_thread
+from gpbayes.linalg import blas_single_thread
 
 __all__ = ["job"]
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from .. import diagnostics, io, linalg, priors
-from ..kernels import make_kernel
-from ..mcmc import driver
-from ..regression import GPRegression, fit_type2_ml, numerical_hessian
+from gpbayes import diagnostics, io, linalg, priors
+from gpbayes.kernels import make_kernel
+from gpbayes.mcmc import driver
+from gpbayes.regression import GPRegression, fit_type2_ml, numerical_hessian
 
 __all__ = ["build_model", "build_prior", "fit_ml", "run_chain", "merge_chains",
            "diagnostics_table", "evaluate_claims"]
@@ -164,7 +164,7 @@ def diagnostics_table(groups: dict[str, xr.Dataset], ml: xr.Dataset) -> xr.Datas
 
 
 def evaluate_claims(table: xr.Dataset, exp_cfg: dict, scale: str, dataset: str) -> list[dict]:
-    """The slice's claims (see gpbayes.claims for the record format)."""
+    """The slice's claims (see gpbayes_repro.claims for the record format)."""
     c = exp_cfg["claims"]
     min_ess = float(table["ess"].min())
     max_rhat = float(table["rank_rhat"].max())

@@ -9,7 +9,7 @@ import yaml
 
 __all__ = ["ConfigError", "SCHEMA_PATH", "load_schema", "validate_config", "load_config", "scale_settings"]
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):

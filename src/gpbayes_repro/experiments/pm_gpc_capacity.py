@@ -29,7 +29,7 @@ random stream, so splits of different n are independent draws.
 
 The four classifiers (Sec. 5.2), isotropic kernel for all:
 
-* ``svm``: ``gpbayes.baselines.probabilistic_svm`` (LIBSVM, C and gamma by
+* ``svm``: ``gpbayes_repro.baselines.probabilistic_svm`` (LIBSVM, C and gamma by
   cross-validation, Platt scaling);
 * ``ep_ml``: type-II ML of log Z_EP (``fit_ep_type2_ml``, no prior), then the
   EP predictive at psi_ML (eq. 8);
@@ -72,14 +72,14 @@ import numpy as np
 import xarray as xr
 from scipy.stats import rankdata
 
-from .. import linalg, priors
+from gpbayes import linalg, priors
 from ..baselines import probabilistic_svm
-from ..classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
-from ..estimators.importance import PseudoMarginalTarget
-from ..kernels import SquaredExponential
-from ..likelihoods import Probit
-from ..mcmc import driver, random_walk
-from ..metrics import capacity_curve
+from gpbayes.classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
+from gpbayes.estimators.importance import PseudoMarginalTarget
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Probit
+from gpbayes.mcmc import driver, random_walk
+from gpbayes.metrics import capacity_curve
 
 __all__ = [
     "CLASSIFIERS",
@@ -303,7 +303,7 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
         (thinned draws averaged in the predictive), and optionally
         ``svm_grid_step``: the SVM searches C = 2^-5, 2^(-5 + step), ..., 2^15
         and gamma = 2^-15, ..., 2^3 (step 2, the default, is the LIBSVM
-        guide's grid of ``gpbayes.baselines``).
+        guide's grid of ``gpbayes_repro.baselines``).
     rng : the split's generator; one independent child stream per classifier.
 
     Returns

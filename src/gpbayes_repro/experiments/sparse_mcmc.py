@@ -50,11 +50,11 @@ import xarray as xr
 from scipy.special import logsumexp
 
 from .. import data as gdata
-from .. import diagnostics, io, likelihoods, priors
-from .. import rng as rngmod
-from ..kernels import SquaredExponential
-from ..sparse import mcmc, svgp
-from ..sparse.multiclass import RobustMax
+from gpbayes import diagnostics, io, likelihoods, priors
+from gpbayes import rng as rngmod
+from gpbayes.kernels import SquaredExponential
+from gpbayes.sparse import mcmc, svgp
+from gpbayes.sparse.multiclass import RobustMax
 
 __all__ = [
     "STUDIES",

@@ -31,13 +31,13 @@ import time
 import numpy as np
 import xarray as xr
 
-from .. import diagnostics, io, linalg, priors
-from ..estimators.importance import PseudoMarginalTarget
-from ..kernels import SquaredExponential
-from ..likelihoods import Probit
-from ..mcmc import driver, latent_gibbs
-from ..mcmc.pseudo_marginal import deterministic_log_posterior, run_pm_chain
-from ..representations import LatentGaussianModel
+from gpbayes import diagnostics, io, linalg, priors
+from gpbayes.estimators.importance import PseudoMarginalTarget
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Probit
+from gpbayes.mcmc import driver, latent_gibbs
+from gpbayes.mcmc.pseudo_marginal import deterministic_log_posterior, run_pm_chain
+from gpbayes.representations import LatentGaussianModel
 from .pm_gpc import simulate_classification
 
 __all__ = ["parse_scheme", "make_kernel", "make_prior", "simulate_table_data", "tune_pm_proposal",
@@ -336,7 +336,7 @@ def table_proposal(ds: xr.Dataset, kernel_kind: str, pmg: dict, settings: dict,
 def table_block(ds: xr.Dataset, proposal: xr.Dataset, *, table: int, kernel_kind: str, scheme: str,
                 block: int, pmg: dict, settings: dict, seed: int) -> dict[str, xr.Dataset]:
     """Chains ``block`` of one (setting, scheme) for Table I (table=1) or III (table=3)."""
-    from .. import rng as rngmod
+    from gpbayes import rng as rngmod
 
     X, y, kernel, prior = setting_model(ds, kernel_kind, pmg, pmg["tables"])
     if int(table) == 1:
@@ -375,7 +375,7 @@ def balanced_subset(ds: xr.Dataset, max_n: int, rng: np.random.Generator) -> xr.
 def real_block(ds: xr.Dataset, *, scheme: str, block: int, pmg: dict, settings: dict,
                seed: int) -> dict[str, xr.Dataset]:
     """Chains ``block`` of one scheme on a real data set (Figs. 3-4; isotropic kernel)."""
-    from .. import rng as rngmod
+    from gpbayes import rng as rngmod
 
     X, y, kernel, prior = setting_model(ds, "isotropic", pmg, pmg["real"])
     results = []

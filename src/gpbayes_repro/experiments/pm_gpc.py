@@ -18,11 +18,11 @@ import numpy as np
 import xarray as xr
 from scipy.special import logsumexp, ndtr
 
-from .. import linalg, priors
-from ..approx import ep_approximation, laplace_approximation
-from ..estimators.importance import importance_log_weights
-from ..kernels import SquaredExponential
-from ..likelihoods import Probit
+from gpbayes import linalg, priors
+from gpbayes.approx import ep_approximation, laplace_approximation
+from gpbayes.estimators.importance import importance_log_weights
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Probit
 
 __all__ = ["simulate_classification", "pm_variance_grid", "normalised_posterior", "fig2_band_widths",
            "tau_prior", "fig2_data", "fig2_grid", "fig2_summary"]

@@ -49,10 +49,10 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from .. import io, priors
-from .. import rng as rngmod
-from ..gplvm import SupervisedGPLVM, VariationalParams, fit_type2_ml
-from ..gplvm import pseudo_marginal as pm
+from gpbayes import io, priors
+from gpbayes import rng as rngmod
+from gpbayes.gplvm import SupervisedGPLVM, VariationalParams, fit_type2_ml
+from gpbayes.gplvm import pseudo_marginal as pm
 
 __all__ = [
     "CASES",
@@ -333,7 +333,7 @@ def ks_to_gaussian(x) -> float:
 
 def shape_summary(chains: dict, ml: xr.Dataset, case: str) -> pd.DataFrame:
     """Per hyperparameter (log scale, pooled kept draws): BC, KS distance, R-hat, posterior median, ML value."""
-    from .. import diagnostics
+    from gpbayes import diagnostics
 
     rows = []
     post = chains["posterior"]

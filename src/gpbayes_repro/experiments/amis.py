@@ -42,13 +42,14 @@ import pandas as pd
 import xarray as xr
 from scipy import optimize
 
-from .. import amis as amis_mod
-from .. import convergence, linalg, priors, rng as rng_mod
-from ..estimators.importance import PseudoMarginalTarget
-from ..kernels import SquaredExponential
-from ..likelihoods import Probit
-from ..mcmc import driver, hmc, nuts, pseudo_marginal, slice as slice_mod
-from ..regression import GPRegression, fit_type2_ml, numerical_hessian
+from gpbayes import amis as amis_mod
+from gpbayes import linalg, priors, rng as rng_mod
+from .. import convergence
+from gpbayes.estimators.importance import PseudoMarginalTarget
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Probit
+from gpbayes.mcmc import driver, hmc, nuts, pseudo_marginal, slice as slice_mod
+from gpbayes.regression import GPRegression, fit_type2_ml, numerical_hessian
 
 __all__ = [
     "REGRESSION_SAMPLERS", "parse_sampler", "sampler_cost", "block_replicates", "load_data", "build_prior",

@@ -60,11 +60,11 @@ import numpy as np
 import xarray as xr
 
 from .. import data as gdata
-from .. import diagnostics, io, linalg, priors
-from .. import rng as rngmod
-from ..kernels import SquaredExponential
-from ..likelihoods import Gaussian, Logistic, Poisson
-from ..mcmc import hyper_slice as hs
+from gpbayes import diagnostics, io, linalg, priors
+from gpbayes import rng as rngmod
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Gaussian, Logistic, Poisson
+from gpbayes.mcmc import hyper_slice as hs
 
 __all__ = [
     "DATASETS",
@@ -196,7 +196,7 @@ def redwoods_standin_data(grid: int, rng: np.random.Generator, *, lengthscale: f
                        f"(SE kernel, lengthscale {lengthscale}, sigma_f {amplitude}, {points_per_bin:.4g} expected "
                        f"points per bin) on a {grid} x {grid} grid, kept when the total is within {tolerance:.0%} "
                        f"of {target:.0f}"),
-        source="simulated (gpbayes.experiments.slice_ma.redwoods_standin_data)",
+        source="simulated (gpbayes_repro.experiments.slice_ma.redwoods_standin_data)",
         true_lengthscale=lengthscale, true_amplitude=amplitude, true_offset=m0, attempts=attempt,
         n_zero_bins=int(np.sum(y == 0)),
     )

@@ -19,7 +19,7 @@ import json
 import math
 from pathlib import Path
 
-from . import io
+from gpbayes import io
 
 __all__ = ["validate_claim", "write_claims", "read_claims", "render_html"]
 

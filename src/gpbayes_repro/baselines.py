@@ -20,7 +20,7 @@ Choices (F&G do not give their grid):
   gamma = 1 / (2 tau^2) and the amplitude absorbed into C;
 * grid: the LIBSVM guide's (Hsu, Chang & Lin), C = 2^-5, 2^-3, ..., 2^15 and
   gamma = 2^-15, 2^-13, ..., 2^3, for standardised covariates
-  (``gpbayes.data`` standardises them);
+  (``gpbayes_repro.data`` standardises them);
 * selection by stratified k-fold cross-validated accuracy (``GridSearchCV``
   with ``StratifiedKFold(shuffle=True)``; k = min(5, size of the smaller
   class)), ties broken by the first grid point, i.e. the smallest C and then

@@ -1,0 +1,66 @@
+"""The library/reproduction boundary: ``gpbayes`` never imports the reproduction side.
+
+``src/gpbayes`` is the library (models, approximations, estimators, samplers,
+diagnostics, NetCDF io); ``src/gpbayes_repro`` holds the reproduction code
+(config and schema, vendored-data manifest and readers, claims, figures, one
+module per paper).  The dependency goes one way only.  This test walks the
+library's syntax trees, so an import hidden inside a function is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+LIBRARY = Path(__file__).resolve().parents[1] / "src" / "gpbayes"
+
+# the reproduction package, the workflow engine and the config/plotting/table
+# stack the library must not need
+FORBIDDEN = ("gpbayes_repro", "snakemake", "yaml", "jsonschema", "matplotlib", "pandas", "sklearn")
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """Absolute module names imported anywhere in ``path`` (with line numbers)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+            "import_module", "__import__"
+        ):
+            if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                out.append((node.lineno, node.args[0].value))
+    return out
+
+
+def test_library_files_exist():
+    assert len(list(LIBRARY.rglob("*.py"))) > 20
+
+
+@pytest.mark.parametrize("path", sorted(LIBRARY.rglob("*.py")), ids=lambda p: str(p.relative_to(LIBRARY)))
+def test_library_does_not_import_reproduction_code(path):
+    bad = [(line, mod) for line, mod in imported_modules(path) if mod.split(".")[0] in FORBIDDEN]
+    assert not bad, f"{path} imports {bad}: the library must not depend on the reproduction side"
+
+
+def test_checker_catches_a_forbidden_import(tmp_path):
+    """The walker sees imports inside functions and importlib calls (so the test can fail)."""
+    f = tmp_path / "m.py"
+    f.write_text(
+        "import numpy\n"
+        "def g():\n    from gpbayes_repro import claims\n"
+        "def h():\n    import importlib\n    return importlib.import_module('snakemake')\n"
+    )
+    mods = [m for _, m in imported_modules(f)]
+    assert "gpbayes_repro" in mods and "snakemake" in mods
+
+
+def test_reproduction_package_is_separate():
+    repro = LIBRARY.parent / "gpbayes_repro"
+    assert (repro / "schemas" / "config.schema.yaml").is_file()
+    assert not (LIBRARY / "experiments").exists()
