@@ -42,6 +42,7 @@ import pandas as pd
 import xarray as xr
 from scipy import optimize
 
+from .. import builders
 from gpbayes import amis as amis_mod
 from gpbayes import linalg, priors, rng as rng_mod
 from .. import convergence
@@ -133,10 +134,9 @@ def load_data(ds: xr.Dataset, n_max: int | None, seed: int) -> tuple[np.ndarray,
 def build_prior(n_scale: int, d: int, cfg: dict, noise: bool) -> priors.IndependentPrior:
     """tau_r ~ G(a, b/sqrt(d)), sigma ~ G(.,.), lambda ~ G(.,.) (shape/rate), the same for every sampler."""
     p = cfg["priors"]
-    comps = [priors.Gamma(p["scale"]["shape"], p["scale"]["rate_times_sqrt_d"] / math.sqrt(d))] * n_scale
-    comps.append(priors.Gamma(p["amplitude"]["shape"], p["amplitude"]["rate"]))
+    comps = [builders.prior(p["scale"], d)] * n_scale + [builders.prior(p["amplitude"], d)]
     if noise:
-        comps.append(priors.Gamma(p["noise_variance"]["shape"], p["noise_variance"]["rate"]))
+        comps.append(builders.prior(p["noise_variance"], d))
     return priors.IndependentPrior(tuple(comps))
 
 

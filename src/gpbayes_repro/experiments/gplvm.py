@@ -49,6 +49,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
+from .. import builders
 from gpbayes import io, priors
 from gpbayes import rng as rngmod
 from gpbayes.gplvm import SupervisedGPLVM, VariationalParams, fit_type2_ml
@@ -135,7 +136,7 @@ def _group(name: str) -> str:
 
 def build_prior(model: SupervisedGPLVM, cfg: dict) -> priors.IndependentPrior:
     """Gamma (or any configured family) priors per parameter group, stated on the natural scale."""
-    return priors.independent([cfg["priors"][_group(p)] for p in model.param_names])
+    return priors.IndependentPrior(tuple(builders.prior(cfg["priors"][_group(p)]) for p in model.param_names))
 
 
 def _phi_from_groups(model: SupervisedGPLVM, values: dict) -> np.ndarray:

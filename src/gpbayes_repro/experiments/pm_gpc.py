@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 from scipy.special import logsumexp, ndtr
 
+from .. import builders
 from gpbayes import linalg, priors
 from gpbayes.approx import ep_approximation, laplace_approximation
 from gpbayes.estimators.importance import importance_log_weights
@@ -136,7 +137,7 @@ def fig2_band_widths(post: xr.DataArray) -> xr.DataArray:
 
 def tau_prior(spec: dict, d: int) -> priors.Gamma:
     """F&G's Gamma(a, b / sqrt(d)) prior on tau (shape/rate)."""
-    return priors.Gamma(spec["shape"], spec["rate_times_sqrt_d"] / np.sqrt(d))
+    return builders.prior(spec, d)
 
 
 def fig2_data(fig2: dict, n: int, rng: np.random.Generator) -> xr.Dataset:

@@ -72,6 +72,7 @@ import numpy as np
 import xarray as xr
 from scipy.stats import rankdata
 
+from .. import builders
 from gpbayes import linalg, priors
 from ..baselines import probabilistic_svm
 from gpbayes.classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
@@ -124,9 +125,7 @@ def dataset_label(name: str, stand_in: bool | int = False) -> str:
 
 def capacity_prior(cfg: dict, d: int) -> priors.IndependentPrior:
     """tau ~ G(a, b / sqrt(d)), sigma ~ the configured prior (F&G: G(1.1, 0.1))."""
-    tp = cfg["tau_prior"]
-    return priors.IndependentPrior((priors.Gamma(tp["shape"], tp["rate_times_sqrt_d"] / np.sqrt(d)),
-                                    priors.make_prior(cfg["sigma_prior"])))
+    return priors.IndependentPrior((builders.prior(cfg["tau_prior"], d), builders.prior(cfg["sigma_prior"], d)))
 
 
 # --------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import time
 import numpy as np
 import xarray as xr
 
+from .. import builders
 from gpbayes import diagnostics, io, linalg, priors
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
@@ -57,15 +58,12 @@ def parse_scheme(scheme: str) -> tuple[str, str | None, int | None]:
 def make_kernel(d: int, kernel: str, nugget: float) -> SquaredExponential:
     if kernel not in ("isotropic", "ard"):
         raise ValueError(f"kernel must be 'isotropic' or 'ard', got {kernel!r}")
-    return SquaredExponential(d, ard=kernel == "ard", parameterisation="fg", nugget=nugget)
+    return builders.se_kernel(d, kernel, "fg", nugget)
 
 
 def make_prior(kernel: SquaredExponential, tau_prior: dict, sigma_prior: dict) -> priors.IndependentPrior:
     """tau_i ~ G(a, b/sqrt(d)) for each scale parameter, sigma ~ G(shape, rate)."""
-    d = kernel.input_dim
-    tau = priors.Gamma(tau_prior["shape"], tau_prior["rate_times_sqrt_d"] / np.sqrt(d))
-    sigma = priors.Gamma(sigma_prior["shape"], sigma_prior["rate"])
-    return priors.IndependentPrior(tuple([tau] * kernel.n_scale + [sigma]))
+    return builders.kernel_prior(kernel, tau_prior, sigma_prior)
 
 
 def simulate_table_data(n: int, d: int, truth: dict, rng: np.random.Generator) -> xr.Dataset:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from .. import builders
 from gpbayes import diagnostics, io, linalg, priors
-from gpbayes.kernels import make_kernel
 from gpbayes.mcmc import driver
 from gpbayes.regression import GPRegression, fit_type2_ml, numerical_hessian
 
@@ -40,17 +40,13 @@ def build_model(ds: xr.Dataset, exp_cfg: dict) -> GPRegression:
     y = np.asarray(ds["y"].values, dtype=float)
     if exp_cfg.get("standardise_target", True):
         y = (y - y.mean()) / y.std()
-    kernel = make_kernel(exp_cfg["kernel"], X.shape[1])
+    kernel = builders.kernel_from_spec(exp_cfg["kernel"], X.shape[1])
     return GPRegression(X, y, kernel)
 
 
 def build_prior(model: GPRegression, exp_cfg: dict) -> priors.IndependentPrior:
     p = exp_cfg["priors"]
-    comps = [priors.make_prior(p["scale"])] * model.kernel.n_scale
-    if not model.kernel.fixed_amplitude:
-        comps.append(priors.make_prior(p["amplitude"]))
-    comps.append(priors.make_prior(p["noise_variance"]))
-    return priors.IndependentPrior(tuple(comps))
+    return builders.kernel_prior(model.kernel, p["scale"], p.get("amplitude"), extra=[p["noise_variance"]])
 
 
 def log_posterior_fn(model: GPRegression, prior: priors.IndependentPrior):

@@ -60,6 +60,7 @@ import numpy as np
 import xarray as xr
 
 from .. import data as gdata
+from .. import builders
 from gpbayes import diagnostics, io, linalg, priors
 from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
@@ -235,7 +236,7 @@ def build_model(ds: xr.Dataset, cfg: dict) -> hs.HyperModel:
     task = ds.attrs["task"]
     d = X.shape[1]
     kernel = SquaredExponential(d, ard=True, parameterisation="ma", nugget=float(cfg["nugget"]))
-    comps = [priors.make_prior(cfg["priors"]["lengthscale"])] * d + [priors.make_prior(cfg["priors"]["amplitude"])]
+    comps = [builders.prior(cfg["priors"]["lengthscale"])] * d + [builders.prior(cfg["priors"]["amplitude"])]
     offset = task == "counts"
     if task == "classification":
         lik = Logistic()

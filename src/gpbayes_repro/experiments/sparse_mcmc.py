@@ -50,6 +50,7 @@ import xarray as xr
 from scipy.special import logsumexp
 
 from .. import data as gdata
+from .. import builders
 from gpbayes import diagnostics, io, likelihoods, priors
 from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
@@ -176,7 +177,7 @@ def build_kernel(kernel: str, d: int) -> SquaredExponential:
     (log lengthscale(s), log sigma_f) (``ma`` parameterisation)."""
     if kernel not in ("rbf", "ard"):
         raise ValueError(f"kernel must be 'rbf' or 'ard', got {kernel!r}")
-    return SquaredExponential(int(d), ard=kernel == "ard", parameterisation="ma")
+    return builders.se_kernel(d, kernel, "ma")
 
 
 def build_likelihood(problem: str, cfg: dict, y_train: np.ndarray):
@@ -192,8 +193,7 @@ def build_likelihood(problem: str, cfg: dict, y_train: np.ndarray):
 
 def build_prior(problem: str, cfg: dict, kernel: SquaredExponential) -> priors.IndependentPrior:
     p = cfg[problem]["priors"]
-    specs = [p["lengthscale"]] * kernel.n_scale + [p["amplitude"]]
-    return priors.independent(specs)
+    return builders.kernel_prior(kernel, p["lengthscale"], p["amplitude"])
 
 
 def _psi0(problem: str, cfg: dict, kernel: SquaredExponential) -> np.ndarray:
