@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpbayes import linalg
 from gpbayes.diagnostics import ess
 from gpbayes.kernels import SquaredExponential
-from gpbayes.mcmc import hmc, nuts
+from gpbayes.mcmc import adaptation, hmc, nuts
 from gpbayes.mcmc import slice as ss
 from gpbayes.regression import GPRegression
 
@@ -127,10 +126,10 @@ def test_hmc_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
     out = hmc.run_hmc_chain(np.random.default_rng(1), MEAN + 2.0, gauss_value_and_grad, mass,
                             n_tune=500, n_draws=3000)
-    assert 0.5 < out["accepted"].mean() < 0.85  # tuned towards 65%
-    assert np.all(out["n_grad_evals"] >= 1) and np.all(out["n_grad_evals"] <= 10)
-    assert out["tune_n_grad_evals"] > 500
-    assert_moments(out["position"])
+    assert 0.5 < out.stats["accepted"].mean() < 0.85  # tuned towards 65%
+    assert np.all(out.stats["n_steps"] >= 1) and np.all(out.stats["n_steps"] <= 10)
+    assert hmc.warmup_gradients(out) > 500
+    assert_moments(out.draws)
 
 
 @pytest.mark.parametrize("kind", ["identity", "dense"])
@@ -138,10 +137,10 @@ def test_nuts_fixed_step_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
     out = nuts.run_nuts_chain(np.random.default_rng(2), MEAN + 2.0, gauss_value_and_grad, mass,
                               n_draws=1500, step_size=nuts.XIONG_STEP_SIZE)
-    assert out["step_size"] == 0.1 and out["tune_n_grad_evals"] == 1
-    depth, n_grad = out["tree_depth"], out["n_grad_evals"]
+    assert out.params["step_size"] == 0.1 and hmc.warmup_gradients(out) == 1
+    depth, n_grad = out.stats["tree_depth"], out.stats["n_steps"]
     assert np.all((2 ** (depth - 1) <= n_grad) & (n_grad <= 2**depth - 1))
-    assert_moments(out["position"])
+    assert_moments(out.draws)
 
 
 @pytest.mark.parametrize("kind", ["identity", "diagonal", "dense"])
@@ -150,17 +149,17 @@ def test_nuts_dual_averaging_recovers_gaussian(kind):
     out = nuts.run_nuts_chain(np.random.default_rng(4), MEAN + 2.0, gauss_value_and_grad, mass,
                               n_draws=2000, n_adapt=500, step_size=None)
     # dual averaging brings the acceptance statistic to about delta = 0.65
-    assert 0.5 < out["acceptance_prob"].mean() < 0.85
-    assert out["tune_n_cubic"] == 0 and out["tune_n_grad_evals"] > 500
-    assert_moments(out["position"])
+    assert 0.5 < out.stats["acceptance_rate"].mean() < 0.85
+    assert out.warmup["n_cubic"] == 0 and hmc.warmup_gradients(out) > 500
+    assert_moments(out.draws)
 
 
 def test_dual_averaging_converges_on_known_response():
     # accept stat = exp(-eps): the target 0.65 is reached at eps = -log 0.65
-    da = hmc.dual_averaging_init(1.0)
+    da = adaptation.dual_averaging_init(1.0)
     for _ in range(3000):
-        da = hmc.dual_averaging_update(da, math.exp(-math.exp(da.log_step_size)))
-    assert hmc.dual_averaging_final_step_size(da) == pytest.approx(-math.log(0.65), rel=0.02)
+        da = adaptation.dual_averaging_update(da, math.exp(-math.exp(da.log_step_size)))
+    assert adaptation.dual_averaging_final_step_size(da) == pytest.approx(-math.log(0.65), rel=0.02)
 
 
 @pytest.mark.parametrize(
@@ -178,11 +177,11 @@ def test_slice_recovers_gaussian(options):
     width = options.pop("width")
     out = ss.run_slice_chain(np.random.default_rng(5), MEAN + 2.0, gauss_log_density, width,
                              n_draws=3000, n_burn=100, **options)
-    assert np.all(out["n_density_evals"] == out["n_shrinkages"] + out["n_steps_out"]
+    assert np.all(out.stats["n_likelihood"] == out.stats["n_shrinkages"] + out.stats["n_steps_out"]
                   + (1 if options.get("scheme") == "hyperrectangle" else 3))
     if options.get("step_out", 0) == 0:
-        assert np.all(out["n_steps_out"] == 0)
-    assert_moments(out["position"])
+        assert np.all(out.stats["n_steps_out"] == 0)
+    assert_moments(out.draws)
 
 
 def test_slice_gamma_1d():
@@ -192,7 +191,7 @@ def test_slice_gamma_1d():
         return (a - 1) * math.log(x[0]) - rate * x[0] if x[0] > 0 else -math.inf
 
     out = ss.run_slice_chain(np.random.default_rng(6), [1.0], log_gamma, 1.5, n_draws=6000, step_out=math.inf)
-    x = out["position"][:, 0]
+    x = out.draws[:, 0]
     assert_moments(x[:, None], np.array([a / rate]), np.array([[a / rate**2]]))
     # the whole distribution, on a thinned chain
     assert stats.kstest(x[::5], stats.gamma(a, scale=1 / rate).cdf).pvalue > 0.01
@@ -206,7 +205,7 @@ def test_slice_bimodal_1d():
         return max(a, b) + math.log1p(math.exp(-abs(a - b)))
 
     out = ss.run_slice_chain(np.random.default_rng(7), [0.0], log_mix, 1.5, n_draws=8000, step_out=math.inf)
-    x = out["position"][:, 0]
+    x = out.draws[:, 0]
     right = (x > 0).astype(float)
     se = right.std() / math.sqrt(ess(right))
     assert abs(right.mean() - 0.7) < 4 * se
@@ -224,7 +223,7 @@ def test_slice_2d_non_gaussian():
 
     out = ss.run_slice_chain(np.random.default_rng(8), [1.0, 1.0], log_p, 1.5, n_draws=6000,
                              step_out=math.inf)
-    assert_moments(out["position"], np.array([2.0, 2.0]), np.array([[2.0, 2.0], [2.0, 2.25]]))
+    assert_moments(out.draws, np.array([2.0, 2.0]), np.array([[2.0, 2.0], [2.0, 2.25]]))
 
 
 def test_murray_adams_large_sigma_shrinks_exponentially():
@@ -286,9 +285,9 @@ def _runs(seed):
 def test_same_seed_same_output_bit_for_bit():
     a, b, c = _runs(11), _runs(11), _runs(12)
     for ra, rb, rc in zip(a, b, c):
-        np.testing.assert_array_equal(ra["position"], rb["position"])
-        np.testing.assert_array_equal(ra["log_density"], rb["log_density"])
-        assert not np.array_equal(ra["position"], rc["position"])
+        np.testing.assert_array_equal(ra.draws, rb.draws)
+        np.testing.assert_array_equal(ra.stats["lp"], rb.stats["lp"])
+        assert not np.array_equal(ra.draws, rc.draws)
 
 
 # ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from gpbayes.diagnostics import ess
 from gpbayes.estimators import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
+from gpbayes.mcmc.runner import run_chain
 from gpbayes.mcmc import pseudo_marginal as pm
 from gpbayes.mcmc import random_walk
 from gpbayes.priors import Gamma, IndependentPrior
@@ -126,7 +127,7 @@ def test_pm_chain_samples_exact_posterior(approx, exact):
         stream(SEED, "exact-posterior", approx), target, np.array([0.0]),
         n_adapt=600, n_burn=300, n_draws=12_000, proposal_cov=np.eye(1),
     )
-    x = out["position"][:, 0]
+    x = out.draws[:, 0]
     z = z_scores(x, exact)
     report = "\n".join(
         f"  {k:>14s}: chain {m: .4f}  exact {v: .4f}  se {se:.4f}  ESS {n:.0f}  z {zz: .2f}"
@@ -144,8 +145,8 @@ def test_pm_chain_samples_exact_posterior(approx, exact):
     prior_p = 1.0 - np.exp(-np.exp(exact["quantiles"][0.1]))
     assert abs(prior_p - 0.1) > (Z_CRIT + 2) * z["P(psi<=q0.1)"][3], report
     # the chain really ran as F&G's: N_imp = 1 estimate stored, n_cubic counted
-    assert 0.1 < out["accepted"].mean() < 0.4
-    assert np.all(out["n_cubic"] >= 2)  # Cholesky of K + at least one LA/EP factorisation
+    assert 0.1 < out.stats["accepted"].mean() < 0.4
+    assert np.all(out.stats["n_cubic"] >= 2)  # Cholesky of K + at least one LA/EP factorisation
 
 
 def test_flipped_label_posterior_is_distinguishable(exact):
@@ -243,9 +244,10 @@ def pm_transition(n_steps):
         stored = log_importance_weight(q, f, y) + PRIOR.log_density(np.array([psi]))
         target = RecordingTarget(make_target("laplace", 1, X=XG, y=y))
         state = random_walk.RWMHState(np.array([psi]), stored)
-        state, rec = pm.pseudo_marginal_mh(rng, state, target, GEWEKE_FACTOR, n_steps)
+        chain = run_chain(rng, lambda r, st: random_walk.step(r, st, target, GEWEKE_FACTOR), state, n_draws=n_steps)
+        state = chain.state
         assert len(target.samples) == n_steps  # one estimate per step, none for the current point
-        acc = np.flatnonzero(rec["accepted"])
+        acc = np.flatnonzero(chain.stats["accepted"])
         if acc.size:
             f = target.samples[acc[-1]]
         return float(state.position[0]), f
@@ -308,26 +310,26 @@ def test_stored_estimate_is_never_recomputed():
     noisy = [(p, v) for kind, p, v in spy.calls if kind == "noisy"]
     # one estimate to start phase 2, then exactly one per iteration (at the proposal)
     assert len(noisy) == 1 + n_burn + n_draws
-    assert out["init_log_density"] == noisy[0][1]
+    assert out.params["init_log_density"] == noisy[0][1]
     kept = noisy[1 + n_burn:]
-    np.testing.assert_array_equal(out["proposal_log_density"], [v for _, v in kept])
-    acc = out["accepted"]
+    np.testing.assert_array_equal(out.stats["proposal_lp"], [v for _, v in kept])
+    acc = out.stats["accepted"]
     assert 0 < acc.sum() < n_draws
     # accepted: the stored value is the estimate made at the proposal
-    np.testing.assert_array_equal(out["log_density"][acc], out["proposal_log_density"][acc])
-    np.testing.assert_array_equal(out["position"][acc, 0], [kept[i][0][0] for i in np.flatnonzero(acc)])
+    np.testing.assert_array_equal(out.stats["lp"][acc], out.stats["proposal_lp"][acc])
+    np.testing.assert_array_equal(out.draws[acc, 0], [kept[i][0][0] for i in np.flatnonzero(acc)])
     # rejected: position and stored value are carried over unchanged
     rej = np.flatnonzero(~acc[1:]) + 1
-    np.testing.assert_array_equal(out["log_density"][rej], out["log_density"][rej - 1])
-    np.testing.assert_array_equal(out["position"][rej], out["position"][rej - 1])
+    np.testing.assert_array_equal(out.stats["lp"][rej], out.stats["lp"][rej - 1])
+    np.testing.assert_array_equal(out.draws[rej], out.draws[rej - 1])
     # and the estimates are noisy: re-estimating at the same point gives another value
     rng = np.random.default_rng(0)
-    psi = out["position"][-1]
+    psi = out.draws[-1]
     again = [spy.inner(psi, rng) for _ in range(3)]
-    assert len(set(again + [out["log_density"][-1]])) == 4
+    assert len(set(again + [out.stats["lp"][-1]])) == 4
     # acceptance probabilities are those of the stored values
-    ratio = np.exp(out["proposal_log_density"][1:] - out["log_density"][:-1])
-    np.testing.assert_allclose(out["acceptance_prob"][1:], np.minimum(1.0, ratio), rtol=1e-12)
+    ratio = np.exp(out.stats["proposal_lp"][1:] - out.stats["lp"][:-1])
+    np.testing.assert_allclose(out.stats["acceptance_rate"][1:], np.minimum(1.0, ratio), rtol=1e-12)
 
 
 def exact_mh_acceptance(post, scale):
@@ -345,19 +347,22 @@ def test_acceptance_with_many_importance_samples_matches_exact_mh(exact):
         stream(SEED, "acceptance"), make_target("laplace", n_imp=64), np.array([exact["mean"]]),
         n_adapt=0, n_burn=200, n_draws=4000, proposal_cov=np.eye(1), initial_scale=scale,
     )
-    assert out["proposal_factor"][0, 0] == scale
-    a = out["acceptance_prob"]
+    assert out.params["proposal_factor"][0, 0] == scale
+    a = out.stats["acceptance_rate"]
     se = a.std(ddof=1) / np.sqrt(ess(a))
     assert se < 0.012
     assert abs(a.mean() - a_exact) < 4 * se, (a.mean(), a_exact, se)
-    assert abs(out["accepted"].mean() - a_exact) < 0.05
+    assert abs(out.stats["accepted"].mean() - a_exact) < 0.05
 
 
 # ---------------------------------------------------------------------------
 # (d) reproducibility
 # ---------------------------------------------------------------------------
-ARRAYS = ("position", "log_density", "proposal_log_density", "accepted", "acceptance_prob",
-          "n_cubic", "proposal_factor", "adapt_position")
+ARRAYS = {"position": lambda c: c.draws, "log_density": lambda c: c.stats["lp"],
+          "proposal_log_density": lambda c: c.stats["proposal_lp"], "accepted": lambda c: c.stats["accepted"],
+          "acceptance_prob": lambda c: c.stats["acceptance_rate"], "n_cubic": lambda c: c.stats["n_cubic"],
+          "proposal_factor": lambda c: c.params["proposal_factor"],
+          "adapt_position": lambda c: c.params["adapt_position"]}
 
 
 @pytest.mark.parametrize("approx", ["laplace", "ep"])
@@ -365,11 +370,11 @@ def test_same_seed_same_chain_bit_for_bit(approx):
     kw = dict(n_adapt=100, n_burn=20, n_draws=200, proposal_cov=np.eye(1))
     a = pm.run_pm_chain(stream(SEED, "repro"), make_target(approx), np.array([0.3]), **kw)
     b = pm.run_pm_chain(stream(SEED, "repro"), make_target(approx), np.array([0.3]), **kw)
-    for key in ARRAYS:
-        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
-    assert a["init_log_density"] == b["init_log_density"]
+    for key, get in ARRAYS.items():
+        np.testing.assert_array_equal(get(a), get(b), err_msg=key)
+    assert a.params["init_log_density"] == b.params["init_log_density"]
     c = pm.run_pm_chain(stream(SEED, "repro", 1), make_target(approx), np.array([0.3]), **kw)
-    assert not np.array_equal(a["position"], c["position"])
+    assert not np.array_equal(a.draws, c.draws)
 
 
 # ---------------------------------------------------------------------------
@@ -399,26 +404,26 @@ def test_adaptive_phase_uses_only_the_deterministic_approximation_then_freezes(m
     # the scale was adapted (started at 2.38 * 0.1, far too small for this posterior)
     factors = np.array([L[0, 0] for _, L in steps])
     assert factors[0] == pytest.approx(0.238)
-    assert out["proposal_factor"][0, 0] > 5 * factors[0]
+    assert out.params["proposal_factor"][0, 0] > 5 * factors[0]
     assert len(set(factors[:n_adapt])) > 100
     # ... and then frozen: every step from the end of adaptation on uses the reported factor
-    np.testing.assert_array_equal(factors[n_adapt:], out["proposal_factor"][0, 0])
-    assert not out["proposal_factor"].flags.writeable
+    np.testing.assert_array_equal(factors[n_adapt:], out.params["proposal_factor"][0, 0])
+    assert not out.params["proposal_factor"].flags.writeable
     # phase 2 starts where phase 1 ended, with an importance estimate made there
-    assert spy.calls[n_det][1] == pytest.approx(out["adapt_position"])
-    assert out["adapt_log_density"] == spy.inner.approx_log_posterior(out["adapt_position"])
-    assert 0.15 < out["adapt_acceptance"] < 0.4
-    assert out["adapt_n_cubic"] > 0 and out["burn_n_cubic"] > 0
+    assert spy.calls[n_det][1] == pytest.approx(out.params["adapt_position"])
+    assert out.params["adapt_log_density"] == spy.inner.approx_log_posterior(out.params["adapt_position"])
+    assert 0.15 < out.params["adapt_acceptance"] < 0.4
+    assert out.params["adapt_n_cubic"] > 0 and out.warmup["n_cubic"] - out.warmup["n_cubic_init"] > 0
 
 
 def test_adapt_on_laplace_with_an_ep_target():
     target = make_target("ep")
     out = pm.run_pm_chain(stream(SEED, "adapt-on"), target, np.array([0.0]), n_adapt=60,
                           n_burn=0, n_draws=20, proposal_cov=np.eye(1), adapt_on="laplace")
-    psi = out["adapt_position"]
+    psi = out.params["adapt_position"]
     la = make_target("laplace").approx_log_posterior(psi)
     ep = make_target("ep").approx_log_posterior(psi)
-    assert out["adapt_log_density"] == la != ep
+    assert out.params["adapt_log_density"] == la != ep
     assert target.n_calls == 1 + 20  # the EP target itself only estimated in phase 2
     with pytest.raises(ValueError, match="adapt_on"):
         pm.run_pm_chain(stream(SEED, "x"), target, np.array([0.0]), n_adapt=5, n_burn=0,

@@ -5,7 +5,10 @@
 Each directory is a workflow working directory (or its ``results/`` folder).
 Every NetCDF file under ``results/`` and ``data/processed/`` is opened in each
 of its groups and every variable (and coordinate) is compared with
-``numpy.array_equal`` (NaN equal to NaN, dtype and shape included); every CSV
+``numpy.array_equal`` (NaN equal to NaN, dtype and shape included); a
+variable only in the second run is listed as added (new output is not a
+changed number), one only in the first is a difference unless ``--rename
+OLD=NEW`` names its new name; every CSV
 file is compared cell by cell.  Values that measure the clock, not the
 numerics, are left out by name: anything whose name contains ``wall_time``,
 ``seconds``, ``per_second``, ``cpu_time``, ``wall``, ``share`` of wall/CPU
@@ -75,9 +78,12 @@ def _maxdiff(a: np.ndarray, b: np.ndarray) -> str:
     return f"shape/dtype {a.shape}/{a.dtype} vs {b.shape}/{b.dtype}"
 
 
-def compare_netcdf(a: Path, b: Path, extra: tuple[str, ...]) -> tuple[int, list[str]]:
+def compare_netcdf(a: Path, b: Path, extra: tuple[str, ...], renames: dict | None = None,
+                   added: list | None = None) -> tuple[int, list[str]]:
     import xarray as xr
 
+    renames = renames or {}
+    added = added if added is not None else []
     n, diffs = 0, []
     ga, gb = _groups(a), _groups(b)
     for g in sorted(set(ga) | set(gb), key=lambda s: s or ""):
@@ -91,8 +97,18 @@ def compare_netcdf(a: Path, b: Path, extra: tuple[str, ...]) -> tuple[int, list[
                 if _clock(str(name), extra):
                     continue
                 where = f"{g or '/'}:{name}"
-                if name not in names_a or name not in names_b:
-                    diffs.append(f"{where} only in {'before' if name in names_a else 'after'}")
+                if name in names_b and name not in names_a:
+                    added.append(where)  # a new variable is not a changed number
+                    continue
+                if name not in names_b:
+                    new = renames.get(str(name))
+                    if new is None or new not in names_b:
+                        diffs.append(f"{where} only in before")
+                        continue
+                    x, y = np.asarray(da[name].values), np.asarray(db[new].values)
+                    n += 1
+                    if not _equal(x, y):
+                        diffs.append(f"{where} -> {new}: {_maxdiff(x, y)}")
                     continue
                 x, y = np.asarray(da[name].values), np.asarray(db[name].values)
                 n += 1
@@ -120,14 +136,18 @@ def compare_csv(a: Path, b: Path, extra: tuple[str, ...]) -> tuple[int, list[str
     return len(keep) * (len(ra) - 1), diffs[:10] + ([f"... {len(diffs) - 10} more rows"] if len(diffs) > 10 else [])
 
 
-def compare(before: Path, after: Path, extra: tuple[str, ...] = ()) -> int:
+def compare(before: Path, after: Path, extra: tuple[str, ...] = (), renames: dict | None = None) -> int:
     fa, fb = _files(before), _files(after)
     only_a = sorted(set(fa) - set(fb))
     only_b = sorted(set(fb) - set(fa))
-    n_arrays, n_bad = 0, 0
+    n_arrays, n_bad, added = 0, 0, []
     for rel in sorted(set(fa) & set(fb)):
-        fn = compare_netcdf if rel.endswith(".nc") else compare_csv
-        n, diffs = fn(fa[rel], fb[rel], extra)
+        if rel.endswith(".nc"):
+            new_vars: list = []
+            n, diffs = compare_netcdf(fa[rel], fb[rel], extra, renames, new_vars)
+            added.extend(f"{rel}:{v}" for v in new_vars)
+        else:
+            n, diffs = compare_csv(fa[rel], fb[rel], extra)
         n_arrays += n
         if diffs:
             n_bad += 1
@@ -138,6 +158,8 @@ def compare(before: Path, after: Path, extra: tuple[str, ...] = ()) -> int:
         print(f"ONLY BEFORE {rel}")
     for rel in only_b:
         print(f"ONLY AFTER {rel}")
+    if added:
+        print(f"ADDED {len(added)} variables (not in before; not a changed number), e.g. {added[:5]}")
     same = len(set(fa) & set(fb)) - n_bad
     print(f"{len(set(fa) & set(fb))} files in both ({same} identical, {n_bad} differ), "
           f"{len(only_a)} only before, {len(only_b)} only after; {n_arrays} arrays/columns compared "
@@ -150,11 +172,14 @@ def main(argv=None) -> int:
     ap.add_argument("before", type=Path)
     ap.add_argument("after", type=Path)
     ap.add_argument("--ignore", action="append", default=[], help="leave out variables/columns containing this")
+    ap.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                    help="a variable renamed on purpose: compare OLD (before) with NEW (after)")
     a = ap.parse_args(argv)
     roots = []
     for d in (a.before, a.after):
         roots.append(d.parent if d.name == "results" else d)
-    return compare(roots[0], roots[1], tuple(s.lower() for s in a.ignore))
+    renames = dict(r.split("=", 1) for r in a.rename)
+    return compare(roots[0], roots[1], tuple(s.lower() for s in a.ignore), renames)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ __all__ = [
     "make_inference_groups",
     "provenance",
     "concat_chains",
+    "to_inference_groups",
+    "arviz_attrs",
 ]
 
 GROUP_ORDER = ("posterior", "sample_stats", "observed_data", "constant_data")
@@ -135,6 +137,89 @@ def make_inference_groups(
     groups = {"posterior": build(posterior)}
     if sample_stats:
         groups["sample_stats"] = build(sample_stats)
+    return groups
+
+
+def arviz_attrs() -> dict:
+    """Group attributes of the ArviZ schema: ``created_at``, ``inference_library(_version)``."""
+    from . import __version__
+
+    return {
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "inference_library": "gpbayes",
+        "inference_library_version": __version__,
+    }
+
+
+def _scalar_attrs(d: Mapping, prefix: str) -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, (bool, np.bool_)):
+            out[prefix + k] = int(v)
+        elif isinstance(v, (int, float, str, np.integer, np.floating)):
+            out[prefix + k] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+def to_inference_groups(
+    chains,
+    *,
+    var_name: str = "psi",
+    var_names: list[str] | None = None,
+    dims: tuple[str, ...] = ("param",),
+    coords: Mapping[str, np.ndarray] | None = None,
+    observed_data: Mapping[str, np.ndarray] | None = None,
+    stats: list[str] | None = None,
+    extra_dims: Mapping[str, tuple[str, ...]] | None = None,
+    attrs: Mapping | None = None,
+) -> dict[str, xr.Dataset]:
+    """ArviZ groups from ``gpbayes.mcmc.runner.Chain`` results (one per chain, equal lengths).
+
+    ``posterior``: the draws as one variable ``var_name`` with dims
+    ``(chain, draw, *dims)`` or, with ``var_names``, one variable per
+    column; plus every ``Chain.extra`` array (per-draw latent draws etc.).
+    ``sample_stats``: every per-draw statistic (``lp``, ``acceptance_rate``,
+    ``diverging``, ``n_steps``, ``tree_depth``, ``n_cubic``,
+    ``n_likelihood``, ``wall_time``, ...; ``stats`` picks a subset).  The
+    warm-up cost and the scalar tuned parameters go into the
+    ``sample_stats`` attributes as ``warmup_*`` and ``tuned_*`` (first
+    chain's) and, per chain, as ``warmup_n_cubic``/``warmup_wall_time``
+    variables over ``chain``.  Group attributes follow the ArviZ schema
+    (:func:`arviz_attrs`) plus ``attrs``; the stop reason is ``stopped``.
+    """
+    chains = list(chains)
+    if not chains:
+        raise ValueError("no chains")
+    lengths = {c.n_draws for c in chains}
+    if len(lengths) != 1:
+        raise ValueError(f"chains of different lengths {sorted(lengths)}: trim them first")
+    draws = np.stack([c.draws for c in chains])
+    if var_names is not None:
+        if len(var_names) != draws.shape[2]:
+            raise ValueError(f"{len(var_names)} names for {draws.shape[2]} columns")
+        post = {n: draws[:, :, j] for j, n in enumerate(var_names)}
+        post_dims = {}
+    else:
+        post = {var_name: draws}
+        post_dims = {var_name: tuple(dims)}
+    for k in chains[0].extra:
+        post[k] = np.stack([c.extra[k] for c in chains])
+    names = stats if stats is not None else [k for k in chains[0].stats if all(k in c.stats for c in chains)]
+    sample_stats = {k: np.stack([np.asarray(c.stats[k]) for c in chains]) for k in names}
+    groups = make_inference_groups(post, sample_stats, extra_dims={**post_dims, **dict(extra_dims or {})},
+                                   coords=coords, attrs={**arviz_attrs(), **dict(attrs or {})})
+    ss = groups["sample_stats"]
+    ss = ss.assign(warmup_n_cubic=("chain", np.array([c.warmup.get("n_cubic", 0) for c in chains])),
+                   warmup_wall_time=("chain", np.array([c.warmup.get("wall_time", np.nan) for c in chains])))
+    ss.attrs.update(_scalar_attrs(chains[0].warmup, "warmup_"))
+    ss.attrs.update(_scalar_attrs(chains[0].params, "tuned_"))
+    ss.attrs["stopped"] = chains[0].stopped
+    groups["sample_stats"] = ss
+    if observed_data:
+        od = xr.Dataset({k: (tuple(f"{k}_dim_{i}" for i in range(np.ndim(v))), np.asarray(v))
+                         for k, v in observed_data.items()})
+        od.attrs.update(arviz_attrs())
+        groups["observed_data"] = od
     return groups
 
 

@@ -54,13 +54,13 @@ as is an energy error above ``DIVERGENCE_THRESHOLD`` (H&G's Delta_max).
 from __future__ import annotations
 
 import math
-import time
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .. import linalg
-from . import driver
+from .adaptation import DA_GAMMA, DA_KAPPA, DA_T0, TARGET_ACCEPT, StepSizeAdaptation
+from .runner import Chain, run_chain
 
 __all__ = [
     "MassMatrix",
@@ -73,12 +73,9 @@ __all__ = [
     "integrate",
     "kinetic_energy",
     "draw_momentum",
-    "DualAveragingState",
-    "dual_averaging_init",
-    "dual_averaging_update",
-    "dual_averaging_final_step_size",
     "find_reasonable_step_size",
     "run_hmc_chain",
+    "warmup_gradients",
     "log_posterior_value_and_grad",
     "TARGET_ACCEPT",
     "DA_GAMMA",
@@ -90,13 +87,9 @@ __all__ = [
 
 ValueAndGradFn = Callable[[np.ndarray], tuple[float, np.ndarray]]
 
-#: Xiong et al. Sec. 4.3.1: acceptance "around 65%", "maximum leapfrog steps ... 10",
-#: dual averaging "gamma = 0.05, t0 = 30, kappa = 0.75".
-TARGET_ACCEPT = 0.65
+#: Xiong et al. Sec. 4.3.1: "maximum leapfrog steps ... 10" (target acceptance and dual-averaging
+#: constants are in ``gpbayes.mcmc.adaptation``).
 MAX_LEAPFROG_STEPS = 10
-DA_GAMMA = 0.05
-DA_T0 = 30.0
-DA_KAPPA = 0.75
 #: Xiong et al. Sec. 4.4: value (1 Cholesky) + gradient (2 more).
 PAPER_CUBIC_PER_GRAD_EVAL = 3
 #: H&G's Delta_max: an energy error beyond this is a divergence.
@@ -267,51 +260,6 @@ def step(
     return new, HMCInfo(accepted, acc_prob, ops.cubic, n_grad, n_steps, energy_error, diverging)
 
 
-# ---------------------------------------------------------------------------
-# dual averaging (Hoffman & Gelman 2014, Sec. 3.2.1, eq. 6; Algs. 5-6)
-# ---------------------------------------------------------------------------
-class DualAveragingState(NamedTuple):
-    iteration: int  # m, adaptation iterations done
-    log_step_size: float  # log eps_m, used at the next iteration
-    log_step_size_bar: float  # log eps-bar_m, the averaged iterate used after adaptation
-    h_bar: float  # H-bar_m
-    mu: float  # log(10 eps_1)
-
-
-def dual_averaging_init(step_size0: float) -> DualAveragingState:
-    """H&G Alg. 5/6 initialisation: mu = log(10 eps_1), eps-bar_0 = 1, H-bar_0 = 0."""
-    return DualAveragingState(0, math.log(step_size0), 0.0, 0.0, math.log(10.0 * step_size0))
-
-
-def dual_averaging_update(
-    da: DualAveragingState,
-    accept_stat: float,
-    *,
-    target: float = TARGET_ACCEPT,
-    gamma: float = DA_GAMMA,
-    t0: float = DA_T0,
-    kappa: float = DA_KAPPA,
-) -> DualAveragingState:
-    """One adaptation iteration m (H&G Alg. 5/6, "if m <= M_adapt" branch).
-
-    H-bar_m = (1 - 1/(m + t0)) H-bar_{m-1} + (delta - alpha) / (m + t0)
-    log eps_m = mu - sqrt(m) / gamma H-bar_m
-    log eps-bar_m = m^-kappa log eps_m + (1 - m^-kappa) log eps-bar_{m-1}
-    """
-    m = da.iteration + 1
-    eta = 1.0 / (m + t0)
-    h_bar = (1.0 - eta) * da.h_bar + eta * (target - accept_stat)
-    log_eps = da.mu - math.sqrt(m) / gamma * h_bar
-    w = m ** (-kappa)
-    log_eps_bar = w * log_eps + (1.0 - w) * da.log_step_size_bar
-    return DualAveragingState(m, log_eps, log_eps_bar, h_bar, da.mu)
-
-
-def dual_averaging_final_step_size(da: DualAveragingState) -> float:
-    """eps = eps-bar_{M_adapt}, used after adaptation."""
-    return math.exp(da.log_step_size_bar) if da.iteration > 0 else math.exp(da.log_step_size)
-
-
 def find_reasonable_step_size(
     rng: np.random.Generator,
     state: HMCState,
@@ -344,7 +292,7 @@ def find_reasonable_step_size(
 
 
 # ---------------------------------------------------------------------------
-# chain driver: dual-averaging tuning phase, then frozen step size
+# chain: dual-averaging warm-up, then frozen step size (a use of the runner)
 # ---------------------------------------------------------------------------
 def run_hmc_chain(
     rng: np.random.Generator,
@@ -360,49 +308,37 @@ def run_hmc_chain(
     gamma: float = DA_GAMMA,
     t0: float = DA_T0,
     kappa: float = DA_KAPPA,
-) -> dict:
-    """HMC: ``n_tune`` tuning iterations (dual averaging of eps), then ``n_draws`` kept ones.
+    callback=None,
+) -> Chain:
+    """HMC: ``n_tune`` warm-up iterations (dual averaging of eps, H&G Alg. 5), then ``n_draws`` kept ones.
 
-    The tuning phase starts from ``step_size`` or, if None, from H&G's
-    Alg. 4 heuristic; with ``n_tune = 0`` ``step_size`` is used as given.
-    Returns arrays for the kept draws (``position``, ``log_density``,
-    ``accepted``, ``acceptance_prob``, ``n_cubic``, ``n_grad_evals``,
-    ``diverging``, ``wall_time``) and the scalars ``step_size``,
-    ``tune_acceptance``, ``tune_n_cubic``, ``tune_n_grad_evals``,
-    ``tune_wall_time`` (which include the initial evaluation and Alg. 4).
+    The warm-up starts from ``step_size`` or, if None, from H&G's Alg. 4
+    heuristic; with ``n_tune = 0`` ``step_size`` is used as given.  Returns a
+    :class:`~gpbayes.mcmc.runner.Chain` (stats ``lp``, ``accepted``,
+    ``acceptance_rate``, ``n_cubic``, ``n_steps`` gradient evaluations,
+    ``n_leapfrog``, ``energy_error``, ``diverging``, ``wall_time``;
+    ``params["step_size"]``; warm-up cost in ``warmup``, whose gradient
+    evaluations are ``warmup_gradients(chain)``).
     """
-    t_start = time.perf_counter()
-    with linalg.count_ops() as tune_ops:
-        state = init(position0, value_and_grad_fn)
-        tune_grads = 1
-        if step_size is None:
-            if n_tune == 0:
-                raise ValueError("give step_size or a tuning phase (n_tune > 0)")
-            step_size, n_fr = find_reasonable_step_size(rng, state, value_and_grad_fn, mass)
-            tune_grads += n_fr
-        da = dual_averaging_init(step_size)
-        tune_acc = 0.0
-        for _ in range(n_tune):
-            state, info = step(rng, state, value_and_grad_fn, math.exp(da.log_step_size), mass, max_steps)
-            da = dual_averaging_update(da, info.acceptance_prob, target=target_accept,
-                                       gamma=gamma, t0=t0, kappa=kappa)
-            tune_acc += info.accepted
-            tune_grads += info.n_grad_evals
-    eps = dual_averaging_final_step_size(da) if n_tune > 0 else float(step_size)
-    tune_time = time.perf_counter() - t_start
+    if step_size is None and n_tune == 0:
+        raise ValueError("give step_size or a tuning phase (n_tune > 0)")
 
-    state, out = driver.record_draws(
-        rng, state, lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_steps), n_draws,
-        ("accepted", "acceptance_prob", "n_cubic", "n_grad_evals", "diverging"),
+    def make_step(eps):
+        return lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_steps)
+
+    adapt = StepSizeAdaptation(
+        make_step, step_size,
+        find_step_size=lambda r, st: find_reasonable_step_size(r, st, value_and_grad_fn, mass),
+        target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
     )
-    out.update(
-        step_size=float(eps),
-        tune_acceptance=tune_acc / max(n_tune, 1),
-        tune_n_cubic=int(tune_ops.cubic),
-        tune_n_grad_evals=int(tune_grads),
-        tune_wall_time=float(tune_time),
-    )
-    return out
+    return run_chain(rng, None, lambda: init(position0, value_and_grad_fn), n_draws=n_draws,
+                     n_warmup=n_tune, adapt=adapt, callback=callback)
+
+
+def warmup_gradients(chain: Chain) -> int:
+    """Gradient evaluations of an HMC/NUTS warm-up: the initial one, H&G Alg. 4's, and the warm-up steps'."""
+    w = chain.warmup
+    return int(1 + w.get("adapt_n_steps", 0) + w.get("n_steps", 0))
 
 
 # ---------------------------------------------------------------------------

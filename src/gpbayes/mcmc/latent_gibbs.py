@@ -50,7 +50,7 @@ import numpy as np
 
 from .. import linalg
 from .. import representations as rep
-from . import elliptical_slice, random_walk
+from . import adaptation, elliptical_slice, random_walk
 
 __all__ = [
     "METHODS",
@@ -275,7 +275,7 @@ def run_chain(
         state, info = step(
             rng, state, model, math.exp(log_s) * chol, method=method, n_latent_updates=n_latent_updates
         )
-        log_s = random_walk.adapt_log_scale(log_s, info.acceptance_prob, it, target_accept)
+        log_s = adaptation.robbins_monro_log_scale(log_s, info.acceptance_prob, it, target_accept)
         burn_acc += info.accepted
         burn_ops += info.n_cubic
     factor = math.exp(log_s) * chol

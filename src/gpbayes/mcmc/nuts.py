@@ -43,32 +43,26 @@ Choices not fixed by the papers (documented deviations):
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import time
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import linalg
-from . import driver
+from .adaptation import DA_GAMMA, DA_KAPPA, DA_T0, TARGET_ACCEPT, StepSizeAdaptation
 from .hmc import (
-    DA_GAMMA,
-    DA_KAPPA,
-    DA_T0,
     DIVERGENCE_THRESHOLD,
-    TARGET_ACCEPT,
     HMCState,
     MassMatrix,
     ValueAndGradFn,
     draw_momentum,
-    dual_averaging_final_step_size,
-    dual_averaging_init,
-    dual_averaging_update,
     find_reasonable_step_size,
     init as hmc_init,
     kinetic_energy,
     leapfrog,
 )
+from .runner import Chain, run_chain
 
 __all__ = ["NUTSState", "NUTSInfo", "init", "step", "run_nuts_chain", "XIONG_STEP_SIZE", "MAX_TREE_DEPTH"]
 
@@ -210,49 +204,32 @@ def run_nuts_chain(
     gamma: float = DA_GAMMA,
     t0: float = DA_T0,
     kappa: float = DA_KAPPA,
-) -> dict:
+    callback=None,
+) -> Chain:
     """NUTS (``n_adapt = 0``, fixed ``step_size``) or NUTSDA (``n_adapt > 0``, H&G Alg. 6).
 
     For NUTSDA the first step size is ``step_size`` or, if None, H&G's Alg. 4
-    heuristic; the ``n_adapt`` adaptation iterations are the tuning phase
-    (their cost is ``tune_n_cubic``, the paper's "end of tuning", Table 6)
-    and the ``n_draws`` kept iterations use eps-bar_{M_adapt}.
-
-    Returns arrays for the kept draws (``position``, ``log_density``,
-    ``accepted``, ``acceptance_prob``, ``n_cubic``, ``n_grad_evals``,
-    ``tree_depth``, ``diverging``, ``wall_time``) and the scalars
-    ``step_size``, ``tune_n_cubic``, ``tune_n_grad_evals``, ``tune_wall_time``.
+    heuristic; the ``n_adapt`` adaptation iterations are the warm-up (their
+    cost is ``chain.warmup``, the paper's "end of tuning", Table 6) and the
+    ``n_draws`` kept iterations use eps-bar_{M_adapt}.  Returns a
+    :class:`~gpbayes.mcmc.runner.Chain` (stats ``lp``, ``accepted``,
+    ``acceptance_rate``, ``n_cubic``, ``n_steps``, ``n_leapfrog``,
+    ``tree_depth``, ``diverging``, ``energy``, ``wall_time``;
+    ``params["step_size"]``).
     """
-    t_start = time.perf_counter()
-    with linalg.count_ops() as tune_ops:
-        state = init(position0, value_and_grad_fn)
-        tune_grads = 1
-        if n_adapt > 0:
-            if step_size is None:
-                step_size, n_fr = find_reasonable_step_size(rng, state, value_and_grad_fn, mass)
-                tune_grads += n_fr
-            da = dual_averaging_init(step_size)
-            for _ in range(n_adapt):
-                state, info = step(rng, state, value_and_grad_fn, math.exp(da.log_step_size), mass,
-                                   max_tree_depth)
-                da = dual_averaging_update(da, info.acceptance_prob, target=target_accept,
-                                           gamma=gamma, t0=t0, kappa=kappa)
-                tune_grads += info.n_grad_evals
-            eps = dual_averaging_final_step_size(da)
-        else:
-            if step_size is None:
-                raise ValueError("NUTS without adaptation needs a step_size")
-            eps = float(step_size)
-    tune_time = time.perf_counter() - t_start
 
-    state, out = driver.record_draws(
-        rng, state, lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_tree_depth), n_draws,
-        ("accepted", "acceptance_prob", "n_cubic", "n_grad_evals", "tree_depth", "diverging"),
-    )
-    out.update(
-        step_size=float(eps),
-        tune_n_cubic=int(tune_ops.cubic),
-        tune_n_grad_evals=int(tune_grads),
-        tune_wall_time=float(tune_time),
-    )
-    return out
+    def make_step(eps):
+        return lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_tree_depth)
+
+    start = lambda: init(position0, value_and_grad_fn)  # noqa: E731
+    if n_adapt > 0:
+        adapt = StepSizeAdaptation(
+            make_step, step_size,
+            find_step_size=lambda r, st: find_reasonable_step_size(r, st, value_and_grad_fn, mass),
+            target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
+        )
+        return run_chain(rng, None, start, n_draws=n_draws, n_warmup=n_adapt, adapt=adapt, callback=callback)
+    if step_size is None:
+        raise ValueError("NUTS without adaptation needs a step_size")
+    chain = run_chain(rng, make_step(float(step_size)), start, n_draws=n_draws, callback=callback)
+    return dataclasses.replace(chain, params={"step_size": float(step_size)})

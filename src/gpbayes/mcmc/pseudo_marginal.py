@@ -42,8 +42,9 @@ import numpy as np
 
 from .. import linalg
 from . import driver, random_walk
+from .runner import Chain, run_chain
 
-__all__ = ["deterministic_log_posterior", "pseudo_marginal_mh", "run_pm_chain"]
+__all__ = ["deterministic_log_posterior", "run_pm_chain"]
 
 def deterministic_log_posterior(target, adapt_on: str = "laplace"):
     """The deterministic approximate log posterior used in the adaptive phase.
@@ -67,70 +68,6 @@ def deterministic_log_posterior(target, adapt_on: str = "laplace"):
     return source, log_density_fn
 
 
-def pseudo_marginal_mh(
-    rng: np.random.Generator,
-    state: random_walk.RWMHState,
-    target,
-    proposal_factor: np.ndarray,
-    n_steps: int,
-    *,
-    record: bool = True,
-) -> tuple[random_walk.RWMHState, dict]:
-    """``n_steps`` iterations of F&G Alg. 1 with a frozen proposal.
-
-    ``state`` is ``(position, stored log estimate)`` as made by
-    ``random_walk.init(position, target, rng)``; ``proposal_factor`` is L
-    with proposal covariance L L^T.  Returns the final state and, with
-    ``record``, a dict of per-step arrays: ``position`` (n_steps, p),
-    ``log_density`` (the stored estimate after the step), ``proposal_log_density``
-    (the estimate made at the proposal), ``accepted``, ``acceptance_prob``,
-    ``n_cubic`` (O(n^3) operations of the step) and ``wall_time`` (seconds).
-    Without ``record`` the dict holds only the totals ``n_accepted``,
-    ``n_cubic`` and ``wall_time``.
-    """
-    n_steps = int(n_steps)
-    if n_steps < 0:
-        raise ValueError(f"n_steps must be >= 0, got {n_steps}")
-    p = state.position.shape[0]
-    factor = np.asarray(proposal_factor, dtype=np.float64)
-    if factor.shape != (p, p):
-        raise ValueError(f"proposal_factor must be ({p}, {p}), got {factor.shape}")
-    if record:
-        out = {
-            "position": np.empty((n_steps, p)),
-            "log_density": np.empty(n_steps),
-            "proposal_log_density": np.empty(n_steps),
-            "accepted": np.empty(n_steps, dtype=bool),
-            "acceptance_prob": np.empty(n_steps),
-            "n_cubic": np.empty(n_steps, dtype=np.int64),
-            "wall_time": np.empty(n_steps),
-        }
-    n_acc = 0
-    n_cubic = 0
-    t_start = time.perf_counter()
-    for i in range(n_steps):
-        t = time.perf_counter()
-        # Alg. 1: propose, estimate at the proposal, accept against the stored estimate
-        state, info = random_walk.step(rng, state, target, factor)
-        if record:
-            out["wall_time"][i] = time.perf_counter() - t
-            out["position"][i] = state.position
-            out["log_density"][i] = state.log_density
-            out["proposal_log_density"][i] = info.proposal_log_density
-            out["accepted"][i] = info.accepted
-            out["acceptance_prob"][i] = info.acceptance_prob
-            out["n_cubic"][i] = info.n_cubic
-        n_acc += info.accepted
-        n_cubic += info.n_cubic
-    if not record:
-        out = {
-            "n_accepted": int(n_acc),
-            "n_cubic": int(n_cubic),
-            "wall_time": float(time.perf_counter() - t_start),
-        }
-    return state, out
-
-
 def run_pm_chain(
     rng: np.random.Generator,
     target,
@@ -144,7 +81,8 @@ def run_pm_chain(
     adapt_on: str = "laplace",
     initial_scale: float | None = None,
     adapt_covariance: bool = True,
-) -> dict:
+    callback=None,
+) -> Chain:
     """Adaptive phase on the deterministic approximation, then frozen PM-MH.
 
     Parameters
@@ -173,19 +111,19 @@ def run_pm_chain(
 
     Returns
     -------
-    dict of numpy arrays over the ``n_draws`` kept draws, as
-    ``driver.run_rwmh_chain``: ``position`` (n_draws, p); ``log_density`` (the
-    stored noisy log-posterior estimate of the current point);
-    ``proposal_log_density``; ``accepted``; ``acceptance_prob``; ``n_cubic``
-    (O(n^3) operations per iteration); ``wall_time`` (seconds per iteration).
-    Scalars: ``proposal_scale``, ``proposal_factor`` (the frozen L, proposal
-    covariance L L^T), ``burn_acceptance``, ``burn_n_cubic``,
-    ``burn_wall_time`` (phase-2 burn-in); ``adapt_on``, ``adapt_acceptance``,
+    :class:`~gpbayes.mcmc.runner.Chain` over the ``n_draws`` kept phase-2
+    draws: ``draws`` (n_draws, p); stats ``lp`` (the stored noisy
+    log-posterior estimate of the current point), ``proposal_lp``,
+    ``accepted``, ``acceptance_rate``, ``n_cubic`` (O(n^3) operations per
+    iteration), ``wall_time``; ``warmup`` the phase-2 burn-in (its
+    ``n_cubic`` includes the first importance estimate, ``n_cubic_init``);
+    ``params``: ``proposal_scale``, ``proposal_factor`` (the frozen L,
+    proposal covariance L L^T), ``adapt_on``, ``adapt_acceptance``,
     ``adapt_n_cubic``, ``adapt_wall_time``, ``adapt_position`` (end point of
-    phase 1), ``adapt_log_density`` (deterministic log posterior there);
+    phase 1), ``adapt_log_density`` (deterministic log posterior there),
     ``init_log_density`` (the first importance estimate, at
-    ``adapt_position``), ``init_n_cubic``; ``n_failures`` (target evaluations
-    where K could not be factorised, if the target counts them).
+    ``adapt_position``), ``n_failures`` (target evaluations where K could not
+    be factorised, if the target counts them).
     """
     psi0 = np.asarray(psi0, dtype=np.float64)
     if psi0.ndim != 1:
@@ -200,7 +138,6 @@ def run_pm_chain(
     failures0 = getattr(target, "n_failures", 0)
 
     # ---- phase 1 (F&G Sec. 4.4): adapt the proposal on the deterministic approximation
-    out = {"adapt_on": adapt_on}
     if n_adapt > 0:
         _, det_fn = deterministic_log_posterior(target, adapt_on)
         t0 = time.perf_counter()
@@ -209,41 +146,42 @@ def run_pm_chain(
                 rng, psi0, det_fn, proposal_cov,
                 n_burn=int(n_adapt), n_draws=1, target_accept=target_accept,
                 initial_scale=initial_scale,
-                # driver's empirical covariance breaks for p = 1 (np.cov returns
-                # a 0-d array); in 1-D the scale adaptation alone is equivalent
+                # the empirical covariance breaks for p = 1 (np.cov returns a
+                # 0-d array); in 1-D the scale adaptation alone is equivalent
                 adapt_covariance=adapt_covariance and p > 1,
             )
-        factor = np.array(adapt["proposal_factor"], dtype=np.float64)
-        scale = float(adapt["proposal_scale"])
-        position = adapt["position"][-1].copy()
-        out.update(
-            adapt_acceptance=(adapt["burn_acceptance"] * n_adapt + adapt["accepted"][0]) / (n_adapt + 1),
+        factor = np.array(adapt.params["proposal_factor"], dtype=np.float64)
+        scale = float(adapt.params["proposal_scale"])
+        position = adapt.draws[-1].copy()
+        phase1 = dict(
+            adapt_acceptance=(adapt.warmup["n_accepted"] + adapt.stats["accepted"][0]) / (n_adapt + 1),
             adapt_n_cubic=int(ops.cubic),
             adapt_wall_time=float(time.perf_counter() - t0),
             adapt_position=position.copy(),
-            adapt_log_density=float(adapt["log_density"][-1]),
+            adapt_log_density=float(adapt.stats["lp"][-1]),
         )
     else:
         scale = initial_scale if initial_scale is not None else 2.38 / np.sqrt(p)
         factor = scale * linalg.cholesky(proposal_cov, name="proposal covariance", count=False)
         position = psi0.copy()
-        out.update(adapt_acceptance=np.nan, adapt_n_cubic=0, adapt_wall_time=0.0,
-                   adapt_position=position.copy(), adapt_log_density=np.nan)
+        phase1 = dict(adapt_acceptance=np.nan, adapt_n_cubic=0, adapt_wall_time=0.0,
+                      adapt_position=position.copy(), adapt_log_density=np.nan)
     factor.setflags(write=False)  # frozen from here on
 
-    # ---- phase 2 (F&G Alg. 1): switch to the importance estimate, proposal frozen
-    with linalg.count_ops() as ops:
-        state = random_walk.init(position, target, rng)
-    out.update(init_log_density=float(state.log_density), init_n_cubic=int(ops.cubic))
-    state, burn = pseudo_marginal_mh(rng, state, target, factor, n_burn, record=False)
-    state, draws = pseudo_marginal_mh(rng, state, target, factor, n_draws)
-    out.update(draws)
-    out.update(
-        proposal_factor=factor,
-        proposal_scale=float(scale),
-        burn_acceptance=burn["n_accepted"] / n_burn if n_burn > 0 else np.nan,
-        burn_n_cubic=burn["n_cubic"],
-        burn_wall_time=burn["wall_time"],
-        n_failures=int(getattr(target, "n_failures", 0) - failures0),
-    )
-    return out
+    # ---- phase 2 (F&G Alg. 1): switch to the importance estimate, proposal frozen;
+    # the state stores the estimate at the current point, never recomputed
+    def kernel(r, st):
+        return random_walk.step(r, st, target, factor)
+
+    first = {}
+
+    def start():
+        st = random_walk.init(position, target, rng)
+        first["lp"] = float(st.log_density)
+        return st
+
+    chain = run_chain(rng, kernel, start, n_draws=n_draws, n_warmup=n_burn, callback=callback)
+    params = dict(proposal_factor=factor, proposal_scale=float(scale), adapt_on=adapt_on,
+                  init_log_density=first["lp"],
+                  n_failures=int(getattr(target, "n_failures", 0) - failures0), **phase1)
+    return dataclasses.replace(chain, params=params)

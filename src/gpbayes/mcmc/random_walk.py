@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import linalg
 
-__all__ = ["RWMHState", "RWMHInfo", "init", "step", "adapt_log_scale"]
+__all__ = ["RWMHState", "RWMHInfo", "init", "step"]
 
 LogDensityFn = Callable[[np.ndarray, np.random.Generator], float]
 
@@ -75,14 +75,3 @@ def step(
         accepted = bool(np.log(rng.uniform()) < log_ratio)
     new_state = RWMHState(proposal, value) if accepted else state
     return new_state, RWMHInfo(accepted, acc_prob, value, ops.cubic)
-
-
-def adapt_log_scale(log_scale: float, acceptance_prob: float, iteration: int,
-                    target: float = 0.25, rate: float = 0.6) -> float:
-    """Robbins-Monro update of the log proposal scale towards ``target`` acceptance.
-
-    log s <- log s + (a - target) / (iteration + 1)^rate.  Used during
-    burn-in only; the proposal is frozen afterwards so that the kept draws
-    come from a fixed, valid MH kernel.
-    """
-    return log_scale + (acceptance_prob - target) / (iteration + 1.0) ** rate

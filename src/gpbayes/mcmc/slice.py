@@ -70,13 +70,12 @@ failed factorisation) is simply "off the slice"; NaN raises.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from .. import linalg
-from . import driver
+from .runner import Chain, run_chain
 
 __all__ = [
     "SliceState",
@@ -323,26 +322,17 @@ def run_slice_chain(
     *,
     n_draws: int,
     n_burn: int = 0,
+    callback=None,
     **step_options,
-) -> dict:
+) -> Chain:
     """``n_burn`` discarded sweeps, then ``n_draws`` kept ones (no tuning: w is fixed).
 
-    Returns numpy arrays for the kept draws -- ``position`` (n_draws, p),
-    ``log_density``, ``n_cubic``, ``n_density_evals``, ``n_shrinkages``,
-    ``n_steps_out``, ``wall_time`` (seconds per sweep) -- and the scalars
-    ``burn_n_cubic``, ``burn_wall_time``, ``init_n_cubic``.
+    Returns a :class:`~gpbayes.mcmc.runner.Chain` (stats ``lp``, ``n_cubic``,
+    ``n_likelihood`` density evaluations, ``n_shrinkages``, ``n_steps_out``,
+    ``wall_time`` per sweep; burn-in and initial-evaluation cost in ``warmup``).
     """
-    with linalg.count_ops() as init_ops:
-        state = init(position0, log_density_fn)
-    burn_ops = 0
-    t0 = time.perf_counter()
-    for _ in range(n_burn):
-        state, info = step(rng, state, log_density_fn, width, **step_options)
-        burn_ops += info.n_cubic
-    burn_time = time.perf_counter() - t0
-    state, out = driver.record_draws(
-        rng, state, lambda r, st: step(r, st, log_density_fn, width, **step_options), n_draws,
-        ("n_cubic", "n_density_evals", "n_shrinkages", "n_steps_out"),
-    )
-    out.update(burn_n_cubic=int(burn_ops), burn_wall_time=float(burn_time), init_n_cubic=int(init_ops.cubic))
-    return out
+    def kernel(r, st):
+        return step(r, st, log_density_fn, width, **step_options)
+
+    return run_chain(rng, kernel, lambda: init(position0, log_density_fn), n_draws=n_draws, n_warmup=n_burn,
+                     callback=callback)

@@ -55,7 +55,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
-from ..mcmc import random_walk
+from ..mcmc import adaptation, random_walk
 from . import svgp
 
 __all__ = [
@@ -623,7 +623,7 @@ def tune_gibbs(
 ) -> tuple[GibbsState, GibbsParameters]:
     """Warm-up of the Gibbs sampler: dual averaging of the v-step size (unit
     mass: v is whitened) and Robbins-Monro on the log scale of an isotropic
-    random-walk proposal for psi (``random_walk.adapt_log_scale``)."""
+    random-walk proposal for psi (``adaptation.robbins_monro_log_scale``)."""
     state = gibbs_init(target, v0, psi0)
     d_v, d_psi = state.v.position.shape[0], state.psi.shape[0]
     inv_mass = np.ones(d_v)
@@ -638,7 +638,7 @@ def tune_gibbs(
         )
         state, info = gibbs_step(rng, state, target, params)
         da = dual_averaging_update(da, info.v_info.acceptance_prob, target_accept)
-        log_s = random_walk.adapt_log_scale(log_s, info.psi_acceptance_prob, it, psi_target_accept)
+        log_s = adaptation.robbins_monro_log_scale(log_s, info.psi_acceptance_prob, it, psi_target_accept)
     eps = math.exp(da.log_step_avg) if da.t > 0 else eps
     params = GibbsParameters(
         HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter),

@@ -280,13 +280,14 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
         shape = {"i": np.eye(mode.size), "d": np.diag(np.diag(cov)), "h": cov}[spec["matrix"]]
         out = driver.run_rwmh_chain(rng, start, logp, shape, n_burn=st["n_tune"], n_draws=st["n_draws"],
                                     target_accept=0.25, adapt_covariance=False)
-        costs = out["n_cubic"]
-        extra.update(tuning_cost=float(out["burn_n_cubic"]) + 1.0, tuning_wall=float(out["burn_wall_time"]),
-                     accept=float(np.mean(out["accepted"])), step=float(out["proposal_scale"]))
+        costs = out.stats["n_cubic"]
+        burn_cubic = out.warmup["n_cubic"] - out.warmup["n_cubic_init"]
+        extra.update(tuning_cost=float(burn_cubic) + 1.0, tuning_wall=float(out.warmup["wall_time"]),
+                     accept=float(np.mean(out.stats["accepted"])), step=float(out.params["proposal_scale"]))
     elif method == "slice":
         out = slice_mod.run_slice_chain(rng, start, logp, slice_mod.XIONG_WIDTH, n_draws=st["n_draws"])
-        costs = out["n_cubic"]
-        extra.update(tuning_cost=float(out["init_n_cubic"]), accept=1.0, step=slice_mod.XIONG_WIDTH)
+        costs = out.stats["n_cubic"]
+        extra.update(tuning_cost=float(out.warmup["n_cubic_init"]), accept=1.0, step=slice_mod.XIONG_WIDTH)
     else:
         vg = _value_and_grad(model, prior)
         mass = hmc.mass_matrix(_MASS[spec["matrix"]], cov)
@@ -298,11 +299,11 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
         else:
             out = nuts.run_nuts_chain(rng, start, vg, mass, n_draws=st["n_draws"], n_adapt=st["n_adapt"],
                                       step_size=None)
-        costs = sampler_cost(method, None, out["n_grad_evals"])
-        extra.update(tuning_cost=float(sampler_cost(method, None, out["tune_n_grad_evals"])),
-                     tuning_wall=float(out["tune_wall_time"]), accept=float(np.mean(out["acceptance_prob"])),
-                     step=float(out["step_size"]))
-    c, e, w = _mcmc_run(out["position"], costs, extra["tuning_cost"], out["wall_time"], extra["tuning_wall"],
+        costs = sampler_cost(method, None, out.stats["n_steps"])
+        extra.update(tuning_cost=float(sampler_cost(method, None, hmc.warmup_gradients(out))),
+                     tuning_wall=float(out.warmup["wall_time"]), accept=float(np.mean(out.stats["acceptance_rate"])),
+                     step=float(out.params["step_size"]))
+    c, e, w = _mcmc_run(out.draws, costs, extra["tuning_cost"], out.stats["wall_time"], extra["tuning_wall"],
                         max_points)
     return c, e, w, extra
 
@@ -321,10 +322,11 @@ def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
     start = mode + linalg.cholesky(cov, name="start covariance", count=False) @ rng.standard_normal(mode.size)
     out = pseudo_marginal.run_pm_chain(rng, tgt, start, n_adapt=st["n_tune"], n_burn=0, n_draws=st["n_draws"],
                                        proposal_cov=cov, adapt_on=spec["approx"], adapt_covariance=False)
-    tune = float(out["adapt_n_cubic"]) + float(out["init_n_cubic"])
-    extra.update(tuning_cost=tune, tuning_wall=float(out["adapt_wall_time"]),
-                 accept=float(np.mean(out["accepted"])), step=float(out["proposal_scale"]))
-    c, e, w = _mcmc_run(out["position"], out["n_cubic"], tune, out["wall_time"], extra["tuning_wall"], max_points)
+    tune = float(out.params["adapt_n_cubic"]) + float(out.warmup["n_cubic_init"])
+    extra.update(tuning_cost=tune, tuning_wall=float(out.params["adapt_wall_time"]),
+                 accept=float(np.mean(out.stats["accepted"])), step=float(out.params["proposal_scale"]))
+    c, e, w = _mcmc_run(out.draws, out.stats["n_cubic"], tune, out.stats["wall_time"], extra["tuning_wall"],
+                        max_points)
     return c, e, w, extra
 
 

@@ -355,7 +355,7 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
             float(cfg["initial_proposal_sd"]) ** 2 * np.eye(kernel.n_params),
             n_burn=n_adapt, n_draws=n_draws, target_accept=float(cfg["target_accept"]))
         probs["mcmc_ep"] = mcmc_predictive(X_train, y_train, X_test, kernel,
-                                           chain_ep["position"][::thin], "ep", mode=ep_mode)
+                                           chain_ep.draws[::thin], "ep", mode=ep_mode)
     cost["mcmc_ep"], wall["mcmc_ep"] = ops.cubic, time.perf_counter() - t0
 
     # MCMC PM EP (Sec. 5.2, N_imp = 64): PM-MH from MCMC-EP's adapted, frozen
@@ -364,8 +364,8 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
     with linalg.count_ops() as ops:
         pm_target = LatentSelectingTarget(X_train, y_train, kernel, _PROBIT, prior, approx="ep",
                                           n_imp=int(cfg["n_imp"]), ep_mode=ep_mode)
-        chain_pm = run_pm_chain_with_latents(r_pm, pm_target, chain_ep["position"][-1],
-                                             chain_ep["proposal_factor"], n_burn=n_burn,
+        chain_pm = run_pm_chain_with_latents(r_pm, pm_target, chain_ep.draws[-1],
+                                             chain_ep.params["proposal_factor"], n_burn=n_burn,
                                              n_draws=n_draws, thin=thin)
         # the latents were kept at draws 0, thin, 2 thin, ...: pair them with those thetas
         probs["mcmc_pm_ep"] = mcmc_predictive(X_train, y_train, X_test, kernel,
@@ -401,8 +401,8 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
             "psi_ep_ml": ("param", ml.psi),
             "psi_map": ("param", fit_map.psi),
             "chain_psi": (("chain", "draw", "param"),
-                          np.stack([chain_ep["position"], chain_pm["position"]])),
-            "acceptance_rate": ("chain", np.array([np.mean(chain_ep["accepted"]),
+                          np.stack([chain_ep.draws, chain_pm["position"]])),
+            "acceptance_rate": ("chain", np.array([np.mean(chain_ep.stats["accepted"]),
                                                    np.mean(chain_pm["accepted"])])),
         },
         coords={"classifier": cl, "rho": rho, "param": params, "chain": ["mcmc_ep", "mcmc_pm_ep"]},
@@ -411,7 +411,7 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
             "n_test_positive": int(np.sum(y_test > 0)),
             "svm_C": svm.C, "svm_gamma": svm.gamma, "svm_cv_accuracy": svm.cv_accuracy,
             "ep_ml_log_marginal": ml.log_marginal, "ep_ml_converged": int(ml.converged),
-            "mcmc_ep_burn_acceptance": float(chain_ep["burn_acceptance"]),
+            "mcmc_ep_burn_acceptance": float(chain_ep.warmup["n_accepted"] / max(chain_ep.warmup["n_iterations"], 1)),
             "mcmc_pm_ep_burn_acceptance": float(chain_pm["burn_acceptance"]),
             "pm_failures": int(pm_target.n_failures),
             "thin": int(thin), "n_predict_draws": int(len(range(0, n_draws, thin))),

@@ -105,9 +105,9 @@ def tune_pm_proposal(X, y, kernel, prior, *, n_tune: int, ep_mode: str,
     with linalg.count_ops() as ops:
         out = driver.run_rwmh_chain(rng, psi0, det, np.eye(p) * 0.1, n_burn=n_tune, n_draws=max(n_tune // 4, 50),
                                     target_accept=target_accept)
-    L = out["proposal_factor"]
-    return {"proposal_cov": L @ L.T, "tune_acceptance": float(out["accepted"].mean()),
-            "tune_n_cubic": int(ops.cubic), "psi_end": out["position"][-1]}
+    L = out.params["proposal_factor"]
+    return {"proposal_cov": L @ L.T, "tune_acceptance": float(out.stats["accepted"].mean()),
+            "tune_n_cubic": int(ops.cubic), "psi_end": out.draws[-1]}
 
 
 def _thin(out: dict, keys_sum=("n_cubic", "wall_time"), repeat: int = 1) -> dict:
@@ -153,10 +153,8 @@ def run_chain(X, y, kernel, prior, scheme: str, *, n_adapt: int, n_burn: int, n_
         else:
             out = run_pm_chain(rng, target, psi0, n_adapt=0, n_burn=n_burn * repeat,
                                n_draws=n_draws * repeat, proposal_cov=proposal_cov, initial_scale=1.0)
-        psi = out["position"]
-        stats = {"lp": out["log_density"], "accepted": out["accepted"],
-                 "acceptance_rate": out["acceptance_prob"], "n_cubic": out["n_cubic"],
-                 "wall_time": out["wall_time"]}
+        psi = out.draws
+        stats = {k: out.stats[k] for k in ("lp", "accepted", "acceptance_rate", "n_cubic", "wall_time")}
     else:
         model = LatentGaussianModel(kernel, X, Probit(), y, prior)
         K0 = model.covariance(psi0)

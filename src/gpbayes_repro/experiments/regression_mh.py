@@ -26,6 +26,7 @@ import xarray as xr
 from .. import builders
 from gpbayes import diagnostics, io, linalg, priors
 from gpbayes.mcmc import driver
+from gpbayes.mcmc.runner import Progress
 from gpbayes.regression import GPRegression, fit_type2_ml, numerical_hessian
 
 __all__ = ["build_model", "build_prior", "fit_ml", "run_chain", "merge_chains",
@@ -100,26 +101,19 @@ def run_chain(ds: xr.Dataset, ml: xr.Dataset, exp_cfg: dict, settings: dict,
     target = log_posterior_fn(model, prior)
     cov = ml["proposal_cov"].values
     start = ml["phi_ml"].values + linalg.cholesky(cov, name="proposal covariance", count=False) @ rng.standard_normal(cov.shape[0])
-    out = driver.run_rwmh_chain(rng, start, target, cov, n_burn=settings["n_burn"],
-                                n_draws=settings["n_draws"],
-                                target_accept=exp_cfg["target_accept"])
-    pos = out["position"][None]
-    groups = io.make_inference_groups(
-        {"phi": pos},
-        {
-            "lp": out["log_density"][None],
-            "accepted": out["accepted"][None],
-            "acceptance_rate": out["acceptance_prob"][None],
-            "n_cubic": out["n_cubic"][None],
-            "n_likelihood": np.ones_like(out["n_cubic"])[None],
-            "wall_time": out["wall_time"][None],
-        },
-        extra_dims={"phi": ("param",)},
-        coords={"param": np.array(model.param_names)},
-    )
+    chain_out = driver.run_rwmh_chain(rng, start, target, cov, n_burn=settings["n_burn"],
+                                      n_draws=settings["n_draws"], target_accept=exp_cfg["target_accept"],
+                                      callback=Progress(f"regression_mh chain {chain}"))
+    # one exact marginal (one likelihood evaluation) per MH iteration
+    chain_out.stats["n_likelihood"] = np.ones_like(chain_out.stats["n_cubic"])
+    groups = io.to_inference_groups([chain_out], var_name="phi", dims=("param",),
+                                    coords={"param": np.array(model.param_names)},
+                                    stats=["lp", "accepted", "acceptance_rate", "n_cubic", "n_likelihood",
+                                           "wall_time", "proposal_lp"])
+    w = chain_out.warmup
     groups["posterior"].attrs.update(
-        proposal_scale=out["proposal_scale"], burn_acceptance=out["burn_acceptance"],
-        burn_n_cubic=out["burn_n_cubic"], burn_wall_time=out["burn_wall_time"], chain_index=chain,
+        proposal_scale=chain_out.params["proposal_scale"], burn_acceptance=w["n_accepted"] / max(w["n_iterations"], 1),
+        burn_n_cubic=w["n_cubic"] - w["n_cubic_init"], burn_wall_time=w["wall_time"], chain_index=chain,
     )
     return groups
 

@@ -1,0 +1,321 @@
+"""Warm-up adaptation: the one home of Robbins–Monro scaling, covariance adaptation and dual averaging.
+
+Each adaptation object follows the protocol of ``gpbayes.mcmc.runner``:
+``init(rng, state) -> astate``, ``kernel(astate) -> step``,
+``update(astate, iteration, state, info) -> astate`` and
+``finalize(astate) -> (step, params)``.  Adaptation runs during warm-up only;
+``finalize`` freezes the kernel, so the kept draws come from one fixed, valid
+MCMC kernel.
+
+* :class:`RandomWalkAdaptation` -- random-walk Metropolis proposal
+  ``s^2 Sigma``: log s by Robbins–Monro towards a target acceptance rate
+  (:func:`robbins_monro_log_scale`), ``Sigma`` replaced at 1/2 and 3/4 of the
+  warm-up by the empirical covariance of the warm-up draws since its first
+  quarter (Haario, Saksman & Tamminen 2001, confined to warm-up).
+* :class:`StepSizeAdaptation` -- the HMC/NUTS step size by dual averaging
+  (Hoffman & Gelman 2014, Sec. 3.2.1, eq. 6, Algs. 5–6), started from their
+  Alg. 4 heuristic when no step size is given.
+* :class:`WindowedAdaptation` -- Stan-style warm-up (Hoffman & Gelman 2014
+  Sec. 3.2; Stan reference manual "HMC algorithm parameters"): dual averaging
+  of the step size throughout, and a mass matrix estimated from the draws of
+  slow windows between a fast initial and a fast terminal buffer, the step
+  size restarted after each window.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import linalg
+
+__all__ = [
+    "robbins_monro_log_scale",
+    "DualAveragingState",
+    "dual_averaging_init",
+    "dual_averaging_update",
+    "dual_averaging_final_step_size",
+    "RandomWalkAdaptation",
+    "StepSizeAdaptation",
+    "WindowedAdaptation",
+    "warmup_windows",
+    "TARGET_ACCEPT",
+    "DA_GAMMA",
+    "DA_T0",
+    "DA_KAPPA",
+]
+
+#: Xiong et al. Sec. 4.3.1: acceptance "around 65%", dual averaging "gamma = 0.05, t0 = 30, kappa = 0.75".
+TARGET_ACCEPT = 0.65
+DA_GAMMA = 0.05
+DA_T0 = 30.0
+DA_KAPPA = 0.75
+
+
+# ---------------------------------------------------------------------------
+# Robbins-Monro scaling
+# ---------------------------------------------------------------------------
+def robbins_monro_log_scale(log_scale: float, acceptance_prob: float, iteration: int,
+                            target: float = 0.25, rate: float = 0.6) -> float:
+    """Robbins–Monro update of the log proposal scale towards ``target`` acceptance.
+
+    log s <- log s + (a - target) / (iteration + 1)^rate.
+    """
+    return log_scale + (acceptance_prob - target) / (iteration + 1.0) ** rate
+
+
+# ---------------------------------------------------------------------------
+# dual averaging (Hoffman & Gelman 2014, Sec. 3.2.1, eq. 6; Algs. 5-6)
+# ---------------------------------------------------------------------------
+class DualAveragingState(NamedTuple):
+    iteration: int  # m, adaptation iterations done
+    log_step_size: float  # log eps_m, used at the next iteration
+    log_step_size_bar: float  # log eps-bar_m, the averaged iterate used after adaptation
+    h_bar: float  # H-bar_m
+    mu: float  # log(10 eps_1)
+
+
+def dual_averaging_init(step_size0: float) -> DualAveragingState:
+    """H&G Alg. 5/6 initialisation: mu = log(10 eps_1), eps-bar_0 = 1, H-bar_0 = 0."""
+    return DualAveragingState(0, math.log(step_size0), 0.0, 0.0, math.log(10.0 * step_size0))
+
+
+def dual_averaging_update(
+    da: DualAveragingState,
+    accept_stat: float,
+    *,
+    target: float = TARGET_ACCEPT,
+    gamma: float = DA_GAMMA,
+    t0: float = DA_T0,
+    kappa: float = DA_KAPPA,
+) -> DualAveragingState:
+    """One adaptation iteration m (H&G Alg. 5/6, "if m <= M_adapt" branch).
+
+    H-bar_m = (1 - 1/(m + t0)) H-bar_{m-1} + (delta - alpha) / (m + t0)
+    log eps_m = mu - sqrt(m) / gamma H-bar_m
+    log eps-bar_m = m^-kappa log eps_m + (1 - m^-kappa) log eps-bar_{m-1}
+    """
+    m = da.iteration + 1
+    eta = 1.0 / (m + t0)
+    h_bar = (1.0 - eta) * da.h_bar + eta * (target - accept_stat)
+    log_eps = da.mu - math.sqrt(m) / gamma * h_bar
+    w = m ** (-kappa)
+    log_eps_bar = w * log_eps + (1.0 - w) * da.log_step_size_bar
+    return DualAveragingState(m, log_eps, log_eps_bar, h_bar, da.mu)
+
+
+def dual_averaging_final_step_size(da: DualAveragingState) -> float:
+    """eps = eps-bar_{M_adapt}, used after adaptation."""
+    return math.exp(da.log_step_size_bar) if da.iteration > 0 else math.exp(da.log_step_size)
+
+
+# ---------------------------------------------------------------------------
+# random-walk Metropolis: Robbins-Monro scale + covariance checkpoints
+# ---------------------------------------------------------------------------
+class _RWState(NamedTuple):
+    chol: np.ndarray
+    log_scale: float
+    rm_iter: int  # Robbins-Monro counter, restarted when the covariance changes
+    positions: np.ndarray  # warm-up draws (n_warmup, p)
+
+
+@dataclasses.dataclass(frozen=True)
+class RandomWalkAdaptation:
+    """Adaptive random-walk Metropolis warm-up (proposal ``s * L``, ``L L^T = Sigma``).
+
+    ``make_step(factor) -> step(rng, state)`` builds the MH kernel with
+    proposal factor ``factor``.  ``s`` starts at ``initial_scale`` (default
+    2.38 / sqrt(p), Roberts & Rosenthal 2001) and follows
+    :func:`robbins_monro_log_scale`; with ``adapt_covariance`` and p > 1,
+    ``Sigma`` is replaced at iterations n/2 and 3n/4 by the empirical
+    covariance of the draws since n/4 (plus 1e-8 * mean variance + 1e-12 on
+    the diagonal) and s restarts at 2.38 / sqrt(p).  ``finalize`` gives the
+    frozen kernel and ``{"proposal_scale", "proposal_factor"}``.
+    """
+
+    make_step: Callable[[np.ndarray], Callable]
+    proposal_cov: np.ndarray
+    n_warmup: int
+    target_accept: float = 0.25
+    initial_scale: float | None = None
+    adapt_covariance: bool = True
+
+    def init(self, rng, state) -> _RWState:
+        p = np.asarray(self.proposal_cov).shape[0]
+        chol = linalg.cholesky(self.proposal_cov, name="proposal covariance", count=False)
+        log_s = np.log(self.initial_scale if self.initial_scale is not None else 2.38 / np.sqrt(p))
+        return _RWState(chol, log_s, 0, np.empty((self.n_warmup, p)))
+
+    def _checkpoints(self) -> dict[int, int]:
+        n = self.n_warmup
+        return {n // 2: n // 4, (3 * n) // 4: n // 4} if self.adapt_covariance else {}
+
+    def kernel(self, a: _RWState):
+        return self.make_step(np.exp(a.log_scale) * a.chol)
+
+    def update(self, a: _RWState, iteration: int, state, info) -> _RWState:
+        chol, p = a.chol, a.chol.shape[0]
+        log_s = robbins_monro_log_scale(a.log_scale, info.acceptance_prob, a.rm_iter, self.target_accept)
+        rm_iter = a.rm_iter + 1
+        a.positions[iteration] = state.position
+        nxt = iteration + 1  # covariance checkpoint before the next iteration
+        start = self._checkpoints().get(nxt)
+        if start is not None and nxt < self.n_warmup and nxt - start > 2 * p:
+            window = a.positions[start:nxt]
+            emp = np.atleast_2d(np.cov(window, rowvar=False))
+            emp[np.diag_indices(p)] += 1e-8 * float(np.mean(np.diag(emp))) + 1e-12
+            try:
+                chol = linalg.cholesky(emp, name="adapted proposal covariance", max_tries=1, count=False)
+                log_s = np.log(2.38 / np.sqrt(p))
+                rm_iter = 0
+            except np.linalg.LinAlgError:  # degenerate window (e.g. no moves): keep Sigma
+                pass
+        return _RWState(chol, log_s, rm_iter, a.positions)
+
+    def finalize(self, a: _RWState):
+        factor = np.exp(a.log_scale) * a.chol
+        return self.make_step(factor), {"proposal_scale": float(np.exp(a.log_scale)), "proposal_factor": factor}
+
+
+# ---------------------------------------------------------------------------
+# HMC / NUTS: step size by dual averaging
+# ---------------------------------------------------------------------------
+class _DAState(NamedTuple):
+    da: DualAveragingState
+    step_size0: float
+    n_init_grads: int
+
+
+@dataclasses.dataclass(frozen=True)
+class StepSizeAdaptation:
+    """Dual averaging of the step size (H&G Alg. 5/6) during warm-up.
+
+    ``make_step(eps) -> step(rng, state)``; ``find_step_size(rng, state) ->
+    (eps, n_gradient_evaluations)`` is H&G's Alg. 4, used when ``step_size``
+    is None.  With zero warm-up iterations the given ``step_size`` is used
+    as it is.  ``finalize`` gives the kernel with eps-bar and
+    ``{"step_size": eps}``; the gradient evaluations of Alg. 4 are reported
+    as warm-up cost (``adapt_n_steps``).
+    """
+
+    make_step: Callable[[float], Callable]
+    step_size: float | None = None
+    find_step_size: Callable | None = None
+    target_accept: float = TARGET_ACCEPT
+    gamma: float = DA_GAMMA
+    t0: float = DA_T0
+    kappa: float = DA_KAPPA
+
+    def init(self, rng, state) -> _DAState:
+        eps, n_fr = self.step_size, 0
+        if eps is None:
+            if self.find_step_size is None:
+                raise ValueError("give a step size or a way to find one (H&G Alg. 4)")
+            eps, n_fr = self.find_step_size(rng, state)
+        return _DAState(dual_averaging_init(eps), float(eps), int(n_fr))
+
+    def kernel(self, a: _DAState):
+        return self.make_step(math.exp(a.da.log_step_size))
+
+    def update(self, a: _DAState, iteration: int, state, info) -> _DAState:
+        da = dual_averaging_update(a.da, info.acceptance_prob, target=self.target_accept,
+                                   gamma=self.gamma, t0=self.t0, kappa=self.kappa)
+        return a._replace(da=da)
+
+    def finalize(self, a: _DAState):
+        eps = dual_averaging_final_step_size(a.da) if a.da.iteration > 0 else a.step_size0
+        return self.make_step(eps), {"step_size": float(eps), "_cost": {"n_steps": a.n_init_grads}}
+
+
+# ---------------------------------------------------------------------------
+# windowed (Stan-style) adaptation of the mass matrix and the step size
+# ---------------------------------------------------------------------------
+def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float = 0.2,
+                   n_windows: int = 2) -> list[tuple[int, int]]:
+    """Slow windows [start, end) between a fast initial and a fast terminal buffer.
+
+    The middle part of the warm-up is split into ``n_windows`` windows, each
+    twice as long as the one before (Stan's doubling), the last one ending
+    where the terminal buffer starts.
+    """
+    start = int(round(init_buffer * n_warmup))
+    end = n_warmup - int(round(term_buffer * n_warmup))
+    if end - start < 2 * n_windows:
+        return []
+    total = end - start
+    unit = total / (2**n_windows - 1)
+    bounds, pos = [], start
+    for k in range(n_windows):
+        stop = end if k == n_windows - 1 else start + int(round(unit * (2 ** (k + 1) - 1)))
+        bounds.append((pos, stop))
+        pos = stop
+    return bounds
+
+
+class _WindowedState(NamedTuple):
+    da: DualAveragingState
+    mass: Any
+    step_size0: float
+    n_init_grads: int
+    buffer: list
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowedAdaptation:
+    """Stan-style warm-up: dual averaging throughout, mass matrix from the slow windows.
+
+    ``make_step(eps, mass) -> step``; ``make_mass(draws) -> mass`` turns the
+    draws of a window (an (m, p) array) into a mass matrix (e.g. a
+    regularised diagonal or dense covariance); ``find_step_size(rng, state,
+    mass) -> (eps, n_grad)`` restarts the step size after each window (H&G
+    Alg. 4).  ``position(state)`` gives the flat position recorded in a
+    window.  ``finalize`` gives ``{"step_size", "mass"}``.
+    """
+
+    make_step: Callable
+    make_mass: Callable
+    mass0: Any
+    n_warmup: int
+    find_step_size: Callable
+    step_size: float | None = None
+    windows: tuple = ()
+    target_accept: float = 0.8
+    gamma: float = DA_GAMMA
+    t0: float = DA_T0
+    kappa: float = DA_KAPPA
+    position: Callable = staticmethod(lambda s: s.position)
+
+    def _windows(self):
+        return self.windows or tuple(warmup_windows(self.n_warmup))
+
+    def init(self, rng, state) -> _WindowedState:
+        eps, n_fr = self.step_size, 0
+        if eps is None:
+            eps, n_fr = self.find_step_size(rng, state, self.mass0)
+        return _WindowedState(dual_averaging_init(eps), self.mass0, float(eps), int(n_fr), [])
+
+    def kernel(self, a: _WindowedState):
+        return self.make_step(math.exp(a.da.log_step_size), a.mass)
+
+    def update(self, a: _WindowedState, iteration: int, state, info) -> _WindowedState:
+        da = dual_averaging_update(a.da, info.acceptance_prob, target=self.target_accept,
+                                   gamma=self.gamma, t0=self.t0, kappa=self.kappa)
+        a = a._replace(da=da)
+        for start, end in self._windows():
+            if start <= iteration < end:
+                a.buffer.append(np.array(self.position(state), dtype=np.float64, copy=True))
+            if iteration + 1 == end and a.buffer:
+                mass = self.make_mass(np.asarray(a.buffer))
+                # restart the step size in the new metric (Stan does the same after each window)
+                a = a._replace(mass=mass, buffer=[], da=dual_averaging_init(math.exp(a.da.log_step_size_bar)
+                                                                             if a.da.iteration else a.step_size0))
+        return a
+
+    def finalize(self, a: _WindowedState):
+        eps = dual_averaging_final_step_size(a.da) if a.da.iteration > 0 else a.step_size0
+        return self.make_step(eps, a.mass), {"step_size": float(eps), "mass": a.mass,
+                                             "_cost": {"n_steps": a.n_init_grads}}

@@ -1,0 +1,419 @@
+"""One chain runner above every sampler's ``init``/``step``.
+
+A sampler in gpbayes is a pair ``init(...) -> State`` and
+``step(rng, state, ...) -> (State, Info)`` (BlackJAX's shape).  This module
+runs such a kernel: an optional warm-up (tuning) phase driven by an
+*adaptation* object, then kept draws from the frozen kernel, recording per
+draw the position, the log density and every scalar field of ``Info`` under
+ArviZ's names.  Every sampler of the package (random-walk MH, HMC, NUTS,
+slice, pseudo-marginal MH, the AA/SURR and surrogate-slice Gibbs sweeps, the
+sparse-GP and GPLVM samplers) is run through :func:`run_chain`, and
+:func:`gpbayes.io.to_inference_groups` turns its :class:`Chain` results into
+the ArviZ layout.
+
+Adaptation protocol (``gpbayes.mcmc.adaptation`` has the implementations)::
+
+    astate = adapt.init(rng, state)            # may draw (e.g. H&G Alg. 4)
+    for m in range(n_warmup):
+        state, info = adapt.kernel(astate)(rng, state)
+        astate = adapt.update(astate, m, state, info)
+    step, params = adapt.finalize(astate)      # frozen kernel + tuned parameters
+
+Warm-up cost is always reported under one key, ``Chain.warmup``:
+``n_iterations``, ``n_cubic`` (O(n^3) operations of the initial evaluation,
+the adapter's start-up and the warm-up steps; ``n_cubic_init`` the first
+two), ``wall_time`` (seconds), the sums of the additive Info counters
+(``n_steps``, ``n_likelihood``, ...), ``acceptance_rate`` (mean acceptance
+probability over warm-up steps, where the kernel reports one) and
+``n_accepted`` (accepted warm-up proposals).
+
+Stopping: :func:`run_chains` runs several chains of one job in blocks and
+stops when split rank-normalised R-hat and bulk ESS reach their targets on
+every parameter, or when a budget (draws, O(n^3) operations, seconds) is
+spent (:class:`StopRule`).  Each chain has its own generator, so a chain's
+draws do not depend on the block size or on the other chains.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import linalg
+
+__all__ = [
+    "STAT_NAMES",
+    "ADDITIVE_STATS",
+    "Chain",
+    "StopRule",
+    "Progress",
+    "run_chain",
+    "run_chains",
+]
+
+log = logging.getLogger("gpbayes")
+
+#: Info field -> sample_stats name (ArviZ's names where ArviZ has one).
+STAT_NAMES: dict[str, str] = {
+    "acceptance_prob": "acceptance_rate",
+    "n_grad_evals": "n_steps",
+    "n_density_evals": "n_likelihood",
+    "proposal_log_density": "proposal_lp",
+}
+#: Per-draw counters that add up over thinned-away steps and over the warm-up.
+ADDITIVE_STATS = ("n_cubic", "n_steps", "n_likelihood", "n_leapfrog", "n_shrinkages", "n_steps_out",
+                  "n_bound_evals", "wall_time")
+
+StepFn = Callable[[np.random.Generator, Any], tuple[Any, Any]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Chain:
+    """One chain's result.
+
+    ``draws`` (n_draws, p) kept positions; ``stats`` per-draw statistics
+    ({name: (n_draws,)}: ``lp``, ``wall_time`` and the kernel's Info fields
+    under :data:`STAT_NAMES`); ``warmup`` the warm-up cost and summary;
+    ``params`` the tuned kernel parameters; ``state`` the final state;
+    ``stopped`` why sampling ended (``"length"``, ``"converged"``,
+    ``"budget: ..."``); ``extra`` per-draw arrays recorded by the
+    ``record`` hook (e.g. latent draws).
+    """
+
+    draws: np.ndarray
+    stats: dict
+    warmup: dict
+    params: dict
+    state: Any
+    stopped: str = "length"
+    extra: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def n_draws(self) -> int:
+        return int(self.draws.shape[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class StopRule:
+    """Stop when converged or when a budget is spent (checked every ``check_every`` draws).
+
+    Converged: split rank-normalised R-hat < ``rhat`` and bulk ESS >
+    ``ess_bulk`` (summed over chains, Vehtari et al. 2021) on every
+    parameter.  Budgets (per job, over all its chains): ``max_draws`` kept
+    draws per chain, ``max_cubic`` O(n^3) operations, ``max_seconds`` of wall
+    time.  ``min_draws`` draws per chain before convergence is checked.
+    """
+
+    rhat: float = 1.01
+    ess_bulk: float = 400.0
+    check_every: int = 100
+    max_draws: int = 10_000
+    max_cubic: float = math.inf
+    max_seconds: float = math.inf
+    min_draws: int = 100
+
+    def __post_init__(self):
+        if self.check_every < 1 or self.max_draws < 1:
+            raise ValueError(f"check_every and max_draws must be >= 1, got {self.check_every}, {self.max_draws}")
+        if not self.rhat > 1.0:
+            raise ValueError(f"the R-hat target must be > 1, got {self.rhat}")
+
+
+class Progress:
+    """Default progress reporting: a tqdm bar on a terminal, a log line every ~5 % otherwise.
+
+    ``Progress(label)(iteration, n_total, state, info)`` is a valid
+    ``callback``; ``close()`` ends the bar.  Nothing here touches the
+    generator, so progress reporting never changes a chain.
+    """
+
+    def __init__(self, label: str = "chain", *, every: float = 0.05, bar: bool | None = None):
+        self.label = label
+        self.every = every
+        self.bar = sys.stderr.isatty() if bar is None else bar
+        self._t0 = time.perf_counter()
+        self._acc = 0.0
+        self._n = 0
+        self._tqdm = None
+
+    def __call__(self, iteration: int, n_total: int, state, info) -> None:
+        a = getattr(info, "acceptance_prob", None)
+        if a is not None and math.isfinite(a):
+            self._acc += float(a)
+            self._n += 1
+        if self.bar:
+            if self._tqdm is None:
+                from tqdm.auto import tqdm
+
+                self._tqdm = tqdm(total=n_total, desc=self.label, leave=False)
+            self._tqdm.update(1)
+            return
+        every = max(1, math.ceil(self.every * n_total))
+        if (iteration + 1) % every == 0 or iteration + 1 == n_total:
+            frac = (iteration + 1) / max(n_total, 1)
+            elapsed = time.perf_counter() - self._t0
+            eta = elapsed / frac - elapsed
+            acc = self._acc / self._n if self._n else math.nan
+            log.info("%s: iteration %d/%d (%.0f%%), acceptance %.2f, elapsed %.1f s, ETA %.1f s",
+                     self.label, iteration + 1, n_total, 100 * frac, acc, elapsed, eta)
+
+    def close(self) -> None:
+        if self._tqdm is not None:
+            self._tqdm.close()
+            self._tqdm = None
+
+
+def _info_items(info) -> list[tuple[str, Any]]:
+    if info is None:
+        return []
+    if hasattr(info, "_asdict"):
+        items = info._asdict().items()
+    elif dataclasses.is_dataclass(info):
+        items = dataclasses.asdict(info).items()
+    elif isinstance(info, Mapping):
+        items = info.items()
+    else:
+        return []
+    return [(STAT_NAMES.get(k, k), v) for k, v in items if np.ndim(v) == 0 and v is not None]
+
+
+def _default_position(state) -> np.ndarray:
+    return state.position
+
+
+def _default_lp(state) -> float:
+    return state.log_density
+
+
+class _Recorder:
+    """Per-draw arrays, filled as draws are kept (thinned steps add their counters)."""
+
+    def __init__(self, position, lp, record):
+        self.position, self.lp, self.record = position, lp, record
+        self.draws: list[np.ndarray] = []
+        self.stats: dict[str, list] = {}
+        self.extra: dict[str, list] = {}
+        self._pending: dict[str, float] = {}
+
+    def add_step(self, info, wall: float, keep: bool, state) -> None:
+        items = _info_items(info) + [("wall_time", wall)]
+        for k, v in items:
+            if k in ADDITIVE_STATS:
+                self._pending[k] = self._pending.get(k, 0) + v
+        if not keep:
+            return
+        self.draws.append(np.array(self.position(state), dtype=np.float64, copy=True))
+        row = {"lp": float(self.lp(state))}
+        for k, v in items:
+            row[k] = self._pending.pop(k) if k in ADDITIVE_STATS else v
+        self._pending.clear()
+        n_before = len(self.draws) - 1
+        for k, v in row.items():
+            col = self.stats.get(k)
+            if col is None:
+                col = self.stats[k] = [None] * n_before
+            col.append(v)
+        for col in self.stats.values():
+            if len(col) < len(self.draws):
+                col.append(None)
+        if self.record is not None:
+            for k, v in self.record(state, info).items():
+                self.extra.setdefault(k, []).append(np.array(v, copy=True))
+
+    def arrays(self) -> tuple[np.ndarray, dict, dict]:
+        draws = np.asarray(self.draws, dtype=np.float64)
+        if draws.ndim == 1:
+            draws = draws.reshape(len(self.draws), -1)
+        stats = {}
+        for k, col in self.stats.items():
+            if any(v is None for v in col):
+                col = [np.nan if v is None else v for v in col]
+            stats[k] = np.asarray(col)
+        extra = {k: np.asarray(v) for k, v in self.extra.items()}
+        return draws, stats, extra
+
+
+def _warmup(rng, state, n_warmup: int, step: StepFn | None, adapt, callback, n_total: int):
+    """Run the warm-up phase; return (state, frozen step, params, warm-up summary)."""
+    t0 = time.perf_counter()
+    totals: dict[str, float] = {}
+    acc, n_acc, n_accepted = 0.0, 0, 0
+    with linalg.count_ops() as init_ops:
+        if callable(state) and not hasattr(state, "_fields"):
+            state = state()
+        astate = adapt.init(rng, state) if adapt is not None else None
+    step_cubic = 0
+    for m in range(n_warmup):
+        kernel = adapt.kernel(astate) if adapt is not None else step
+        state, info = kernel(rng, state)
+        if adapt is not None:
+            astate = adapt.update(astate, m, state, info)
+        for k, v in _info_items(info):
+            if k in ADDITIVE_STATS:
+                totals[k] = totals.get(k, 0) + v
+            if k == "accepted":
+                n_accepted += int(v)
+            if k == "acceptance_rate" and v is not None and math.isfinite(v):
+                acc += float(v)
+                n_acc += 1
+        if callback is not None:
+            callback(m, n_total, state, info)
+    params: dict = {}
+    if adapt is not None:
+        step, params = adapt.finalize(astate)
+        params = dict(params)
+    step_cubic = int(totals.pop("n_cubic", 0))
+    warmup = {
+        "n_iterations": int(n_warmup),
+        "n_cubic": int(init_ops.cubic) + step_cubic,
+        "n_cubic_init": int(init_ops.cubic),
+        "wall_time": float(time.perf_counter() - t0),
+        "acceptance_rate": acc / n_acc if n_acc else math.nan,
+        "n_accepted": n_accepted,
+    }
+    warmup.update({k: v for k, v in totals.items()})
+    warmup.update({f"adapt_{k}": v for k, v in params.pop("_cost", {}).items()})
+    return state, step, params, warmup
+
+
+def run_chain(
+    rng: np.random.Generator,
+    step: StepFn | None,
+    state,
+    *,
+    n_draws: int,
+    n_warmup: int = 0,
+    adapt=None,
+    thin: int = 1,
+    callback: Callable | None = None,
+    position: Callable = _default_position,
+    lp: Callable = _default_lp,
+    record: Callable | None = None,
+) -> Chain:
+    """Warm up, then keep every ``thin``-th of ``n_draws * thin`` draws of the frozen kernel.
+
+    Parameters
+    ----------
+    rng : the chain's generator; every random draw of both phases comes from it.
+    step : ``step(rng, state) -> (state, info)``, the kernel of the kept draws
+        (``None`` when ``adapt`` provides it at the end of warm-up).
+    state : the initial state, or a zero-argument callable making it (its
+        cost then counts as warm-up cost).
+    n_draws : kept draws.
+    n_warmup : warm-up iterations; with ``adapt=None`` they run ``step`` and
+        are discarded (burn-in).
+    adapt : an adaptation object (module docstring; ``gpbayes.mcmc.adaptation``).
+    thin : keep one draw in ``thin``; counters of skipped steps (O(n^3)
+        operations, gradient and likelihood evaluations, wall time) are added
+        to the kept draw so that costs stay complete.
+    callback : ``callback(iteration, n_total, state, info)`` after every
+        iteration (warm-up included); see :class:`Progress`.
+    position, lp : accessors of the state's position and log density
+        (defaults ``state.position``, ``state.log_density``).
+    record : ``record(state, info) -> {name: array}``, extra arrays to keep
+        per draw (e.g. a latent draw carried in the state).
+    """
+    n_draws, n_warmup, thin = int(n_draws), int(n_warmup), int(thin)
+    if n_draws < 0 or n_warmup < 0 or thin < 1:
+        raise ValueError(f"need n_draws >= 0, n_warmup >= 0, thin >= 1; got {n_draws}, {n_warmup}, {thin}")
+    if step is None and adapt is None:
+        raise ValueError("give a step function or an adaptation that provides one")
+    n_total = n_warmup + n_draws * thin
+    state, step, params, warmup = _warmup(rng, state, n_warmup, step, adapt, callback, n_total)
+    rec = _Recorder(position, lp, record)
+    state = _sample(rng, step, state, rec, n_draws * thin, thin, callback, n_warmup, n_total)
+    draws, stats, extra = rec.arrays()
+    return Chain(draws, stats, warmup, params, state, "length", extra)
+
+
+def _sample(rng, step, state, rec: _Recorder, n_steps: int, thin: int, callback, offset: int, n_total: int):
+    for i in range(n_steps):
+        t = time.perf_counter()
+        state, info = step(rng, state)
+        wall = time.perf_counter() - t
+        rec.add_step(info, wall, (i + 1) % thin == 0 if thin > 1 else True, state)
+        if callback is not None:
+            callback(offset + i, n_total, state, info)
+    return state
+
+
+def _converged(recs: Sequence[_Recorder], rule: StopRule) -> bool:
+    from .. import diagnostics
+
+    n = min(len(r.draws) for r in recs)
+    if n < max(rule.min_draws, diagnostics.MIN_DRAWS):
+        return False
+    x = np.stack([np.asarray(r.draws[:n]) for r in recs])  # (chain, draw, p)
+    for j in range(x.shape[2]):
+        col = x[:, :, j]
+        if diagnostics.split_rhat(col, rank_normalize=True) >= rule.rhat:
+            return False
+        if diagnostics.ess(col, method="bulk") <= rule.ess_bulk:
+            return False
+    return True
+
+
+def run_chains(
+    rngs: Sequence[np.random.Generator],
+    step: StepFn | None,
+    states: Sequence,
+    *,
+    stop: StopRule,
+    n_warmup: int = 0,
+    adapt=None,
+    thin: int = 1,
+    callback: Callable | None = None,
+    position: Callable = _default_position,
+    lp: Callable = _default_lp,
+    record: Callable | None = None,
+) -> list[Chain]:
+    """Several chains of one job, run in blocks of ``stop.check_every`` draws until ``stop`` says so.
+
+    Every chain warms up with its own generator (and, with ``adapt``, its
+    own copy of the adaptation state), then all chains advance block by
+    block; after each block the rule is checked across the chains.  A
+    chain's draws are those it would give alone with the same number of
+    draws.  Every returned Chain records why sampling stopped.
+    """
+    if len(rngs) != len(states) or not rngs:
+        raise ValueError(f"need one generator per initial state, got {len(rngs)} and {len(states)}")
+    t0 = time.perf_counter()
+    chains = []
+    for rng, state in zip(rngs, states):
+        state, kernel, params, warmup = _warmup(rng, state, int(n_warmup), step, adapt, callback,
+                                                int(n_warmup) + stop.max_draws * thin)
+        chains.append([rng, state, kernel, params, warmup, _Recorder(position, lp, record)])
+    cubic = sum(c[4]["n_cubic"] for c in chains)
+    reason = f"budget: {stop.max_draws} draws"
+    while True:
+        n_done = len(chains[0][5].draws)
+        block = min(stop.check_every, stop.max_draws - n_done)
+        for c in chains:
+            rng, state, kernel, _, _, rec = c
+            c[1] = _sample(rng, kernel, state, rec, block * thin, thin, callback, int(n_warmup) + n_done * thin,
+                           int(n_warmup) + stop.max_draws * thin)
+            cubic += sum(rec.stats.get("n_cubic", [0])[-block:] or [0])
+        n_done += block
+        if _converged([c[5] for c in chains], stop):
+            reason = "converged"
+            break
+        if n_done >= stop.max_draws:
+            break
+        if cubic >= stop.max_cubic:
+            reason = f"budget: {stop.max_cubic:g} O(n^3) operations"
+            break
+        if time.perf_counter() - t0 >= stop.max_seconds:
+            reason = f"budget: {stop.max_seconds:g} s"
+            break
+    out = []
+    for _, state, _, params, warmup, rec in chains:
+        draws, stats, extra = rec.arrays()
+        out.append(Chain(draws, stats, warmup, params, state, reason, extra))
+    return out

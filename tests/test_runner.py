@@ -1,0 +1,242 @@
+"""The common chain runner: the five core samplers reproduce the pre-runner code bit for bit,
+thinning, the stopping rule, progress and the ArviZ layout.
+
+``tests/data/runners_golden.npz`` was made by ``tests/data/make_runners_golden.py``
+with the code before the runner existed (commit 81aef2f: ``driver.run_rwmh_chain``,
+``hmc.run_hmc_chain``, ``nuts.run_nuts_chain``, ``slice.run_slice_chain``,
+``pseudo_marginal.run_pm_chain`` returning dicts).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpbayes import io, priors
+from gpbayes.estimators import PseudoMarginalTarget
+from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Probit
+from gpbayes.mcmc import adaptation, driver, hmc, nuts, random_walk, runner
+from gpbayes.mcmc import pseudo_marginal as pm
+from gpbayes.mcmc import slice as ss
+
+GOLDEN = np.load(Path(__file__).parent / "data" / "runners_golden.npz")
+MEAN = np.array([0.5, -1.0])
+PREC = np.array([[2.0, 0.6], [0.6, 1.0]])
+COV = np.linalg.inv(PREC)
+
+
+def logp(x, rng=None):
+    d = np.asarray(x) - MEAN
+    return -0.5 * d @ PREC @ d
+
+
+def vg(x):
+    d = np.asarray(x) - MEAN
+    return -0.5 * d @ PREC @ d, -PREC @ d
+
+
+def same(tag, key, value):
+    want = GOLDEN[f"{tag}/{key}"]
+    got = np.asarray(value)
+    assert got.shape == want.shape, (tag, key)
+    assert np.array_equal(got, want.astype(got.dtype) if want.dtype != got.dtype and want.dtype.kind == "b" else want), (tag, key)
+
+
+def test_rwmh_bit_for_bit():
+    c = driver.run_rwmh_chain(np.random.default_rng(1), MEAN + 2, logp, np.eye(2), n_burn=200, n_draws=100)
+    same("rwmh", "position", c.draws)
+    same("rwmh", "log_density", c.stats["lp"])
+    same("rwmh", "accepted", c.stats["accepted"])
+    same("rwmh", "acceptance_prob", c.stats["acceptance_rate"])
+    same("rwmh", "n_cubic", c.stats["n_cubic"])
+    same("rwmh", "proposal_factor", c.params["proposal_factor"])
+    same("rwmh", "proposal_scale", c.params["proposal_scale"])
+    same("rwmh", "burn_acceptance", c.warmup["n_accepted"] / 200)
+
+
+def test_hmc_bit_for_bit():
+    mass = hmc.mass_matrix("identity", dim=2)
+    c = hmc.run_hmc_chain(np.random.default_rng(2), MEAN + 2, vg, mass, n_tune=60, n_draws=50)
+    same("hmc", "position", c.draws)
+    same("hmc", "log_density", c.stats["lp"])
+    same("hmc", "accepted", c.stats["accepted"])
+    same("hmc", "acceptance_prob", c.stats["acceptance_rate"])
+    same("hmc", "n_grad_evals", c.stats["n_steps"])
+    same("hmc", "diverging", c.stats["diverging"])
+    same("hmc", "step_size", c.params["step_size"])
+    same("hmc", "tune_acceptance", c.warmup["n_accepted"] / 60)
+    same("hmc", "tune_n_grad_evals", hmc.warmup_gradients(c))
+
+
+@pytest.mark.parametrize("tag,seed,kw", [("nuts", 3, {}), ("nutsda", 4, {"n_adapt": 50, "step_size": None})])
+def test_nuts_bit_for_bit(tag, seed, kw):
+    mass = hmc.mass_matrix("identity", dim=2)
+    c = nuts.run_nuts_chain(np.random.default_rng(seed), MEAN + 2, vg, mass, n_draws=40, **kw)
+    same(tag, "position", c.draws)
+    same(tag, "log_density", c.stats["lp"])
+    same(tag, "acceptance_prob", c.stats["acceptance_rate"])
+    same(tag, "n_grad_evals", c.stats["n_steps"])
+    same(tag, "tree_depth", c.stats["tree_depth"])
+    same(tag, "step_size", c.params["step_size"])
+    if tag == "nutsda":
+        same(tag, "tune_n_grad_evals", hmc.warmup_gradients(c))
+
+
+def test_slice_bit_for_bit():
+    c = ss.run_slice_chain(np.random.default_rng(5), MEAN + 2, logp, 1.5, n_draws=60, n_burn=10)
+    for old, new in (("log_density", "lp"), ("n_density_evals", "n_likelihood"), ("n_shrinkages", "n_shrinkages"),
+                     ("n_steps_out", "n_steps_out")):
+        same("slice", old, c.stats[new])
+    same("slice", "position", c.draws)
+    c = ss.run_slice_chain(np.random.default_rng(6), MEAN + 2, logp, 1.5, n_draws=40, step_out=0, order="random")
+    same("slice_ma", "position", c.draws)
+    same("slice_ma", "n_density_evals", c.stats["n_likelihood"])
+
+
+@pytest.mark.parametrize("approx", ["laplace", "ep"])
+def test_pseudo_marginal_bit_for_bit(approx):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(25, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=25) > 0.5, 1.0, -1.0)
+    k = SquaredExponential(2, parameterisation="fg", nugget=1e-6)
+    pri = priors.IndependentPrior((priors.Gamma(1.0, 1 / np.sqrt(2)), priors.Gamma(1.2, 0.2)))
+    t = PseudoMarginalTarget(X, y, k, Probit(), pri, approx=approx, n_imp=4)
+    c = pm.run_pm_chain(np.random.default_rng(7), t, np.zeros(2), n_adapt=40, n_burn=10, n_draws=30,
+                        proposal_cov=np.eye(2) * 0.1)
+    tag = f"pm_{approx}"
+    same(tag, "position", c.draws)
+    for old, new in (("log_density", "lp"), ("proposal_log_density", "proposal_lp"), ("accepted", "accepted"),
+                     ("acceptance_prob", "acceptance_rate"), ("n_cubic", "n_cubic")):
+        same(tag, old, c.stats[new])
+    for key in ("proposal_factor", "adapt_position", "adapt_log_density", "init_log_density", "adapt_n_cubic"):
+        same(tag, key, c.params[key])
+    same(tag, "init_n_cubic", c.warmup["n_cubic_init"])
+    same(tag, "burn_n_cubic", c.warmup["n_cubic"] - c.warmup["n_cubic_init"])
+    same(tag, "burn_acceptance", c.warmup["n_accepted"] / 10)
+
+
+# ---------------------------------------------------------------------------
+# runner behaviour
+# ---------------------------------------------------------------------------
+def _rw_kernel(scale=1.0):
+    factor = scale * np.linalg.cholesky(COV)
+    return lambda r, st: random_walk.step(r, st, logp, factor)
+
+
+def test_thinning_keeps_every_kth_draw_and_adds_costs():
+    def kernel(r, st):
+        return ss.step(r, st, logp, 1.5)
+
+    full = runner.run_chain(np.random.default_rng(3), kernel, ss.init(MEAN, logp), n_draws=60)
+    thin = runner.run_chain(np.random.default_rng(3), kernel, ss.init(MEAN, logp), n_draws=20, thin=3)
+    assert np.array_equal(thin.draws, full.draws[2::3])
+    assert np.array_equal(thin.stats["lp"], full.stats["lp"][2::3])
+    # counters of the skipped steps are added to the kept draw (costs stay complete)
+    assert np.array_equal(thin.stats["n_likelihood"], full.stats["n_likelihood"].reshape(20, 3).sum(axis=1))
+
+
+def test_record_hook_and_bad_arguments():
+    rng = np.random.default_rng(0)
+    c = runner.run_chain(rng, _rw_kernel(), random_walk.init(MEAN, logp, rng), n_draws=5,
+                         record=lambda st, info: {"twice": 2 * st.position})
+    assert np.array_equal(c.extra["twice"], 2 * c.draws)
+    with pytest.raises(ValueError, match="thin"):
+        runner.run_chain(rng, _rw_kernel(), random_walk.init(MEAN, logp, rng), n_draws=5, thin=0)
+    with pytest.raises(ValueError, match="step function"):
+        runner.run_chain(rng, None, random_walk.init(MEAN, logp, rng), n_draws=5)
+
+
+def test_gaussian_moments_within_monte_carlo_error():
+    """Four HMC chains on N(MEAN, COV): means within 4 MC standard errors (ESS-based)."""
+    from gpbayes import diagnostics
+
+    mass = hmc.mass_matrix("identity", dim=2)
+    chains = [hmc.run_hmc_chain(np.random.default_rng(10 + i), MEAN + 1, vg, mass, n_tune=200, n_draws=1000)
+              for i in range(4)]
+    x = np.stack([c.draws for c in chains])
+    for j in range(2):
+        se = math.sqrt(COV[j, j] / diagnostics.ess(x[:, :, j], method="bulk"))
+        assert abs(x[:, :, j].mean() - MEAN[j]) < 4 * se
+
+
+def test_stop_rule_converges_on_a_gaussian_and_does_not_change_draws():
+    rule = runner.StopRule(rhat=1.01, ess_bulk=400, check_every=200, max_draws=20_000, min_draws=200)
+    rngs = [np.random.default_rng(20 + i) for i in range(4)]
+    states = [random_walk.init(MEAN + 3 * (i - 1.5), logp, r) for i, r in enumerate(rngs)]
+    chains = runner.run_chains(rngs, _rw_kernel(2.38 / math.sqrt(2)), states, stop=rule, n_warmup=300)
+    assert all(c.stopped == "converged" for c in chains)
+    n = chains[0].n_draws
+    assert n % 200 == 0 and n < 20_000
+    # the same chain run alone for the same length gives the same draws
+    r0 = np.random.default_rng(20)
+    alone = runner.run_chain(r0, _rw_kernel(2.38 / math.sqrt(2)), random_walk.init(MEAN - 4.5, logp, r0),
+                             n_draws=n, n_warmup=300)
+    assert np.array_equal(alone.draws, chains[0].draws)
+
+
+def test_stop_rule_budget():
+    rule = runner.StopRule(rhat=1.0001, ess_bulk=1e9, check_every=50, max_draws=150)
+    rngs = [np.random.default_rng(i) for i in range(2)]
+    states = [random_walk.init(MEAN, logp, r) for r in rngs]
+    chains = runner.run_chains(rngs, _rw_kernel(), states, stop=rule)
+    assert [c.n_draws for c in chains] == [150, 150]
+    assert chains[0].stopped.startswith("budget")
+
+
+def test_progress_logs_and_does_not_touch_the_chain(caplog):
+    rng = np.random.default_rng(1)
+    plain = runner.run_chain(np.random.default_rng(1), _rw_kernel(), random_walk.init(MEAN, logp, rng), n_draws=100)
+    prog = runner.Progress("test chain", bar=False)
+    with caplog.at_level(logging.INFO, logger="gpbayes"):
+        logged = runner.run_chain(np.random.default_rng(1), _rw_kernel(), random_walk.init(MEAN, logp, rng),
+                                  n_draws=100, callback=prog)
+    assert np.array_equal(plain.draws, logged.draws)
+    lines = [r.getMessage() for r in caplog.records if "test chain" in r.getMessage()]
+    assert 15 <= len(lines) <= 25 and "100/100" in lines[-1] and "ETA" in lines[0]
+
+
+def test_windowed_adaptation_learns_the_scales_of_a_gaussian():
+    scales = np.array([0.1, 5.0])
+
+    def vg2(x):
+        z = x / scales
+        return -0.5 * z @ z, -z / scales
+
+    def make_step(eps, mass):
+        return lambda r, st: hmc.step(r, st, vg2, eps, mass, 10)
+
+    def make_mass(draws):
+        return hmc.mass_matrix("diagonal", covariance=np.diag(np.var(draws, axis=0)))
+
+    mass0 = hmc.mass_matrix("identity", dim=2)
+    ad = adaptation.WindowedAdaptation(
+        make_step, make_mass, mass0, n_warmup=600,
+        find_step_size=lambda r, st, m: hmc.find_reasonable_step_size(r, st, vg2, m), target_accept=0.8)
+    c = runner.run_chain(np.random.default_rng(5), None, hmc.init(np.ones(2), vg2), n_draws=500, n_warmup=600,
+                         adapt=ad)
+    learned = np.sqrt(c.params["mass"].inv_diag)  # M^-1 = the estimated posterior variances
+    assert np.allclose(learned, scales, rtol=0.35)
+    assert np.std(c.draws[:, 1]) == pytest.approx(5.0, rel=0.3)
+
+
+def test_inference_groups_open_with_arviz(tmp_path):
+    az = pytest.importorskip("arviz")
+    mass = hmc.mass_matrix("identity", dim=2)
+    chains = [hmc.run_hmc_chain(np.random.default_rng(i), MEAN, vg, mass, n_tune=30, n_draws=40) for i in range(2)]
+    groups = io.to_inference_groups(chains, var_name="psi", dims=("param",), coords={"param": ["a", "b"]},
+                                    observed_data={"y": np.arange(3.0)})
+    path = io.write_inference_data(groups, tmp_path / "idata.nc")
+    idata = az.from_netcdf(path)
+    assert idata.posterior["psi"].shape == (2, 40, 2)
+    assert set(idata.sample_stats.data_vars) >= {"lp", "acceptance_rate", "diverging", "n_steps", "n_cubic"}
+    assert idata.posterior.attrs["inference_library"] == "gpbayes"
+    assert "created_at" in idata.posterior.attrs
+    summary = az.summary(idata)
+    assert list(summary.index) == ["psi[a]", "psi[b]"]
+    assert np.array_equal(idata.posterior["psi"].values[1], chains[1].draws)
+    assert idata.sample_stats.attrs["warmup_n_iterations"] == 30
