@@ -50,7 +50,7 @@ def reg():
 
 def _run(reg, sampler, settings=SETTINGS, block=0, kernel="rbf", seed=3):
     ds, su = reg
-    return E.run_block(ds, su, sampler=sampler, kernel=kernel, block=block, cfg=CFG, settings=settings, seed=seed)
+    return E.run_block(ds, su, sampler=sampler, kernel=kernel, block=block, cfg=CFG, settings=settings, seed=seed)[0]
 
 
 def test_parse_sampler_and_family():
@@ -177,10 +177,14 @@ def test_classification_block_runs_and_counts_cost():
     ds = _data("classification", n=20)
     su = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
     assert list(su["approx"].values) == ["laplace", "ep"]
-    a = E.run_block(ds, su, sampler="pm_amis_ep_4", kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=2)
+    a, a_chains = E.run_block(ds, su, sampler="pm_amis_ep_4", kernel="rbf", block=0, cfg=CFG, settings=SETTINGS,
+                              seed=2)
+    assert a_chains == {}  # importance sampling: weighted samples, no chains
     cost = a["cost"].values
     assert np.all(cost[:, 1] > cost[:, 0]) and np.all(cost[:, 0] >= 2 * 4)  # K + the approximation, per estimate
-    m = E.run_block(ds, su, sampler="pm_mh_la_1", kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=2)
+    m, m_chains = E.run_block(ds, su, sampler="pm_mh_la_1", kernel="rbf", block=0, cfg=CFG, settings=SETTINGS,
+                              seed=2)
+    assert m_chains["posterior"]["psi"].sizes["chain"] == m.sizes["replicate"]
     assert np.all(m["tuning_cost"].values > 0) and np.all(np.isfinite(m["estimate"].values[:, -1]))
 
 
@@ -274,3 +278,21 @@ def test_classification_claims_leave_out_curves_that_do_not_overlap():
     assert c4c["measured"]["cases"]["b/rbf/pm_mh"] == {"iqr_ep": None, "iqr_la": 1.5}
     assert c4c["measured"]["fraction"] == 1.0 and c4c["passed"]  # 1 of 1 comparable case, b left out
     json.dumps(by["claim4c"], allow_nan=False)
+
+
+@pytest.mark.parametrize("sampler", ["mh_h", "hmc_d", "nutsda_h", "slice"])
+def test_mcmc_baseline_runs_open_with_arviz(reg, sampler, tmp_path):
+    """The MCMC baselines of the comparison are written in the ArviZ layout beside their curves."""
+    az = pytest.importorskip("arviz")
+    import xarray as xr
+
+    from gpbayes import io
+
+    ds, su = reg
+    curves, groups = E.run_block(ds, su, sampler=sampler, kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=5)
+    path = io.write_inference_data(groups, tmp_path / "run.nc", root=curves)
+    idata = az.from_netcdf(path)
+    assert idata.posterior["psi"].sizes["chain"] == curves.sizes["replicate"]
+    assert {"lp", "n_cubic", "acceptance_rate"} <= set(idata.sample_stats.data_vars)
+    assert len(az.summary(idata)) == idata.posterior["psi"].sizes["param"]
+    assert xr.load_dataset(path)["estimate"].equals(curves["estimate"])

@@ -223,14 +223,24 @@ def to_inference_groups(
     return groups
 
 
-def write_inference_data(groups: Mapping[str, xr.Dataset], path) -> Path:
-    """Write ArviZ-layout groups into one NetCDF4 file, atomically."""
-    if "posterior" not in groups:
+def write_inference_data(groups: Mapping[str, xr.Dataset], path, *, root: xr.Dataset | None = None) -> Path:
+    """Write ArviZ-layout groups into one NetCDF4 file, atomically.
+
+    ``root`` (optional) is written to the file's root group, where plain
+    ``xarray.load_dataset(path)`` reads it; ArviZ reads only the named
+    groups.  Without ``root`` the file needs a ``posterior`` group.
+    """
+    if root is None and "posterior" not in groups:
         raise ValueError("an inference-data file needs a 'posterior' group")
     ordered = [g for g in GROUP_ORDER if g in groups] + [g for g in groups if g not in GROUP_ORDER]
     with atomic_path(path) as tmp:
-        for i, name in enumerate(ordered):
-            groups[name].to_netcdf(tmp, group=name, mode="w" if i == 0 else "a", engine="netcdf4")
+        mode = "w"
+        if root is not None:
+            root.to_netcdf(tmp, mode="w", engine="netcdf4")
+            mode = "a"
+        for name in ordered:
+            groups[name].to_netcdf(tmp, group=name, mode=mode, engine="netcdf4")
+            mode = "a"
     return Path(path)
 
 

@@ -44,7 +44,7 @@ from scipy import optimize
 
 from .. import builders
 from gpbayes import amis as amis_mod
-from gpbayes import linalg, priors, rng as rng_mod
+from gpbayes import io, linalg, priors, rng as rng_mod
 from .. import convergence
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
@@ -274,7 +274,7 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
                                                 mamis_sizes=sizes, norm_transform=np.exp)
             extra.update(tuning_cost=float(tun.n_cubic[-1]), tuning_wall=float(tun.wall_time[-1]))
         extra["bookkeeping_fraction"] = res.bookkeeping_fraction
-        return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra
+        return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra, None
     start = mode + linalg.cholesky(cov, name="start covariance", count=False) @ rng.standard_normal(mode.size)
     if method == "mh":
         shape = {"i": np.eye(mode.size), "d": np.diag(np.diag(cov)), "h": cov}[spec["matrix"]]
@@ -305,7 +305,7 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
                      step=float(out.params["step_size"]))
     c, e, w = _mcmc_run(out.draws, costs, extra["tuning_cost"], out.stats["wall_time"], extra["tuning_wall"],
                         max_points)
-    return c, e, w, extra
+    return c, e, w, extra, out
 
 
 def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
@@ -318,7 +318,7 @@ def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
         res = amis_mod.pm_amis(rng, tgt, mode, cov, n_iterations=st["n_iterations"],
                                n_per_iteration=st["n_per_iteration"], norm_transform=np.exp)
         extra["bookkeeping_fraction"] = res.bookkeeping_fraction
-        return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra
+        return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra, None
     start = mode + linalg.cholesky(cov, name="start covariance", count=False) @ rng.standard_normal(mode.size)
     out = pseudo_marginal.run_pm_chain(rng, tgt, start, n_adapt=st["n_tune"], n_burn=0, n_draws=st["n_draws"],
                                        proposal_cov=cov, adapt_on=spec["approx"], adapt_covariance=False)
@@ -327,12 +327,19 @@ def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
                  accept=float(np.mean(out.stats["accepted"])), step=float(out.params["proposal_scale"]))
     c, e, w = _mcmc_run(out.draws, out.stats["n_cubic"], tune, out.stats["wall_time"], extra["tuning_wall"],
                         max_points)
-    return c, e, w, extra
+    return c, e, w, extra, out
 
 
 def run_block(ds: xr.Dataset, setup_ds: xr.Dataset, *, sampler: str, kernel: str, block: int, cfg: dict,
-              settings: dict, seed: int) -> xr.Dataset:
-    """Replicates ``block_replicates(block, ...)`` of ``sampler``: dims (replicate, point), NaN-padded."""
+              settings: dict, seed: int) -> tuple[xr.Dataset, dict[str, xr.Dataset]]:
+    """Replicates ``block_replicates(block, ...)`` of ``sampler``.
+
+    Returns the running-estimate curves, dims (replicate, point), NaN-padded,
+    and, for the MCMC samplers, their chains in the ArviZ layout (one chain
+    per replicate: groups ``posterior`` with ``psi`` (chain, draw, param)
+    and ``sample_stats``; empty for the importance samplers, whose output is
+    weighted samples, not chains).
+    """
     spec = parse_sampler(sampler)
     X, y, info = load_data(ds, settings.get("n_max"), seed)
     fam = family(sampler)
@@ -362,8 +369,19 @@ def run_block(ds: xr.Dataset, setup_ds: xr.Dataset, *, sampler: str, kernel: str
             "wall": (("replicate", "point"), pad(2))}
     for key in rows[0][3]:
         data[key] = (("replicate",), np.array([row[3][key] for row in rows], dtype=float))
-    return xr.Dataset(data, coords={"replicate": list(reps)},
-                      attrs={**info, "kernel": kernel, "sampler": sampler, "family": fam})
+    curves = xr.Dataset(data, coords={"replicate": list(reps)},
+                        attrs={**info, "kernel": kernel, "sampler": sampler, "family": fam})
+    chains = [row[4] for row in rows]
+    groups = {}
+    if all(c is not None for c in chains):
+        groups = io.to_inference_groups(chains, var_name="psi", dims=("param",),
+                                        stats=["lp", "acceptance_rate", "n_cubic", "wall_time"]
+                                        + [k for k in ("n_steps", "diverging", "tree_depth", "accepted", "n_likelihood")
+                                           if all(k in c.stats for c in chains)],
+                                        attrs={"sampler": sampler, "kernel": kernel, "dataset": info["dataset"]})
+        groups["posterior"] = groups["posterior"].assign_coords(chain=list(reps))
+        groups["sample_stats"] = groups["sample_stats"].assign_coords(chain=list(reps))
+    return curves, groups
 
 
 def reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: str, cfg: dict, settings: dict, seed: int) -> xr.Dataset:
