@@ -66,3 +66,23 @@ def test_missing_group_and_file_errors(tmp_path):
         io.read_inference_data(path, ["observed_data"])
     with pytest.raises(FileNotFoundError, match="does not exist"):
         io.read_inference_data(tmp_path / "nope.nc")
+
+
+def test_written_files_honour_the_umask(tmp_path):
+    """Results get 0666 & ~umask like any file the user writes (mkstemp alone gives 0600)."""
+    import os
+    import stat
+
+    import xarray as xr
+
+    from gpbayes import io as gio
+
+    old = os.umask(0o022)
+    try:
+        p = gio.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "a.nc")
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o644
+        os.umask(0o077)
+        q = gio.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "b.nc")
+        assert stat.S_IMODE(os.stat(q).st_mode) == 0o600
+    finally:
+        os.umask(old)

@@ -48,15 +48,27 @@ __all__ = [
 GROUP_ORDER = ("posterior", "sample_stats", "observed_data", "constant_data")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path, suffix: str = ".tmp"):
-    """Yield a temporary path next to ``path``; rename it over ``path`` on success."""
+    """Yield a temporary path next to ``path``; rename it over ``path`` on success.
+
+    The finished file gets the mode a plain ``open(path, "w")`` would give
+    (0666 less the process umask), not ``mkstemp``'s private 0600, so results
+    on a shared project directory are readable by the group as usual.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
