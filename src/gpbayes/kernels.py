@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-__all__ = ["SquaredExponential", "PARAMETERISATIONS", "make_kernel"]
+__all__ = ["SquaredExponential", "PARAMETERISATIONS"]
 
 # (c_a, c_w, b_w) per parameterisation, see the table above
 PARAMETERISATIONS: dict[str, tuple[float, float, float]] = {
@@ -205,14 +205,3 @@ class SquaredExponential:
         if not self.fixed_amplitude:
             grads.append(np.asfortranarray(c_a * K))
         return grads
-
-
-def make_kernel(spec: dict, input_dim: int) -> SquaredExponential:
-    """Kernel from a config mapping ``{ard: bool, parameterisation: str}``."""
-    return SquaredExponential(
-        input_dim=input_dim,
-        ard=bool(spec.get("ard", False)),
-        parameterisation=str(spec.get("parameterisation", "fg")),
-        fixed_amplitude=bool(spec.get("fixed_amplitude", False)),
-        nugget=float(spec.get("nugget", 0.0)),
-    )
