@@ -60,12 +60,11 @@ import dataclasses
 
 import numpy as np
 from scipy import optimize
-from scipy.spatial.distance import pdist
 from scipy.special import ndtr
 
 from . import linalg
 from .approx import GaussianApproximation, ep_approximation, laplace_approximation
-from .kernels import PARAMETERISATIONS, SquaredExponential
+from .kernels import SquaredExponential
 from .likelihoods import Probit
 
 __all__ = [
@@ -339,19 +338,8 @@ def ep_log_marginal_and_grad(
 
 
 def default_init(X, kernel: SquaredExponential) -> np.ndarray:
-    """psi with unit amplitude and every length-scale at the median pairwise distance."""
-    X = np.asarray(X, dtype=np.float64)
-    X = X[:, None] if X.ndim == 1 else X
-    Xs = X[:300]
-    med = float(np.median(pdist(Xs))) if Xs.shape[0] > 1 else 1.0
-    med = max(med, 1e-3)
-    c_a, c_w, b_w = PARAMETERISATIONS[kernel.parameterisation]
-    # w = exp(c_w psi + b_w) = 1 / med^2
-    psi_scale = (np.log(1.0 / med**2) - b_w) / c_w
-    parts = [np.full(kernel.n_scale, psi_scale)]
-    if not kernel.fixed_amplitude:
-        parts.append([0.0])  # log a = c_a psi = 0: unit amplitude
-    return np.concatenate(parts)
+    """psi with unit amplitude and every length-scale at the median pairwise distance (``kernel.initial_psi``)."""
+    return kernel.initial_psi(X, amplitude=1.0)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,10 +17,9 @@ import dataclasses
 
 import numpy as np
 from scipy import optimize
-from scipy.spatial.distance import pdist
 
 from . import linalg
-from .kernels import PARAMETERISATIONS, SquaredExponential
+from .kernels import SquaredExponential
 
 __all__ = ["GPRegression", "fit_type2_ml", "numerical_hessian"]
 
@@ -175,19 +174,7 @@ def fit_type2_ml(
 
 
 def default_init(model: GPRegression) -> np.ndarray:
-    """A data-driven starting point for phi (see ``fit_type2_ml``)."""
-    k = model.kernel
-    X = model.X[:300]
-    med = float(np.median(pdist(X))) if X.shape[0] > 1 else 1.0
-    med = max(med, 1e-3)
-    # choose psi_scale so that the effective lengthscale equals med
-    c_a, c_w, b_w = PARAMETERISATIONS[k.parameterisation]
-    # w = exp(c_w psi + b_w) = 1/med^2 puts sum_d w_d r_d^2 near 1 for a typical pair
-    target_w = np.log(1.0 / med**2)
-    psi_scale = (target_w - b_w) / c_w
+    """A data-driven starting point for phi (see ``fit_type2_ml``): the kernel's
+    ``initial_psi`` with amplitude var(y), then noise variance 0.1 var(y)."""
     vy = float(np.var(model.y)) or 1.0
-    parts = [np.full(k.n_scale, psi_scale)]
-    if not k.fixed_amplitude:
-        parts.append([np.log(vy) / c_a])
-    parts.append([np.log(0.1 * vy)])
-    return np.concatenate(parts)
+    return np.concatenate([model.kernel.initial_psi(model.X, amplitude=vy), [np.log(0.1 * vy)]])

@@ -1,5 +1,10 @@
 """Psi-statistics of the SE-ARD kernel under a Gaussian q(Z) (Titsias & Lawrence 2010).
 
+Squared-exponential only, by their mathematics (the Gaussian integrals below
+have closed forms for the SE kernel): the functions take the SE amplitude and
+precisions, not a kernel object, and ``gplvm.SupervisedGPLVM`` builds its SE
+kernels itself, so no other kernel can reach them.
+
 Kernel (Gadd et al., Sec. 6.1, k_f):  k(z, z') = a exp(-1/2 sum_j w_j (z_j - z'_j)^2),
 with amplitude a = theta_S and precisions w_j = theta_j.  For inducing inputs
 u_1..u_M (rows of ``inducing``) the statistics of Gadd et al. Sec. 3 are

@@ -38,8 +38,8 @@ Gradients are hand-written (the project has no autodiff): reverse mode through
 (C1)-(C3), the triangular solve W = L^-1 K_uf, the Cholesky factor
 (``cholesky_backward``: Murray 2016's symbolic reverse-mode formula, in
 symmetric form; equivalent to Smith 1995) and the SE kernel
-(``se_cross_gradients``: K(X1, X2) w.r.t. psi and X1, which
-``kernels.SquaredExponential.gradients`` does not cover).  Cost of one ELBO
+(the kernel protocol's ``cross_covariance_vjp``: K(X1, X2) w.r.t. psi and
+X1, and ``diag_vjp``).  Cost of one ELBO
 and gradient: O(N M^2 C) plus O(M^3 C); the quadrature is O(N Q C).
 
 Conventions
@@ -64,14 +64,13 @@ from numpy.polynomial.hermite import hermgauss
 from scipy import optimize
 
 from .. import linalg
-from ..kernels import PARAMETERISATIONS, SquaredExponential
+from ..kernels import SquaredExponential
 
 __all__ = [
     "VAR_FLOOR",
     "gauss_hermite",
     "expected_log_lik",
     "cholesky_backward",
-    "se_cross_gradients",
     "WhitenedConditional",
     "whitened_conditional",
     "whitened_conditional_backward",
@@ -181,41 +180,6 @@ def cholesky_backward(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
     return 0.5 * (S + S.T)
 
 
-def se_cross_gradients(
-    kernel: SquaredExponential,
-    psi: np.ndarray,
-    X1: np.ndarray,
-    X2: np.ndarray,
-    K12: np.ndarray,
-    K_bar: np.ndarray,
-    inputs: bool = True,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """<K_bar, dK12/dpsi> for each psi, and <K_bar, dK12/dX1> (M x d).
-
-    K12 = a exp(-1/2 sum_d w_d (x1_d - x2_d)^2) (``kernels`` module docstring):
-    dK/dpsi_amp = c_a K;   dK/dpsi_d = c_w K (-1/2 w_d (x1_d - x2_d)^2);
-    dK_mn/dX1_md = -w_d (X1_md - X2_nd) K_mn.
-    With B = K_bar * K12, sum_mn B_mn (x1_m - x2_n)^2 =
-    rowsum(B).x1^2 + colsum(B).x2^2 - 2 x1^T B x2, so everything is O(M N d).
-    A constant added to the diagonal of K12 (jitter * a) is covered: it
-    scales with a and has zero distance.
-    """
-    a, w = kernel.amplitude_and_precisions(psi)
-    c_a, c_w, _ = PARAMETERISATIONS[kernel.parameterisation]
-    B = K_bar * K12
-    rs, cs = B.sum(axis=1), B.sum(axis=0)
-    BX2 = B @ X2  # (M, d)
-    # sum_mn B_mn (X1_md - X2_nd)^2 for each d
-    dist = rs @ (X1 * X1) + cs @ (X2 * X2) - 2.0 * np.einsum("md,md->d", X1, BX2)
-    if kernel.ard:
-        g_scale = -0.5 * c_w * w * dist
-    else:
-        g_scale = np.array([-0.5 * c_w * w[0] * dist.sum()])
-    g = g_scale if kernel.fixed_amplitude else np.append(g_scale, c_a * B.sum())
-    dX1 = -w[None, :] * (X1 * rs[:, None] - BX2) if inputs else None
-    return g, dX1
-
-
 # ---------------------------------------------------------------------------
 # the whitened conditional p(f | u = L v), eq. (C1)
 # ---------------------------------------------------------------------------
@@ -236,7 +200,7 @@ def whitened_conditional(kernel, psi, Z, X, jitter: float) -> WhitenedConditiona
     sampler's target is -inf there.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        a, _ = kernel.amplitude_and_precisions(psi)
+        a = kernel.amplitude(psi)
         K_uu = kernel(psi, Z)
         K_uu[np.diag_indices_from(K_uu)] += jitter * a
         if not np.all(np.isfinite(K_uu)):
@@ -263,12 +227,11 @@ def whitened_conditional_backward(
     """
     A = linalg.solve_triangular(cond.L, W_bar, lower=True, trans=True)  # K_uf_bar
     K_uu_bar = cholesky_backward(cond.L, -A @ cond.W.T)
-    g_uu, dZ_uu = se_cross_gradients(kernel, psi, Z, Z, cond.K_uu, K_uu_bar, inputs)
-    g_uf, dZ_uf = se_cross_gradients(kernel, psi, Z, X, cond.K_uf, A, inputs)
+    g_uu, dZ_uu = kernel.cross_covariance_vjp(psi, Z, Z, cond.K_uu, K_uu_bar, inputs)
+    g_uf, dZ_uf = kernel.cross_covariance_vjp(psi, Z, X, cond.K_uf, A, inputs)
     g = g_uu + g_uf
     if not kernel.fixed_amplitude:
-        c_a = PARAMETERISATIONS[kernel.parameterisation][0]
-        g[-1] += c_a * float(np.sum(knn_bar * cond.knn))
+        g[-1] += kernel.diag_vjp(psi, cond.knn, knn_bar)[-1]
     # K_uu depends on Z through both arguments; K_uu_bar is symmetric
     dZ = 2.0 * dZ_uu + dZ_uf if inputs else None
     return g, dZ
