@@ -219,9 +219,9 @@ def test_run_chain_is_reproducible_and_rejects_unknown_methods():
     model = poisson_model()
     a = hs.run_chain(np.random.default_rng(5), model, np.zeros(3), np.zeros(N_SMALL), "post-site", n_burn=3, n_draws=8)
     b = hs.run_chain(np.random.default_rng(5), model, np.zeros(3), np.zeros(N_SMALL), "post-site", n_burn=3, n_draws=8)
-    np.testing.assert_array_equal(a["theta"], b["theta"])
-    np.testing.assert_array_equal(a["complete_ll"], b["complete_ll"])
-    assert a["theta"].shape == (8, 3) and np.all(a["n_covariance"] > 0)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    np.testing.assert_array_equal(a.stats["lp"], b.stats["lp"])
+    assert a.draws.shape == (8, 3) and np.all(a.stats["n_covariance"] > 0)
     with pytest.raises(ValueError, match="unknown representation"):
         hs.init(model, np.zeros(3), np.zeros(N_SMALL), "surr")
     with pytest.raises(ValueError, match="Poisson"):
@@ -370,7 +370,7 @@ def test_theta_marginal_matches_exact_regression_posterior(regression_problem, m
     out = hs.run_chain(np.random.default_rng(31), model, np.array([-0.5, 0.0]), np.zeros(REG_N), method,
                        n_burn=100, n_draws=2000, n_latent_updates=2)
     for k in range(2):
-        x = out["theta"][:, k]
+        x = out.draws[:, k]
         ess = diagnostics.ess_coda(x[None, :])
         mean, sd = exact[k]
         se = sd / math.sqrt(ess)

@@ -231,10 +231,13 @@ def test_same_seed_same_chain_bit_for_bit(method):
     a = lg.run_chain(np.random.default_rng(5), model, np.zeros(3), np.zeros(model.n), **kw)
     b = lg.run_chain(np.random.default_rng(5), model, np.zeros(3), np.zeros(model.n), **kw)
     c = lg.run_chain(np.random.default_rng(6), model, np.zeros(3), np.zeros(model.n), **kw)
-    for key in ("psi", "f", "log_likelihood", "n_cubic", "n_shrinkages"):
-        np.testing.assert_array_equal(a[key], b[key])
-    assert not np.array_equal(a["psi"], c["psi"])
-    assert a["psi"].shape == (40, 3) and a["f"].shape == (40, model.n)
+    np.testing.assert_array_equal(a.draws, b.draws)
+    for key in ("f", "log_likelihood"):
+        np.testing.assert_array_equal(a.extra[key], b.extra[key])
+    for key in ("n_cubic", "n_shrinkages"):
+        np.testing.assert_array_equal(a.stats[key], b.stats[key])
+    assert not np.array_equal(a.draws, c.draws)
+    assert a.draws.shape == (40, 3) and a.extra["f"].shape == (40, model.n)
 
 
 def test_poisson_surr_chain_runs_and_keeps_its_invariants():
@@ -244,9 +247,9 @@ def test_poisson_surr_chain_runs_and_keeps_its_invariants():
         rng, model, np.zeros(3), np.zeros(7), method="surr", n_burn=50, n_draws=50,
         proposal_cov=np.diag([0.5, 0.5, 0.2]),
     )
-    assert np.all(out["n_cubic"] == 3)
-    assert np.all(np.isfinite(out["log_likelihood"]))
-    assert 0.0 < out["accepted"].mean() < 1.0
+    assert np.all(out.stats["n_cubic"] == 3)
+    assert np.all(np.isfinite(out.extra["log_likelihood"]))
+    assert 0.0 < out.stats["accepted"].mean() < 1.0
 
 
 def test_init_rejects_bad_input():

@@ -1,4 +1,5 @@
-"""Golden arrays for the kernel protocol, made with the code before it (commit 81aef2f):
+"""Run with one BLAS thread (OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1), as the workflow does.
+Golden arrays for the kernel protocol, made with the code before it (commit 81aef2f):
 default initial values of regression and classification, the SE cross-covariance VJP and
 the whitened-conditional backward pass of the sparse GP, per parameterisation."""
 import sys

@@ -1,4 +1,5 @@
-"""Golden arrays of the five core chain runners, made with the pre-runner code (commit 81aef2f)."""
+"""Run with one BLAS thread (OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1), as the workflow does.
+Golden arrays of the five core chain runners, made with the pre-runner code (commit 81aef2f)."""
 import sys
 import numpy as np
 from gpbayes.mcmc import driver, hmc, nuts, slice as ss, pseudo_marginal as pm

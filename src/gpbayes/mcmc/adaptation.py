@@ -143,6 +143,7 @@ class RandomWalkAdaptation:
     target_accept: float = 0.25
     initial_scale: float | None = None
     adapt_covariance: bool = True
+    position: Callable = staticmethod(lambda s: s.position)
 
     def init(self, rng, state) -> _RWState:
         p = np.asarray(self.proposal_cov).shape[0]
@@ -161,7 +162,8 @@ class RandomWalkAdaptation:
         chol, p = a.chol, a.chol.shape[0]
         log_s = robbins_monro_log_scale(a.log_scale, info.acceptance_prob, a.rm_iter, self.target_accept)
         rm_iter = a.rm_iter + 1
-        a.positions[iteration] = state.position
+        if self.adapt_covariance:
+            a.positions[iteration] = self.position(state)
         nxt = iteration + 1  # covariance checkpoint before the next iteration
         start = self._checkpoints().get(nxt)
         if start is not None and nxt < self.n_warmup and nxt - start > 2 * p:

@@ -138,7 +138,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -146,7 +145,9 @@ import numpy as np
 from .. import linalg, priors
 from .. import representations as rep
 from . import elliptical_slice
+from . import runner
 from . import slice as slice_mod
+from .runner import Chain
 
 __all__ = [
     "METHODS",
@@ -771,49 +772,24 @@ def run_chain(
     n_latent_updates: int = 10,
     step_out: float = 0,
     root: str = DEFAULT_ROOT,
-) -> dict:
-    """``n_burn`` discarded iterations, then ``n_draws`` kept ones (nothing is tuned).
+    callback=None,
+) -> Chain:
+    """``n_burn`` discarded iterations, then ``n_draws`` kept ones (nothing is tuned; a use of ``runner.run_chain``).
 
-    Returns numpy arrays over the kept iterations: ``theta`` (n_draws, p),
-    ``complete_ll`` (the complete-data log-likelihood), ``log_likelihood``,
-    ``n_likelihood_evals``, ``n_covariance``, ``n_cubic``,
-    ``n_density_evals``, ``n_shrinkages``, ``wall_time`` (seconds per
-    iteration), and the scalars ``burn_wall_time``, ``burn_n_covariance``,
-    ``burn_n_likelihood_evals``.
+    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws`` theta
+    (n_draws, p); stats ``lp`` (the complete-data log-likelihood
+    log p(y, f | theta), the trace M&A measure ESS on), ``n_likelihood``
+    (likelihood evaluations, M&A's cost unit), ``n_covariance`` (covariance
+    constructions), ``n_cubic``, ``n_density_evals`` (slice evaluations),
+    ``n_shrinkages``, ``wall_time``; ``extra["log_likelihood"]`` (log L(f));
+    burn-in cost in ``warmup`` (``n_covariance``, ``n_likelihood``, ...).
     """
     widths = prior_widths(model.prior) if widths is None else np.asarray(widths, dtype=np.float64)
     state = init(model, theta0, f0, method, root)
-    kw = dict(n_latent_updates=n_latent_updates, step_out=step_out)
-    t0 = time.perf_counter()
-    burn_cov = burn_lik = 0
-    for _ in range(n_burn):
-        state, info = step(rng, state, model, method, widths, **kw)
-        burn_cov += info.n_covariance
-        burn_lik += info.n_likelihood_evals
-    burn_time = time.perf_counter() - t0
-    p = model.n_theta
-    out = {
-        "theta": np.empty((n_draws, p)),
-        "complete_ll": np.empty(n_draws),
-        "log_likelihood": np.empty(n_draws),
-        "n_likelihood_evals": np.empty(n_draws, dtype=np.int64),
-        "n_covariance": np.empty(n_draws, dtype=np.int64),
-        "n_cubic": np.empty(n_draws, dtype=np.int64),
-        "n_density_evals": np.empty(n_draws, dtype=np.int64),
-        "n_shrinkages": np.empty(n_draws, dtype=np.int64),
-        "wall_time": np.empty(n_draws),
-    }
-    for i in range(n_draws):
-        t = time.perf_counter()
-        state, info = step(rng, state, model, method, widths, **kw)
-        out["wall_time"][i] = time.perf_counter() - t
-        out["theta"][i] = state.theta
-        out["complete_ll"][i] = complete_data_log_likelihood(model, state)
-        out["log_likelihood"][i] = state.log_likelihood
-        out["n_likelihood_evals"][i] = info.n_likelihood_evals
-        out["n_covariance"][i] = info.n_covariance
-        out["n_cubic"][i] = info.n_cubic
-        out["n_density_evals"][i] = info.n_density_evals
-        out["n_shrinkages"][i] = info.n_shrinkages
-    out.update(burn_wall_time=burn_time, burn_n_covariance=int(burn_cov), burn_n_likelihood_evals=int(burn_lik))
-    return out
+
+    def kernel(r, st):
+        return step(r, st, model, method, widths, n_latent_updates=n_latent_updates, step_out=step_out)
+
+    return runner.run_chain(rng, kernel, state, n_draws=n_draws, n_warmup=n_burn, callback=callback,
+                            position=lambda st: st.theta, lp=lambda st: complete_data_log_likelihood(model, st),
+                            record=lambda st, info: {"log_likelihood": st.log_likelihood})

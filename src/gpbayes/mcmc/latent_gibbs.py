@@ -43,14 +43,14 @@ changing the data build a new state with ``init``.
 from __future__ import annotations
 
 import math
-import time
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import linalg
 from .. import representations as rep
-from . import adaptation, elliptical_slice, random_walk
+from . import adaptation, elliptical_slice, random_walk, runner
+from .runner import Chain
 
 __all__ = [
     "METHODS",
@@ -250,67 +250,39 @@ def run_chain(
     target_accept: float = 0.25,
     initial_scale: float | None = None,
     keep_latent: bool = True,
-) -> dict:
-    """Burn-in with proposal-scale adaptation, then ``n_draws`` kept iterations.
+    thin: int = 1,
+    callback=None,
+) -> Chain:
+    """Burn-in with proposal-scale adaptation, then ``n_draws`` kept iterations (a use of ``runner.run_chain``).
 
     The psi-proposal covariance is ``s^2 * proposal_cov`` (identity if
     None), ``s`` starting at ``initial_scale`` (default 2.38 / sqrt(p)) and
-    adapted during burn-in towards ``target_accept`` (F&G tuned to about
-    25%), then frozen.  Returns numpy arrays for the kept draws: ``psi``
-    (n_draws, p), ``f`` (n_draws, n; if ``keep_latent``), ``log_likelihood``,
-    ``log_prior``, ``accepted``, ``acceptance_prob``, ``n_cubic``,
-    ``n_likelihood_evals``, ``n_shrinkages``, ``n_failed_cholesky``, ``wall_time`` (seconds per
-    iteration); and scalars ``proposal_scale``, ``burn_acceptance``,
-    ``burn_n_cubic``.
+    adapted during burn-in by Robbins–Monro towards ``target_accept`` (F&G
+    tuned to about 25%; ``adaptation.RandomWalkAdaptation`` without
+    covariance updates), then frozen.  Returns a
+    :class:`~gpbayes.mcmc.runner.Chain`: ``draws`` psi (n_draws, p); stats
+    ``lp`` (log L(f) + log p_h(psi)), ``accepted``, ``acceptance_rate``,
+    ``n_cubic``, ``n_cubic_theta``, ``n_likelihood``, ``n_shrinkages``,
+    ``n_failed_cholesky``, ``wall_time``; ``extra`` ``log_likelihood``,
+    ``log_prior`` and, with ``keep_latent``, ``f`` (n_draws, n);
+    ``params["proposal_scale"]``; burn-in cost in ``warmup``.
     """
     state = init(model, psi0, f0, method)
     p = state.psi.shape[0]
-    if proposal_cov is None:
-        chol = np.eye(p)
-    else:  # p x p: not one of the O(n^3) operations the papers count
-        chol = linalg.cholesky(np.asarray(proposal_cov, dtype=float), name="proposal covariance", count=False)
-    log_s = math.log(initial_scale if initial_scale is not None else 2.38 / math.sqrt(p))
-    burn_acc = burn_ops = 0
-    for it in range(n_burn):
-        state, info = step(
-            rng, state, model, math.exp(log_s) * chol, method=method, n_latent_updates=n_latent_updates
-        )
-        log_s = adaptation.robbins_monro_log_scale(log_s, info.acceptance_prob, it, target_accept)
-        burn_acc += info.accepted
-        burn_ops += info.n_cubic
-    factor = math.exp(log_s) * chol
-    out = {
-        "psi": np.empty((n_draws, p)),
-        "log_likelihood": np.empty(n_draws),
-        "log_prior": np.empty(n_draws),
-        "accepted": np.empty(n_draws, dtype=bool),
-        "acceptance_prob": np.empty(n_draws),
-        "n_cubic": np.empty(n_draws, dtype=np.int64),
-        "n_likelihood_evals": np.empty(n_draws, dtype=np.int64),
-        "n_shrinkages": np.empty(n_draws, dtype=np.int64),
-        "n_failed_cholesky": np.empty(n_draws, dtype=np.int64),
-        "wall_time": np.empty(n_draws),
-    }
-    if keep_latent:
-        out["f"] = np.empty((n_draws, model.n))
-    for i in range(n_draws):
-        t0 = time.perf_counter()
-        state, info = step(rng, state, model, factor, method=method, n_latent_updates=n_latent_updates)
-        out["wall_time"][i] = time.perf_counter() - t0
-        out["psi"][i] = state.psi
+    cov = np.eye(p) if proposal_cov is None else np.asarray(proposal_cov, dtype=float)
+
+    def make_step(factor):
+        return lambda r, st: step(r, st, model, factor, method=method, n_latent_updates=n_latent_updates)
+
+    adapt = adaptation.RandomWalkAdaptation(make_step, cov, int(n_burn), target_accept=target_accept,
+                                            initial_scale=initial_scale, adapt_covariance=False)
+
+    def record(st, info):
+        out = {"log_likelihood": st.log_likelihood, "log_prior": st.log_prior}
         if keep_latent:
-            out["f"][i] = state.f
-        out["log_likelihood"][i] = state.log_likelihood
-        out["log_prior"][i] = state.log_prior
-        out["accepted"][i] = info.accepted
-        out["acceptance_prob"][i] = info.acceptance_prob
-        out["n_cubic"][i] = info.n_cubic
-        out["n_likelihood_evals"][i] = info.n_likelihood_evals
-        out["n_shrinkages"][i] = info.n_shrinkages
-        out["n_failed_cholesky"][i] = info.n_failed_cholesky
-    out.update(
-        proposal_scale=math.exp(log_s),
-        burn_acceptance=burn_acc / max(n_burn, 1),
-        burn_n_cubic=int(burn_ops),
-    )
-    return out
+            out["f"] = st.f
+        return out
+
+    return runner.run_chain(rng, None, state, n_draws=n_draws, n_warmup=n_burn, adapt=adapt, thin=thin,
+                            callback=callback, position=lambda st: st.psi,
+                            lp=lambda st: st.log_likelihood + st.log_prior, record=record)

@@ -64,12 +64,14 @@ log = logging.getLogger("gpbayes")
 STAT_NAMES: dict[str, str] = {
     "acceptance_prob": "acceptance_rate",
     "n_grad_evals": "n_steps",
-    "n_density_evals": "n_likelihood",
+    "n_likelihood_evals": "n_likelihood",
+    "n_density_evals": "n_likelihood",  # unless the kernel also counts n_likelihood_evals (then kept as is)
     "proposal_log_density": "proposal_lp",
 }
 #: Per-draw counters that add up over thinned-away steps and over the warm-up.
 ADDITIVE_STATS = ("n_cubic", "n_steps", "n_likelihood", "n_leapfrog", "n_shrinkages", "n_steps_out",
-                  "n_bound_evals", "wall_time")
+                  "n_bound_evals", "n_covariance", "n_density_evals", "n_cubic_theta", "n_failed_cholesky",
+                  "wall_time")
 
 StepFn = Callable[[np.random.Generator, Any], tuple[Any, Any]]
 
@@ -181,7 +183,9 @@ def _info_items(info) -> list[tuple[str, Any]]:
         items = info.items()
     else:
         return []
-    return [(STAT_NAMES.get(k, k), v) for k, v in items if np.ndim(v) == 0 and v is not None]
+    items = [(k, v) for k, v in items if np.ndim(v) == 0 and v is not None]
+    has_lik = any(k == "n_likelihood_evals" for k, _ in items)
+    return [(k if (k == "n_density_evals" and has_lik) else STAT_NAMES.get(k, k), v) for k, v in items]
 
 
 def _default_position(state) -> np.ndarray:

@@ -162,10 +162,9 @@ def run_chain(X, y, kernel, prior, scheme: str, *, n_adapt: int, n_burn: int, n_
         out = latent_gibbs.run_chain(rng, model, psi0, f0, method=kind, n_burn=(n_adapt + n_burn) * repeat,
                                      n_draws=n_draws * repeat, proposal_cov=proposal_cov,
                                      n_latent_updates=n_latent_updates, keep_latent=False)
-        psi = out["psi"]
-        stats = {"lp": out["log_likelihood"] + out["log_prior"], "accepted": out["accepted"],
-                 "acceptance_rate": out["acceptance_prob"], "n_cubic": out["n_cubic"],
-                 "n_failed_cholesky": out["n_failed_cholesky"], "wall_time": out["wall_time"]}
+        psi = out.draws
+        stats = {k: out.stats[k] for k in ("lp", "accepted", "acceptance_rate", "n_cubic", "n_failed_cholesky",
+                                           "wall_time")}
     stats["psi"] = psi
     stats = _thin(stats, repeat=repeat)
     psi = stats.pop("psi")

@@ -66,6 +66,7 @@ from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Gaussian, Logistic, Poisson
 from gpbayes.mcmc import hyper_slice as hs
+from gpbayes.mcmc.runner import Progress
 
 __all__ = [
     "DATASETS",
@@ -272,24 +273,27 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
         gen = rngmod.stream(seed, "slice_ma", name, method, "chain", c)
         t0 = time.perf_counter()
         out = hs.run_chain(gen, model, theta0, f0, method, n_burn=int(s["n_burn"]), n_draws=int(s["n_draws"]),
-                           n_latent_updates=int(cfg["n_latent_updates"]))
-        out["total_wall_time"] = time.perf_counter() - t0
-        results.append(out)
-    post = {"theta": np.stack([r["theta"] for r in results]),
-            "complete_ll": np.stack([r["complete_ll"] for r in results])}
-    stat_keys = ("log_likelihood", "n_likelihood_evals", "n_covariance", "n_cubic", "n_density_evals",
-                 "n_shrinkages", "wall_time")
-    stats = {k: np.stack([r[k] for r in results]) for k in stat_keys}
+                           n_latent_updates=int(cfg["n_latent_updates"]),
+                           callback=Progress(f"slice_ma {name} {method} chain {c}"))
+        results.append((out, time.perf_counter() - t0))
+    post = {"theta": np.stack([r.draws for r, _ in results]),
+            "complete_ll": np.stack([r.stats["lp"] for r, _ in results])}
+    stats = {"log_likelihood": np.stack([r.extra["log_likelihood"] for r, _ in results])}
+    # the stored names of these counters (M&A's cost units), from the runner's ArviZ names
+    for old, new in (("n_likelihood_evals", "n_likelihood"), ("n_covariance", "n_covariance"),
+                     ("n_cubic", "n_cubic"), ("n_density_evals", "n_density_evals"),
+                     ("n_shrinkages", "n_shrinkages"), ("wall_time", "wall_time")):
+        stats[old] = np.stack([r.stats[new] for r, _ in results])
     # ArviZ names: lp = log p(y, f, theta) (complete-data log-likelihood + log prior); slice samplers always move
-    stats["lp"] = post["complete_ll"] + np.array([[model.log_prior(t) for t in r["theta"]] for r in results])
+    stats["lp"] = post["complete_ll"] + np.array([[model.log_prior(t) for t in r.draws] for r, _ in results])
     stats["accepted"] = np.ones_like(stats["wall_time"], dtype=bool)
     attrs = {"dataset": name, "method": method, "n": int(model.n), "d": int(ds["X"].shape[1]),
              "first_chain": int(chains[0]), "n_burn": int(s["n_burn"]), "stand_in": int(ds.attrs.get("stand_in", 0)),
              "n_latent_updates": int(cfg["n_latent_updates"])}
     groups = io.make_inference_groups(post, stats, extra_dims={"theta": ("param",)},
                                       coords={"param": np.array(model.param_names)}, attrs=attrs)
-    groups["sample_stats"]["burn_wall_time"] = ("chain", np.array([r["burn_wall_time"] for r in results]))
-    groups["sample_stats"]["total_wall_time"] = ("chain", np.array([r["total_wall_time"] for r in results]))
+    groups["sample_stats"]["burn_wall_time"] = ("chain", np.array([r.warmup["wall_time"] for r, _ in results]))
+    groups["sample_stats"]["total_wall_time"] = ("chain", np.array([t for _, t in results]))
     return groups
 
 
