@@ -174,7 +174,8 @@ def PROBIT_CDF(x):
 
 
 def test_select_draw_frequencies_are_proportional_to_the_weights_and_use_one_uniform():
-    log_w = np.log(np.array([0.1, 0.0, 0.5, 0.25, 0.15])) + 700.0  # one zero weight; large logs
+    with np.errstate(divide="ignore"):
+        log_w = np.log(np.array([0.1, 0.0, 0.5, 0.25, 0.15])) + 700.0  # one zero weight; large logs
     rng = np.random.default_rng(0)
     n = 40_000
     counts = np.bincount([select_draw(rng, log_w) for _ in range(n)], minlength=5)
@@ -237,3 +238,33 @@ def test_selected_index_agrees_with_weights_recomputed_from_replayed_draws(appro
         r.standard_normal((40, 16)), r.standard_normal((40, 16))
         k, F = _replayed_index(target, target.last_approximation, state, r.uniform())
         assert np.array_equal(f, F[k]), psi
+
+
+# ------------------------------------------------ repeated estimates over a grid (F&G Fig. 2)
+def test_grid_estimates_are_blocks_of_the_estimator_and_unbiased():
+    from gpbayes.estimators import log_marginal_estimates_on_grid
+
+    X, y, _ = small_problem()
+    kernel = SquaredExponential(2)
+    psi_grid = np.log([[0.25, 0.8], [0.5, 3.0]])
+    ds = log_marginal_estimates_on_grid(X, y, kernel, PROBIT, psi_grid, approximations=["laplace", "ep"],
+                                        n_imps=[1, 16], n_reps=3000, rng=np.random.default_rng(8))
+    assert ds["log_marginal_estimate"].shape == (2, 2, 2, 3000)
+    assert np.array_equal(ds["psi"].values, psi_grid)
+    # the first block is importance_log_weights with the same generator, reshaped into repetitions
+    L, qs = approximations(kernel(psi_grid[0], X), y)
+    log_w = importance_log_weights(np.random.default_rng(8), L, y, PROBIT, qs["laplace"], 3000)
+    assert np.array_equal(ds["log_marginal_estimate"].values[0, 0, 0], log_w)
+    assert ds["approx_log_marginal"].values[1, 0] == qs["ep"].log_marginal
+    for t, psi in enumerate(psi_grid):
+        exact = exact_log_marginal(kernel(psi, X), y)
+        for a in range(2):
+            for j in range(2):
+                r = np.exp(ds["log_marginal_estimate"].values[a, j, t] - exact)
+                assert abs(r.mean() - 1) < 4 * r.std(ddof=1) / np.sqrt(r.size), (t, a, j)
+    with pytest.raises(ValueError, match="approximation"):
+        log_marginal_estimates_on_grid(X, y, kernel, PROBIT, psi_grid, approximations=["vb"], n_imps=[1],
+                                       n_reps=2, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="psi_grid"):
+        log_marginal_estimates_on_grid(X, y, kernel, PROBIT, psi_grid[:, :1], approximations=["ep"],
+                                       n_imps=[1], n_reps=2, rng=np.random.default_rng(0))

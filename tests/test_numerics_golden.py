@@ -79,3 +79,19 @@ def test_capacity_split_reproduces_golden(golden):
     n_evals = 1 + G.CAPACITY_TINY["n_burn"] + G.CAPACITY_TINY["n_draws"]
     assert same(new[:3], old[:3])
     assert old[3] - new[3] == 3 * n_evals
+
+
+# --------------------------------------------------------------- F&G Fig. 2: estimates over a tau grid
+def test_pm_variance_grid_reproduces_golden(golden):
+    rng = np.random.default_rng(5)
+    X, y = pm_gpc.simulate_classification(rng, 20, 2, 0.35, 2.08)
+    assert same(X, golden["grid_X"]) and same(y, golden["grid_y"])
+    tau = np.array([0.2, 0.5, 1.1])
+    ds = pm_gpc.pm_variance_grid(X, y, sigma=2.08, tau_grid=tau, approximations=["laplace", "ep"],
+                                 n_imps=[1, 4], n_reps=5, rng=rng, nugget=1e-6)
+    assert same(ds["log_marginal_estimate"].values, golden["grid_log_marginal_estimate"])
+    assert same(ds["approx_log_marginal"].values, golden["grid_approx_log_marginal"])
+    assert same(rng.standard_normal(3), golden["grid_rng_after"])  # the same draws, no more, no fewer
+    assert ds["log_marginal_estimate"].dims == ("approximation", "n_imp", "tau", "rep")
+    assert same(ds["tau"].values, tau) and set(ds.variables) == {
+        "log_marginal_estimate", "approx_log_marginal", "approximation", "n_imp", "tau"}

@@ -41,6 +41,7 @@ __all__ = [
     "importance_sample",
     "ImportanceSample",
     "select_draw",
+    "covariance_and_factor",
     "PseudoMarginalTarget",
 ]
 
@@ -186,6 +187,24 @@ def select_draw(rng: np.random.Generator, log_weights: np.ndarray) -> int:
     return min(k, log_weights.size - 1)
 
 
+def covariance_and_factor(kernel, psi, X, *, name: str = "K") -> tuple[np.ndarray, np.ndarray]:
+    """K = kernel(psi, X) and its lower Cholesky factor, consistent with each other.
+
+    One counted Cholesky (``gpbayes.linalg.cholesky``, escalating jitter).  If
+    jitter was needed, the model's prior covariance is K + jitter I: it is
+    added to the returned K, so that q (built from K), its sampler (which uses
+    the factor) and N(f | 0, K) in the weights of F&G eq. 25 agree.  Raises
+    ``gpbayes.linalg.NotPositiveDefiniteError`` if K cannot be factorised even
+    with jitter.
+    """
+    K = kernel(psi, X)
+    with linalg.count_ops() as kc:
+        K_chol = linalg.cholesky(K, name=name)
+    if kc.jitter_events:
+        K.flat[:: K.shape[0] + 1] += kc.max_jitter
+    return K, K_chol
+
+
 @dataclasses.dataclass
 class PseudoMarginalTarget:
     """log p~(y | theta) + log p(psi): the noisy log posterior of F&G Alg. 1.
@@ -293,18 +312,12 @@ class PseudoMarginalTarget:
             return -np.inf, None
         latent = None
         with linalg.count_ops() as ops:
-            K = self.kernel(psi, self.X)
             try:
-                with linalg.count_ops() as kc:
-                    K_chol = linalg.cholesky(K, name="K")
+                K, K_chol = covariance_and_factor(self.kernel, psi, self.X)
             except linalg.NotPositiveDefiniteError:
                 self.n_failures += 1
                 value = -np.inf
             else:
-                if kc.jitter_events:
-                    # the model's prior covariance is then K + jitter I: use it
-                    # everywhere, so that q, its sampler and N(f|0,K) agree
-                    K.flat[:: K.shape[0] + 1] += kc.max_jitter
                 q = self._approximate(K, K_chol)
                 self.last_approximation = q
                 est = importance_sample(rng, K_chol, self.y, self.likelihood, q, self.n_imp)
