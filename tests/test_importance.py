@@ -268,3 +268,16 @@ def test_grid_estimates_are_blocks_of_the_estimator_and_unbiased():
     with pytest.raises(ValueError, match="psi_grid"):
         log_marginal_estimates_on_grid(X, y, kernel, PROBIT, psi_grid[:, :1], approximations=["ep"],
                                        n_imps=[1], n_reps=2, rng=np.random.default_rng(0))
+
+
+def test_select_draw_picks_what_generator_choice_picks_from_the_normalised_weights():
+    """The GPLVM chain used rng.choice(p=w / sum w); select_draw replaces it draw for draw."""
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        q = int(rng.integers(1, 60))
+        log_w = rng.normal(scale=rng.choice([0.1, 3.0, 30.0]), size=q) - rng.uniform(0, 500)
+        seed = int(rng.integers(2**32))
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        w = np.exp(log_w - log_w.max())
+        assert select_draw(a, log_w) == int(b.choice(q, p=w / w.sum()))
+        assert a.bit_generator.state == b.bit_generator.state

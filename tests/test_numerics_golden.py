@@ -124,3 +124,39 @@ def test_regression_mh_proposal_covariance_reproduces_golden(golden):
     ml = regression_mh.fit_ml(ds, G.RMH_CFG, 2, np.random.default_rng(3))
     assert same(ml["phi_map"].values, golden["rmh_phi_map"])
     assert same(ml["proposal_cov"].values, golden["rmh_proposal_cov"])
+
+
+# --------------------------------------------------------------- Gadd et al.: PM MH-within-Gibbs (Algs. 2-3)
+@pytest.mark.parametrize("mode", ["continue", "resample"])
+def test_gplvm_pm_chain_reproduces_golden(golden, mode):
+    from gpbayes.gplvm import pseudo_marginal as gpm
+
+    model, prior, blocks = G.gplvm_tiny_model()
+    config = gpm.PMGibbsConfig(blocks=blocks, n_imp=4, adapt_start=5, vb_options={"max_iter": 30})
+    ch = gpm.run_pm_chain(np.random.default_rng(7), model, prior, G.GPLVM_TINY_PHI, config, 8,
+                          n_latent_steps=2, latent_start=mode)
+    got = {"phi": ch.draws, **ch.extra, **{k: ch.stats[k] for k in ("n_cubic", "n_bound_evals", "n_shrinkages")}}
+    for key in ("phi", "log_marginal", "log_prior", "accepted", "acceptance_prob", "Z", "n_cubic",
+                "n_bound_evals", "n_shrinkages"):
+        assert same(got[key], golden[f"gplvm_{mode}_{key}"]), key
+    st = ch.state.gibbs
+    assert same(np.concatenate([c.ravel() for c in st.proposal_covs]), golden[f"gplvm_{mode}_final_covs"])
+    assert same(st.log_weights, golden[f"gplvm_{mode}_final_log_weights"])
+    ch = gpm.run_pm_chain(np.random.default_rng(9), model, prior, G.GPLVM_TINY_PHI, config, 5, n_latent_steps=0)
+    assert same(ch.draws, golden["gplvm_nolatent_phi"])
+    assert same(ch.extra["log_marginal"], golden["gplvm_nolatent_log_marginal"])
+    assert "Z" not in ch.extra and ch.state.latent is None
+
+
+def test_gplvm_experiment_block_reproduces_golden(golden):
+    ds = gplvm_exp.simulate_case("case3", G.GPLVM_SIM, 2)
+    settings = {("n_imp" if k == "n_importance" else k): v for k, v in G.GPLVM_TINY.items()}  # renamed key
+    ml = gplvm_exp.fit_ml(ds, G.GPLVM_CFG, settings, 2)
+    groups = gplvm_exp.run_block(ds, ml, block=0, cfg=G.GPLVM_CFG, settings=settings, seed=5)
+    names = [k[len("gplvm_block_posterior_"):] for k in golden if k.startswith("gplvm_block_posterior_")]
+    assert set(names) == set(groups["posterior"].data_vars)
+    for name in names:
+        assert same(groups["posterior"][name].values, golden[f"gplvm_block_posterior_{name}"]), name
+    for name in ("log_marginal", "log_prior", "accepted", "acceptance_prob", "n_bound_evals", "n_shrinkages",
+                 "n_cubic", "lp", "start"):
+        assert same(groups["sample_stats"][name].values, golden[f"gplvm_block_stats_{name}"]), name
