@@ -50,7 +50,6 @@ from gpbayes.gplvm import SupervisedGPLVM
 from gpbayes.gplvm import pseudo_marginal as gpm
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
-from gpbayes.regression import GPRegression
 
 # ---------------------------------------------------------------- shared inputs (the tests import these)
 CAPACITY_CFG = {"tau_prior": {"shape": 1.0, "rate_times_sqrt_d": 1.0},
