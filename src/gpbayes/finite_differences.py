@@ -22,7 +22,7 @@ __all__ = ["hessian_from_gradients", "hessian_from_values"]
 
 
 def hessian_from_gradients(grad_fn: Callable[[np.ndarray], np.ndarray], x, eps: float = 1e-4) -> np.ndarray:
-    """H_ij ~ (d_j f(x + eps e_i) - d_j f(x - eps e_i)) / (2 eps), then (H + H^T) / 2.
+    """H_ij ~ (d_j f(x + eps e_i) - d_j f(x - eps e_i)) / (2 eps), then (H + H^T) / 2 (Xiong et al. Sec. 4.3.1's H).
 
     Row i is the central difference of the gradient along e_i; symmetrising
     averages the two estimates of each mixed derivative.
@@ -38,7 +38,7 @@ def hessian_from_gradients(grad_fn: Callable[[np.ndarray], np.ndarray], x, eps: 
 
 
 def hessian_from_values(f: Callable[[np.ndarray], float], x, eps: float = 1e-3) -> np.ndarray:
-    """Central second differences of f at x.
+    """Central second differences of f at x (Xiong et al. Sec. 4.3.1's H where only values are at hand).
 
     H_ii = (f(x + eps e_i) - 2 f(x) + f(x - eps e_i)) / eps^2,
     H_ij = (f(x + eps e_i + eps e_j) - f(x + eps e_i - eps e_j)

@@ -35,6 +35,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
+from .random_walk import _checked  # NaN raises, as in F&G Alg. 1's step
 
 __all__ = ["PMMHState", "PMMHInfo", "init", "step"]
 
@@ -56,13 +57,6 @@ class PMMHInfo(NamedTuple):
     acceptance_prob: float
     proposal_log_density: float
     n_cubic: int  # O(n^3) operations spent by this step
-
-
-def _checked(value: float, where: np.ndarray) -> float:
-    value = float(value)
-    if np.isnan(value):
-        raise FloatingPointError(f"log-density is NaN at position {np.array2string(where, precision=4)}")
-    return value
 
 
 def init(position, log_density_and_latent_fn: LogDensityAndLatentFn, rng: np.random.Generator) -> PMMHState:
