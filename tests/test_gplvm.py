@@ -277,27 +277,40 @@ def small_chain_setup():
     prior = priors.IndependentPrior(tuple(priors.LogNormal(float(p), 0.5) for p in TINY_PHI))
     config = pm.PMGibbsConfig(
         blocks=(model.block(["sigma_0", "theta_0"]), model.block(["theta_S", "beta"])),
-        n_importance=4, adapt_start=5, vb_options={"max_iter": 30},
+        n_imp=4, adapt_start=5, vb_options={"max_iter": 30},
     )
     return model, prior, config
 
 
+def _chain_arrays(ch):
+    return {"phi": ch.draws, "lp": ch.stats["lp"], "n_cubic": ch.stats["n_cubic"],
+            "n_shrinkages": ch.stats["n_shrinkages"], **ch.extra}
+
+
 def test_same_seed_same_chain_bit_for_bit():
     model, prior, config = small_chain_setup()
-    runs = [pm.run_pm_chain(np.random.default_rng(s), model, prior, TINY_PHI, config, 12, n_latent_steps=2)
-            for s in (7, 7, 8)]
-    for key in ("phi", "log_marginal", "accepted", "acceptance_prob", "Z", "n_cubic", "n_shrinkages"):
+    runs = [_chain_arrays(pm.run_pm_chain(np.random.default_rng(s), model, prior, TINY_PHI, config, 12,
+                                          n_latent_steps=2)) for s in (7, 7, 8)]
+    for key in ("phi", "log_marginal", "accepted", "acceptance_prob", "Z", "n_cubic", "n_shrinkages", "lp"):
         assert np.array_equal(runs[0][key], runs[1][key]), key
     assert not np.array_equal(runs[0]["phi"], runs[2]["phi"])
+    assert np.array_equal(runs[0]["lp"], runs[0]["log_marginal"] + runs[0]["log_prior"])
     # the exact uncollapsing variant shares the phi chain only until its first extra draw
     again = pm.run_pm_chain(np.random.default_rng(7), model, prior, TINY_PHI, config, 2, n_latent_steps=2,
                             latent_start="resample")
-    assert np.array_equal(again["phi"][0], runs[0]["phi"][0])
-    assert np.all(np.isfinite(again["Z"]))
+    assert np.array_equal(again.draws[0], runs[0]["phi"][0])
+    assert np.all(np.isfinite(again.extra["Z"]))
     assert runs[0]["accepted"].any()
     # the stored estimate changes only on acceptance
     lm, acc = runs[0]["log_marginal"], runs[0]["accepted"].any(axis=1)
     assert np.all(lm[1:][~acc[1:]] == lm[:-1][~acc[1:]])
+    # warm-up iterations are the first iterations of the same chain, discarded
+    tail = pm.run_pm_chain(np.random.default_rng(7), model, prior, TINY_PHI, config, 8, n_warmup=4,
+                           n_latent_steps=2)
+    assert np.array_equal(tail.draws, runs[0]["phi"][4:]) and np.array_equal(tail.extra["Z"], runs[0]["Z"][4:])
+    assert tail.warmup["n_iterations"] == 4
+    with pytest.raises(ValueError, match="latent_start"):
+        pm.run_pm_chain(np.random.default_rng(7), model, prior, TINY_PHI, config, 2, latent_start="restart")
 
 
 def test_haario_adaptation_is_the_sample_covariance_of_the_chain():
@@ -363,7 +376,7 @@ def gw_test_fn(params, Y):
 
 
 def gw_transition(sign_symmetric):
-    config = pm.PMGibbsConfig(blocks=(GW_BLOCK,), n_importance=GW_Q, adapt_start=10**9, vb_options=GW_VB,
+    config = pm.PMGibbsConfig(blocks=(GW_BLOCK,), n_imp=GW_Q, adapt_start=10**9, vb_options=GW_VB,
                               sign_symmetric=sign_symmetric)
     proposal = [GW_PROPOSAL_VAR * np.eye(2)]
 

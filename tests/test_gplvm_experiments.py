@@ -21,7 +21,7 @@ CFG = {
     "ml": {"start": {"sigma": 0.5, "theta": 1.0, "theta_S": 0.3, "beta": 100.0}, "restart_scale": 0.5},
     "prediction": {"y_limits": [-1.3, 1.3], "n_latent_draws": 1},
 }
-TINY = {"n_chains": 3, "chains_per_job": 3, "n_burn": 2, "n_draws": 4, "adapt_start": 3, "n_importance": 3,
+TINY = {"n_chains": 3, "chains_per_job": 3, "n_burn": 2, "n_draws": 4, "adapt_start": 3, "n_imp": 3,
         "vb_max_iter": 5, "n_inducing": 6, "ml_restarts": 1, "ml_max_iter": 30, "n_predictive_draws": 6,
         "ml_predictive_samples": 6, "n_x_test": 8, "n_y_bins": 12}
 TINY_SIM = dict(SIM, n=12)

@@ -7,6 +7,7 @@ from scipy.stats import multivariate_normal
 from gpbayes import linalg
 from gpbayes.approx import ep_approximation, laplace_approximation
 from gpbayes.estimators import PseudoMarginalTarget, importance_log_marginal
+from gpbayes.estimators.importance import importance_log_weights, importance_sample, select_draw
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
 from gpbayes.priors import Gamma, IndependentPrior, Uniform
@@ -147,3 +148,136 @@ def test_pseudo_marginal_target_outside_support_and_warm_start():
     v_cold = cold(psi1, np.random.default_rng(1))
     assert v_warm == pytest.approx(v_cold, abs=1e-8)
     assert n_warm < cold.last_approximation.n_iter
+
+
+# ------------------------------------- draws, weights and the selected latent (PMMH)
+def test_importance_sample_is_the_estimate_with_its_draws_and_weights():
+    X, y, K = small_problem((np.log(0.5), np.log(3.0)))
+    L, qs = approximations(K, y)
+    for q in qs.values():
+        s = importance_sample(np.random.default_rng(5), L, y, PROBIT, q, 7)
+        assert (s.log_estimate, s.n_cubic) == importance_log_marginal(np.random.default_rng(5), L, y, PROBIT, q, 7)
+        assert np.array_equal(s.log_weights, importance_log_weights(np.random.default_rng(5), L, y, PROBIT, q, 7))
+        r = np.random.default_rng(5)
+        Z1, Z2 = r.standard_normal((4, 7)), r.standard_normal((4, 7))
+        assert np.array_equal(s.draws, q.map_normals(Z1, Z2, L))
+        # the weights are those of the draws: p(y|f) N(f|0,K) / q(f), written out
+        ref = (np.sum(np.log(PROBIT_CDF(y[:, None] * s.draws)), axis=0)
+               + multivariate_normal(np.zeros(4), K).logpdf(s.draws.T) - q.log_density(s.draws.T))
+        np.testing.assert_allclose(s.log_weights, ref, rtol=1e-9)
+
+
+def PROBIT_CDF(x):
+    from scipy.special import ndtr
+
+    return ndtr(x)
+
+
+def test_select_draw_frequencies_are_proportional_to_the_weights_and_use_one_uniform():
+    with np.errstate(divide="ignore"):
+        log_w = np.log(np.array([0.1, 0.0, 0.5, 0.25, 0.15])) + 700.0  # one zero weight; large logs
+    rng = np.random.default_rng(0)
+    n = 40_000
+    counts = np.bincount([select_draw(rng, log_w) for _ in range(n)], minlength=5)
+    p = np.exp(log_w - 700.0)
+    assert counts[1] == 0
+    assert np.all(np.abs(counts / n - p) < 4 * np.sqrt(p * (1 - p) / n) + 1e-12)
+    a, b = np.random.default_rng(9), np.random.default_rng(9)
+    select_draw(a, log_w)
+    b.uniform()
+    assert a.bit_generator.state == b.bit_generator.state
+    with pytest.raises(ValueError, match="log-weight"):
+        select_draw(rng, np.full(3, -np.inf))
+
+
+def test_log_density_and_latent_is_the_plain_estimate_and_one_of_its_draws():
+    target = make_target(approx="ep", n_imp=8)
+    plain = make_target(approx="ep", n_imp=8)
+    psi = np.array([np.log(0.4), np.log(2.0)])
+    value, f = target.log_density_and_latent(psi, np.random.default_rng(3))
+    assert value == plain(psi, np.random.default_rng(3))
+    q = target.last_approximation
+    r = np.random.default_rng(3)
+    s = importance_sample(r, q.K_chol, target.y, PROBIT, q, 8)
+    k = select_draw(r, s.log_weights)
+    assert np.array_equal(f, s.draws[:, k])
+    bounded = make_target(prior=IndependentPrior((Gamma(1.0, 1.0), Uniform(0.5, 5.0))))
+    r = np.random.default_rng(0)
+    before = r.bit_generator.state
+    assert bounded.log_density_and_latent(np.array([0.0, np.log(6.0)]), r) == (-np.inf, None)
+    assert r.bit_generator.state == before
+
+
+def _replayed_index(target, q, psi_rng_state, uniform):
+    """The old side channel's choice: replay the draws, recompute the weights another way, invert."""
+    r = np.random.default_rng()
+    r.bit_generator.state = psi_rng_state
+    F = q.sample(r, target.n_imp, q.K_chol)  # (n_imp, n)
+    U = linalg.solve_triangular(q.K_chol, F.T, lower=True)
+    log_prior = -0.5 * (np.einsum("ij,ij->j", U, U) + linalg.logdet_from_cholesky(q.K_chol)
+                        + q.n * np.log(2.0 * np.pi))
+    log_w = np.sum(PROBIT.log_lik(target.y[:, None], F.T), axis=0) + log_prior - q.log_density(F, q.K_chol)
+    m = np.max(log_w)
+    probs = np.exp(log_w - (m + np.log(np.sum(np.exp(log_w - m)))))
+    k = int(np.searchsorted(np.cumsum(probs), uniform * probs.sum(), side="right"))
+    return min(k, target.n_imp - 1), F
+
+
+@pytest.mark.parametrize("approx", ["laplace", "ep"])
+def test_selected_index_agrees_with_weights_recomputed_from_replayed_draws(approx):
+    """The selection from the estimator's own weights picks the draw the replaying code picked."""
+    target = make_target(approx=approx, n_imp=16)
+    rng = np.random.default_rng(17)
+    for _ in range(150):
+        psi = np.array([np.log(0.4), np.log(2.0)]) + 0.6 * rng.standard_normal(2)
+        state = rng.bit_generator.state
+        value, f = target.log_density_and_latent(psi, rng)
+        # the uniform select_draw used is the one after the estimate's 2 n n_imp normals
+        r = np.random.default_rng()
+        r.bit_generator.state = state
+        r.standard_normal((40, 16)), r.standard_normal((40, 16))
+        k, F = _replayed_index(target, target.last_approximation, state, r.uniform())
+        assert np.array_equal(f, F[k]), psi
+
+
+# ------------------------------------------------ repeated estimates over a grid (F&G Fig. 2)
+def test_grid_estimates_are_blocks_of_the_estimator_and_unbiased():
+    from gpbayes.estimators import log_marginal_estimates_on_grid
+
+    X, y, _ = small_problem()
+    kernel = SquaredExponential(2)
+    psi_grid = np.log([[0.25, 0.8], [0.5, 3.0]])
+    ds = log_marginal_estimates_on_grid(X, y, kernel, PROBIT, psi_grid, approximations=["laplace", "ep"],
+                                        n_imps=[1, 16], n_reps=3000, rng=np.random.default_rng(8))
+    assert ds["log_marginal_estimate"].shape == (2, 2, 2, 3000)
+    assert np.array_equal(ds["psi"].values, psi_grid)
+    # the first block is importance_log_weights with the same generator, reshaped into repetitions
+    L, qs = approximations(kernel(psi_grid[0], X), y)
+    log_w = importance_log_weights(np.random.default_rng(8), L, y, PROBIT, qs["laplace"], 3000)
+    assert np.array_equal(ds["log_marginal_estimate"].values[0, 0, 0], log_w)
+    assert ds["approx_log_marginal"].values[1, 0] == qs["ep"].log_marginal
+    for t, psi in enumerate(psi_grid):
+        exact = exact_log_marginal(kernel(psi, X), y)
+        for a in range(2):
+            for j in range(2):
+                r = np.exp(ds["log_marginal_estimate"].values[a, j, t] - exact)
+                assert abs(r.mean() - 1) < 4 * r.std(ddof=1) / np.sqrt(r.size), (t, a, j)
+    with pytest.raises(ValueError, match="approximation"):
+        log_marginal_estimates_on_grid(X, y, kernel, PROBIT, psi_grid, approximations=["vb"], n_imps=[1],
+                                       n_reps=2, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="psi_grid"):
+        log_marginal_estimates_on_grid(X, y, kernel, PROBIT, psi_grid[:, :1], approximations=["ep"],
+                                       n_imps=[1], n_reps=2, rng=np.random.default_rng(0))
+
+
+def test_select_draw_picks_what_generator_choice_picks_from_the_normalised_weights():
+    """The GPLVM chain used rng.choice(p=w / sum w); select_draw replaces it draw for draw."""
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        q = int(rng.integers(1, 60))
+        log_w = rng.normal(scale=rng.choice([0.1, 3.0, 30.0]), size=q) - rng.uniform(0, 500)
+        seed = int(rng.integers(2**32))
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        w = np.exp(log_w - log_w.max())
+        assert select_draw(a, log_w) == int(b.choice(q, p=w / w.sum()))
+        assert a.bit_generator.state == b.bit_generator.state

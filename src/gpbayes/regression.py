@@ -21,7 +21,7 @@ from scipy import optimize
 from . import linalg
 from .kernels import SquaredExponential
 
-__all__ = ["GPRegression", "fit_type2_ml", "numerical_hessian"]
+__all__ = ["GPRegression", "fit_type2_ml"]
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -96,18 +96,6 @@ class GPRegression:
         V = linalg.solve_triangular(L, Ks, lower=True)
         var = self.kernel.diag(phi[:-1], X_new) - np.einsum("ij,ij->j", V, V)
         return mean, var
-
-
-def numerical_hessian(grad_fn, x: np.ndarray, eps: float = 1e-4) -> np.ndarray:
-    """Symmetrised central-difference Hessian from an analytic gradient."""
-    x = np.asarray(x, dtype=float)
-    p = x.size
-    H = np.empty((p, p))
-    for i in range(p):
-        e = np.zeros(p)
-        e[i] = eps
-        H[i] = (grad_fn(x + e) - grad_fn(x - e)) / (2 * eps)
-    return 0.5 * (H + H.T)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,7 +36,7 @@ GPLVM_CHAIN_SET = {
         "n_burn",
         "n_draws",
         "adapt_start",
-        "n_importance",
+        "n_imp",
         "vb_max_iter",
         "n_inducing",
     )

@@ -1,5 +1,23 @@
-"""Estimators of intractable quantities: unbiased marginal-likelihood estimates."""
+"""Estimators of intractable quantities: unbiased marginal-likelihood estimates (F&G 2014 eq. 25)."""
 
-from .importance import PseudoMarginalTarget, importance_log_marginal, importance_log_weights
+from .grid import log_marginal_estimates_on_grid
+from .importance import (
+    ImportanceSample,
+    PseudoMarginalTarget,
+    covariance_and_factor,
+    importance_log_marginal,
+    importance_log_weights,
+    importance_sample,
+    select_draw,
+)
 
-__all__ = ["importance_log_marginal", "importance_log_weights", "PseudoMarginalTarget"]
+__all__ = [
+    "importance_log_marginal",
+    "importance_log_weights",
+    "importance_sample",
+    "ImportanceSample",
+    "select_draw",
+    "covariance_and_factor",
+    "PseudoMarginalTarget",
+    "log_marginal_estimates_on_grid",
+]

@@ -8,7 +8,9 @@
   blocks of phi, with q re-optimised at every proposed phi.
 * ``latent_init`` / ``latent_step``: Alg. 3, elliptical slice sampling of Z
   given phi (using ``gpbayes.mcmc.elliptical_slice``).
-* ``run_pm_chain``: Alg. 2 with Alg. 3 after each iteration.
+* ``within_gibbs_init`` / ``within_gibbs_step``: one iteration of Alg. 2
+  followed by Alg. 3, over a state holding both; ``run_pm_chain`` runs it
+  with ``gpbayes.mcmc.runner.run_chain``.
 * ``predictive_mixture`` / ``mixture_log_density``: eqs. 7-8;
   ``ml_predictive_mixture``: the type-II ML baseline with point estimates.
 
@@ -59,14 +61,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
 
 from .. import linalg
+from ..estimators.importance import select_draw
 from ..mcmc import elliptical_slice as ess
+from ..mcmc.runner import Chain, run_chain
 from .vb import (
     LatentPosterior,
     SupervisedGPLVM,
@@ -93,6 +96,10 @@ __all__ = [
     "LatentState",
     "latent_init",
     "latent_step",
+    "PMWithinGibbsState",
+    "PMWithinGibbsInfo",
+    "within_gibbs_init",
+    "within_gibbs_step",
     "run_pm_chain",
     "PredictiveMixture",
     "predictive_mixture",
@@ -188,7 +195,7 @@ def pseudo_marginal_estimate(
     rng: np.random.Generator,
     model: SupervisedGPLVM,
     phi,
-    n_importance: int,
+    n_imp: int,
     *,
     params: VariationalParams | None = None,
     optimise: bool = True,
@@ -210,9 +217,9 @@ def pseudo_marginal_estimate(
     covers all of them and removes the heavy right tail of the weights that
     this causes when the modes overlap.  The estimate stays unbiased.
     """
-    n_importance = int(n_importance)
-    if n_importance < 1:
-        raise ValueError(f"n_importance must be >= 1, got {n_importance}")
+    n_imp = int(n_imp)
+    if n_imp < 1:
+        raise ValueError(f"n_imp must be >= 1, got {n_imp}")
     phi = np.asarray(phi, dtype=np.float64)
     with linalg.count_ops() as ops:
         vb = None
@@ -222,9 +229,9 @@ def pseudo_marginal_estimate(
         elif params is None:
             params = initial_variational(model, phi)
         q = latent_posterior(model, phi, params)
-        samples = sample_latent(rng, q, n_importance, sign_symmetric)
+        samples = sample_latent(rng, q, n_imp, sign_symmetric)
         log_w = importance_log_weights(model, phi, q, samples, sign_symmetric)
-        log_est = float(logsumexp(log_w) - math.log(n_importance))
+        log_est = float(logsumexp(log_w) - math.log(n_imp))
     return PMEstimate(log_est, log_w, samples, params, vb, ops.cubic)
 
 
@@ -237,7 +244,7 @@ class PMGibbsConfig:
 
     blocks : index arrays into phi, one per Gibbs block (e.g. from
         ``SupervisedGPLVM.block``); they need not cover phi (the rest stays fixed).
-    n_importance : Q of eq. 6.
+    n_imp : Q of eq. 6.
     adapt_start : g0; adaptation from iteration g0 + 1 on.
     adapt_stop : last adapting iteration (None: never stop, as in the paper).
     adapt_epsilon : the small constant eps of line 7 (added as s_d eps I).
@@ -247,7 +254,7 @@ class PMGibbsConfig:
     """
 
     blocks: tuple
-    n_importance: int = 10
+    n_imp: int = 10
     adapt_start: int = 200
     adapt_stop: int | None = None
     adapt_epsilon: float = 1e-6
@@ -263,8 +270,8 @@ class PMGibbsConfig:
         if np.unique(flat).size != flat.size:
             raise ValueError(f"blocks overlap: {[b.tolist() for b in blocks]}")
         object.__setattr__(self, "blocks", blocks)
-        if int(self.n_importance) < 1:
-            raise ValueError(f"n_importance must be >= 1, got {self.n_importance}")
+        if int(self.n_imp) < 1:
+            raise ValueError(f"n_imp must be >= 1, got {self.n_imp}")
 
 
 class PMGibbsState(NamedTuple):
@@ -295,7 +302,7 @@ class PMGibbsInfo(NamedTuple):
 
 def _estimate(rng, model, phi, config: PMGibbsConfig, params0):
     return pseudo_marginal_estimate(
-        rng, model, phi, config.n_importance,
+        rng, model, phi, config.n_imp,
         params=params0 if config.warm_start else None, vb_options=config.vb_options,
         sign_symmetric=config.sign_symmetric,
     )
@@ -441,21 +448,106 @@ def latent_step(rng: np.random.Generator, state: LatentState, model: SupervisedG
 
 
 # ---------------------------------------------------------------------------
-# driver: Alg. 2 + Alg. 3
+# one iteration of Alg. 2 followed by Alg. 3, and the chain (a use of the runner)
 # ---------------------------------------------------------------------------
+class PMWithinGibbsState(NamedTuple):
+    """What carries from one iteration (Alg. 2 then Alg. 3) to the next."""
+
+    gibbs: PMGibbsState  # phi, its stored estimate (eq. 6) and the Alg. 2 adaptation sums
+    latent: LatentState | None  # Z of Alg. 3 (None without latent steps)
+
+    @property
+    def position(self) -> np.ndarray:
+        return self.gibbs.position
+
+    @property
+    def log_density(self) -> float:
+        """log p~(Y | X, phi) + log p(phi): the PM chain's stored (noisy) log target."""
+        return self.gibbs.log_density
+
+
+class PMWithinGibbsInfo(NamedTuple):
+    """What one iteration did: Alg. 2's per-block fields and Alg. 3's shrinkages."""
+
+    accepted: np.ndarray  # (R,) bool
+    acceptance_prob: np.ndarray  # (R,)
+    proposal_log_marginal: np.ndarray  # (R,)
+    vb_converged: np.ndarray  # (R,) bool
+    n_cubic: int  # O(n^3) operations of Alg. 2 and Alg. 3 in this iteration
+    n_bound_evals: int  # Alg. 1 bound evaluations (q re-optimisations of Alg. 2)
+    n_shrinkages: int  # Alg. 3, summed over the iteration's latent steps
+
+
+_LATENT_STARTS = ("continue", "resample")
+
+
+def _selected_latent(rng, model: SupervisedGPLVM, gibbs: PMGibbsState) -> LatentState:
+    """An importance draw Z_k of the stored estimate, chosen with probability w_k / sum_j w_j."""
+    return latent_init(model, gibbs.position, gibbs.samples[select_draw(rng, gibbs.log_weights)])
+
+
+def within_gibbs_init(rng: np.random.Generator, model: SupervisedGPLVM, prior, phi, config: PMGibbsConfig, *,
+                      proposal_covs=None, n_latent_steps: int = 1) -> PMWithinGibbsState:
+    """Alg. 2's state at phi (``init``) and, with latent steps, Z = one of its importance draws ∝ w_k."""
+    gibbs = init(rng, model, prior, phi, config, proposal_covs)
+    return PMWithinGibbsState(gibbs, _selected_latent(rng, model, gibbs) if n_latent_steps > 0 else None)
+
+
+def within_gibbs_step(rng: np.random.Generator, state: PMWithinGibbsState, model: SupervisedGPLVM, prior,
+                      config: PMGibbsConfig, *, n_latent_steps: int = 1,
+                      latent_start: str = "continue") -> tuple[PMWithinGibbsState, PMWithinGibbsInfo]:
+    """One iteration g: Alg. 2 (``step``), then ``n_latent_steps`` of Alg. 3 (``latent_step``) at the new phi.
+
+    ``latent_start`` (see ``run_pm_chain``): ``"continue"`` starts Alg. 3 from
+    the previous Z, ``"resample"`` from an importance draw of the current
+    estimate chosen ∝ w_k.
+    """
+    if latent_start not in _LATENT_STARTS:
+        raise ValueError(f"latent_start must be 'continue' or 'resample', got {latent_start!r}")
+    n_shrinkages = 0
+    with linalg.count_ops() as ops:
+        gibbs, info = step(rng, state.gibbs, model, prior, config)
+        latent = state.latent
+        if latent is not None and n_latent_steps > 0:
+            if latent_start == "resample":
+                latent = _selected_latent(rng, model, gibbs)
+            L = model.latent_prior_chol(gibbs.position)
+            for _ in range(n_latent_steps):
+                latent, linfo = latent_step(rng, latent, model, gibbs.position, L)
+                n_shrinkages += linfo.n_shrinkages
+    return PMWithinGibbsState(gibbs, latent), PMWithinGibbsInfo(
+        info.accepted, info.acceptance_prob, info.proposal_log_marginal, info.vb_converged, ops.cubic,
+        info.n_bound_evals, n_shrinkages)
+
+
+def _record(state: PMWithinGibbsState, info: PMWithinGibbsInfo) -> dict:
+    out = {"log_marginal": state.gibbs.log_marginal, "log_prior": state.gibbs.log_prior,
+           "accepted": info.accepted, "acceptance_prob": info.acceptance_prob}
+    if state.latent is not None:
+        out["Z"] = state.latent.Z
+    return out
+
+
 def run_pm_chain(
     rng: np.random.Generator,
     model: SupervisedGPLVM,
     prior,
     phi0,
     config: PMGibbsConfig,
-    n_iter: int,
+    n_draws: int,
     *,
+    n_warmup: int = 0,
     proposal_covs=None,
     n_latent_steps: int = 1,
     latent_start: str = "continue",
-) -> dict:
-    """Run ``n_iter`` iterations of Alg. 2, each followed by ``n_latent_steps`` of Alg. 3.
+    callback=None,
+) -> Chain:
+    """Alg. 2 with ``n_latent_steps`` of Alg. 3 after each iteration: ``n_warmup`` discarded, ``n_draws`` kept.
+
+    A use of ``gpbayes.mcmc.runner.run_chain`` with the kernel
+    ``within_gibbs_step`` from ``within_gibbs_init(rng, ..., phi0)``.  The
+    proposal adaptation of Alg. 2 (line 7) runs inside the kernel in every
+    iteration, warm-up (the paper's n0 burn-in) or not, as the paper does.
 
     ``latent_start`` says where Alg. 3 starts in each iteration:
 
@@ -469,64 +561,28 @@ def run_pm_chain(
       the picked Z_k is an exact draw from p(Z | phi, Y); Alg. 3 keeps it so.
       (``tests/test_gplvm.py``'s Geweke test checks exactly this construction.)
 
-    Returns numpy arrays over iterations:
-    ``phi`` (n_iter, p), ``log_marginal``, ``log_prior``, ``accepted``
-    (n_iter, R), ``acceptance_prob`` (n_iter, R), ``Z`` (n_iter, N, k_z)
-    (absent if n_latent_steps == 0), ``n_cubic``, ``n_bound_evals``,
-    ``n_shrinkages`` (Alg. 3, summed over the iteration's steps),
-    ``wall_time`` (seconds per iteration, Alg. 2 + Alg. 3), and the final
-    ``state``.  Discard a burn-in (the paper's n0) yourself.
+    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws`` phi (n_draws, p);
+    stats ``lp`` (log p~(Y | X, phi) + log p(phi)), ``n_cubic`` (Alg. 2 + Alg. 3),
+    ``n_bound_evals``, ``n_shrinkages``, ``wall_time``; ``extra``
+    ``log_marginal``, ``log_prior``, ``accepted`` (n_draws, R),
+    ``acceptance_prob`` (n_draws, R) and, with latent steps, ``Z``
+    (n_draws, N, k_z); ``state`` the final :class:`PMWithinGibbsState`;
+    ``warmup`` the discarded iterations' cost.
     """
-    state = init(rng, model, prior, phi0, config, proposal_covs)
-    R = len(config.blocks)
-    n_iter = int(n_iter)
-    out = {
-        "phi": np.empty((n_iter, model.n_params)),
-        "log_marginal": np.empty(n_iter),
-        "log_prior": np.empty(n_iter),
-        "accepted": np.empty((n_iter, R), dtype=bool),
-        "acceptance_prob": np.empty((n_iter, R)),
-        "n_cubic": np.empty(n_iter, dtype=np.int64),
-        "n_bound_evals": np.empty(n_iter, dtype=np.int64),
-        "n_shrinkages": np.zeros(n_iter, dtype=np.int64),
-        "wall_time": np.empty(n_iter),
-    }
-    if latent_start not in ("continue", "resample"):
+    if latent_start not in _LATENT_STARTS:
         raise ValueError(f"latent_start must be 'continue' or 'resample', got {latent_start!r}")
+    n_latent_steps = int(n_latent_steps)
 
-    def pick(state):
-        w = np.exp(state.log_weights - state.log_weights.max())
-        k = int(rng.choice(w.size, p=w / w.sum()))
-        return latent_init(model, state.position, state.samples[k])
+    def kernel(r, st):
+        return within_gibbs_step(r, st, model, prior, config, n_latent_steps=n_latent_steps,
+                                 latent_start=latent_start)
 
-    latent = None
-    if n_latent_steps > 0:
-        out["Z"] = np.empty((n_iter, model.n, model.latent_dim))
-        latent = pick(state)
-    for g in range(n_iter):
-        t0 = time.perf_counter()
-        state, info = step(rng, state, model, prior, config)
-        n_cubic = info.n_cubic
-        if latent is not None:
-            with linalg.count_ops() as ops:
-                if latent_start == "resample":
-                    latent = pick(state)
-                L = model.latent_prior_chol(state.position)
-                for _ in range(n_latent_steps):
-                    latent, linfo = latent_step(rng, latent, model, state.position, L)
-                    out["n_shrinkages"][g] += linfo.n_shrinkages
-            n_cubic += ops.cubic
-            out["Z"][g] = latent.Z
-        out["phi"][g] = state.position
-        out["log_marginal"][g] = state.log_marginal
-        out["log_prior"][g] = state.log_prior
-        out["accepted"][g] = info.accepted
-        out["acceptance_prob"][g] = info.acceptance_prob
-        out["n_cubic"][g] = n_cubic
-        out["n_bound_evals"][g] = info.n_bound_evals
-        out["wall_time"][g] = time.perf_counter() - t0
-    out["state"] = state
-    return out
+    def start():
+        return within_gibbs_init(rng, model, prior, phi0, config, proposal_covs=proposal_covs,
+                                 n_latent_steps=n_latent_steps)
+
+    return run_chain(rng, kernel, start, n_draws=int(n_draws), n_warmup=int(n_warmup), callback=callback,
+                     record=_record)
 
 
 # ---------------------------------------------------------------------------

@@ -76,7 +76,6 @@ __all__ = [
     "find_reasonable_step_size",
     "run_hmc_chain",
     "warmup_gradients",
-    "log_posterior_value_and_grad",
     "TARGET_ACCEPT",
     "DA_GAMMA",
     "DA_T0",
@@ -340,30 +339,3 @@ def warmup_gradients(chain: Chain) -> int:
     w = chain.warmup
     return int(1 + w.get("adapt_n_steps", 0) + w.get("n_steps", 0))
 
-
-# ---------------------------------------------------------------------------
-# GP-regression posterior as (value, grad)
-# ---------------------------------------------------------------------------
-def log_posterior_value_and_grad(model, prior=None) -> ValueAndGradFn:
-    """phi -> (log p(y | phi) + log p(phi), gradient) for a ``GPRegression``.
-
-    ``prior`` has ``log_density`` and ``grad_log_density`` on phi (e.g.
-    ``priors.IndependentPrior``; Jacobian included there).  A covariance
-    that cannot be factorised, or zero prior density, gives -inf (the
-    trajectory is then rejected as divergent).
-    """
-
-    def fn(phi):
-        lp, gp = 0.0, 0.0
-        if prior is not None:
-            lp = float(prior.log_density(phi))
-            if lp == -math.inf:
-                return -math.inf, np.full(len(phi), np.nan)
-            gp = prior.grad_log_density(phi)
-        try:
-            v, g = model.log_marginal_and_grad(phi)
-        except np.linalg.LinAlgError:
-            return -math.inf, np.full(len(phi), np.nan)
-        return v + lp, g + gp
-
-    return fn

@@ -50,7 +50,9 @@ from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
 from gpbayes.mcmc import driver, hmc, nuts, pseudo_marginal, slice as slice_mod
-from gpbayes.regression import GPRegression, fit_type2_ml, numerical_hessian
+from gpbayes.finite_differences import hessian_from_gradients, hessian_from_values
+from gpbayes.posterior import log_posterior, log_posterior_value_and_grad
+from gpbayes.regression import GPRegression, fit_type2_ml
 
 __all__ = [
     "REGRESSION_SAMPLERS", "parse_sampler", "sampler_cost", "block_replicates", "load_data", "build_prior",
@@ -146,51 +148,16 @@ def regression_model(X, y, kernel: str, cfg: dict):
     return model, build_prior(k.n_scale, X.shape[1], cfg, noise=True)
 
 
-def _log_post(model, prior):
-    def fn(phi, rng=None):
-        lp = prior.log_density(phi)
-        if not np.isfinite(lp):
-            return -np.inf
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                return model.log_marginal(phi) + lp
-        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
-            return -np.inf  # not factorisable, or overflow at extreme phi
-    return fn
-
-
-def _value_and_grad(model, prior):
-    """hmc.log_posterior_value_and_grad, with -inf where extreme phi overflows the kernel."""
-    inner = hmc.log_posterior_value_and_grad(model, prior)
-
-    def fn(phi):
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                return inner(phi)
-        except (ValueError, FloatingPointError):
-            return -math.inf, np.full(len(phi), np.nan)
-    return fn
+# the AMIS/MH/slice target and the HMC/NUTS (value, gradient): log p(y | phi) + log p(phi), -inf where
+# C cannot be factorised or an extreme phi overflows the kernel (gpbayes.posterior)
+_log_post = log_posterior
+_value_and_grad = log_posterior_value_and_grad
 
 
 def classification_target(X, y, kernel: str, cfg: dict, approx: str, n_imp: int) -> PseudoMarginalTarget:
     k = SquaredExponential(X.shape[1], ard=kernel == "ard", parameterisation="amis", nugget=cfg["nugget"])
     prior = build_prior(k.n_scale, X.shape[1], cfg, noise=False)
     return PseudoMarginalTarget(X, y, k, Probit(), prior, approx=approx, n_imp=n_imp, ep_mode=cfg["ep_mode"])
-
-
-def _fd_hessian(f, x, eps=1e-3):
-    p = x.size
-    H = np.empty((p, p))
-    E = np.eye(p) * eps
-    f0 = f(x)
-    for i in range(p):
-        for j in range(i, p):
-            if i == j:
-                H[i, i] = (f(x + E[i]) - 2 * f0 + f(x - E[i])) / eps**2
-            else:
-                H[i, j] = H[j, i] = (f(x + E[i] + E[j]) - f(x + E[i] - E[j]) - f(x - E[i] + E[j])
-                                     + f(x - E[i] - E[j])) / (4 * eps**2)
-    return H
 
 
 def setup(ds: xr.Dataset, kernel: str, cfg: dict, settings: dict, seed: int) -> xr.Dataset:
@@ -204,10 +171,8 @@ def setup(ds: xr.Dataset, kernel: str, cfg: dict, settings: dict, seed: int) -> 
         names = model.param_names
         ml = fit_type2_ml(model, rng, n_restarts=settings["ml_restarts"], log_prior=prior)
 
-        def grad(phi):
-            return model.log_marginal_and_grad(phi)[1] + prior.grad_log_density(phi)
-
-        H = numerical_hessian(grad, ml.phi)
+        value_and_grad = log_posterior_value_and_grad(model, prior)
+        H = hessian_from_gradients(lambda phi: value_and_grad(phi)[1], ml.phi)
         out["exact"] = (ml.phi, linalg.inverse_of_negative_definite(H))
     else:
         for approx in ("laplace", "ep"):
@@ -225,7 +190,7 @@ def setup(ds: xr.Dataset, kernel: str, cfg: dict, settings: dict, seed: int) -> 
                 res = optimize.minimize(negf, start, method="BFGS", options={"maxiter": 200})
                 if best is None or res.fun < best.fun:
                     best = res
-            H = _fd_hessian(lambda p: -negf(p), best.x)
+            H = hessian_from_values(lambda p: -negf(p), best.x)
             out[approx] = (best.x, linalg.inverse_of_negative_definite(H))
     approxs = list(out)
     return xr.Dataset(

@@ -181,7 +181,7 @@ def block_chains(block: int, n_chains: int, chains_per_job: int) -> range:
 def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict) -> pm.PMGibbsConfig:
     return pm.PMGibbsConfig(
         blocks=tuple(model.block(b) for b in cfg["blocks"]),
-        n_importance=int(settings["n_importance"]),
+        n_imp=int(settings["n_imp"]),
         adapt_start=int(settings["adapt_start"]),
         adapt_epsilon=float(cfg["adapt_epsilon"]),
         warm_start=bool(cfg["warm_start"]),
@@ -190,7 +190,7 @@ def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict) -> pm.PMGibb
 
 
 def run_chain(ds: xr.Dataset, ml: xr.Dataset, chain: int, cfg: dict, settings: dict, seed: int) -> dict:
-    """One chain: start at phi_ML + N(0, start_noise_sd^2) (log scale), n_burn + n_draws iterations."""
+    """One chain: start at phi_ML + N(0, start_noise_sd^2) (log scale), n_burn discarded + n_draws kept iterations."""
     model = build_model(ds, cfg, settings)
     prior = build_prior(model, cfg)
     config = gibbs_config(model, cfg, settings)
@@ -199,11 +199,13 @@ def run_chain(ds: xr.Dataset, ml: xr.Dataset, chain: int, cfg: dict, settings: d
     phi0 = ml["phi"].values + float(cfg["start_noise_sd"]) * start_rng.standard_normal(model.n_params)
     sd = float(cfg["initial_proposal_sd"])
     covs = [sd**2 * np.eye(b.size) for b in config.blocks]
-    n_burn, n_draws = int(settings["n_burn"]), int(settings["n_draws"])
-    out = pm.run_pm_chain(rngmod.stream(seed, "gplvm", case, "chain", chain), model, prior, phi0, config,
-                          n_burn + n_draws, proposal_covs=covs)
-    keep = slice(n_burn, None)
-    return {k: v[keep] for k, v in out.items() if k != "state"} | {"phi0": phi0}
+    ch = pm.run_pm_chain(rngmod.stream(seed, "gplvm", case, "chain", chain), model, prior, phi0, config,
+                         int(settings["n_draws"]), n_warmup=int(settings["n_burn"]), proposal_covs=covs)
+    return {"phi": ch.draws, "Z": ch.extra["Z"], "log_marginal": ch.extra["log_marginal"],
+            "log_prior": ch.extra["log_prior"], "accepted": ch.extra["accepted"],
+            "acceptance_prob": ch.extra["acceptance_prob"], "n_bound_evals": ch.stats["n_bound_evals"],
+            "n_shrinkages": ch.stats["n_shrinkages"], "n_cubic": ch.stats["n_cubic"],
+            "wall_time": ch.stats["wall_time"], "phi0": phi0}
 
 
 def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings: dict, seed: int) -> dict:

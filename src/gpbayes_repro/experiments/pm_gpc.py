@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 import xarray as xr
-from scipy.special import logsumexp, ndtr
+from scipy.special import ndtr
 
 from .. import builders
 from gpbayes import linalg, priors
-from gpbayes.approx import ep_approximation, laplace_approximation
-from gpbayes.estimators.importance import importance_log_weights
+from gpbayes.estimators.grid import log_marginal_estimates_on_grid
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
 
@@ -66,43 +65,22 @@ def simulate_classification(rng: np.random.Generator, n: int, d: int, tau, sigma
 def pm_variance_grid(X, y, *, sigma: float, tau_grid, approximations, n_imps, n_reps: int,
                      rng: np.random.Generator, ep_mode: str = "parallel",
                      nugget: float = 0.0) -> xr.Dataset:
-    """log p~(y | tau, sigma) for every tau in the grid, approximation, N_imp and repetition.
+    """F&G Fig. 2: log p~(y | tau, sigma) for every tau in the grid, approximation, N_imp and repetition.
 
-    The Gaussian approximation q depends on theta only (it is deterministic),
-    so it is built once per tau; only the importance draws are repeated:
-    ``n_reps`` independent estimates with N_imp draws each (F&G eq. 25).
+    The paper's model on the grid: probit likelihood, F&G's isotropic kernel
+    (``parameterisation="fg"``, ``nugget``), sigma fixed and psi = log(tau,
+    sigma); the estimates are ``gpbayes.estimators.grid.
+    log_marginal_estimates_on_grid`` (q built once per tau, ``n_reps``
+    independent estimates with N_imp draws each, eq. 25), indexed by ``tau``.
     Also stores the deterministic approximate log marginal of each method.
     """
     X = np.asarray(X, dtype=float)
-    y = Probit().check_targets(y)
     kernel = SquaredExponential(X.shape[1], ard=False, parameterisation="fg", nugget=nugget)
     tau_grid = np.asarray(tau_grid, dtype=float)
-    lik = Probit()
-    out = np.empty((len(approximations), len(n_imps), tau_grid.size, n_reps))
-    approx_lm = np.empty((len(approximations), tau_grid.size))
-    for t, tau in enumerate(tau_grid):
-        psi = np.log([tau, sigma])
-        K = kernel(psi, X)
-        K_chol = linalg.cholesky(K, name=f"K(tau={tau:.3g})")
-        for a, method in enumerate(approximations):
-            if method == "laplace":
-                q = laplace_approximation(K, y, lik, K_chol=K_chol)
-            elif method == "ep":
-                q = ep_approximation(K, y, lik, mode=ep_mode, K_chol=K_chol)
-            else:
-                raise ValueError(f"unknown approximation {method!r}; use 'laplace' or 'ep'")
-            approx_lm[a, t] = q.log_marginal
-            for j, n_imp in enumerate(n_imps):
-                # all repetitions in one block of draws: n_reps x n_imp weights
-                log_w = importance_log_weights(rng, K_chol, y, lik, q, n_imp * n_reps)
-                out[a, j, t] = logsumexp(log_w.reshape(n_reps, n_imp), axis=1) - np.log(n_imp)
-    return xr.Dataset(
-        {
-            "log_marginal_estimate": (("approximation", "n_imp", "tau", "rep"), out),
-            "approx_log_marginal": (("approximation", "tau"), approx_lm),
-        },
-        coords={"approximation": list(approximations), "n_imp": list(n_imps), "tau": tau_grid},
-    )
+    psi_grid = np.array([np.log([tau, sigma]) for tau in tau_grid]).reshape(tau_grid.size, 2)
+    ds = log_marginal_estimates_on_grid(X, y, kernel, Probit(), psi_grid, approximations=approximations,
+                                        n_imps=n_imps, n_reps=n_reps, rng=rng, ep_mode=ep_mode)
+    return ds.drop_vars("psi").rename(point="tau").assign_coords(tau=tau_grid)
 
 
 def normalised_posterior(ds: xr.Dataset, prior: priors.Gamma, reference=("ep", None)) -> xr.DataArray:

@@ -51,21 +51,21 @@ Where the latent draws come from.  F&G Sec. 3.3 interleave the PM update of
 theta with draws of f to obtain samples from p(f, theta | y).  Here they come
 at no extra O(n^3) cost from the importance samples themselves: at every PM
 evaluation one of the N_imp draws f_k ~ q is selected with probability
-w_k / sum_j w_j and carried with the state (replaced only when the proposal
-is accepted).  This is the particle-marginal MH construction of Andrieu,
-Doucet & Holenstein (2010, Sec. 2.4.2 and Thm. 4) with a one-step "SMC", i.e.
-importance sampling: the chain then leaves p(theta, f | y) invariant, so
-the pairs (theta^(i), f^(i)) are exact draws from the joint posterior, as
-F&G's eq. 26-28 argument shows for N_imp = 1.  ``LatentSelectingTarget``
-and ``run_pm_chain_with_latents`` implement it; ``gpbayes.mcmc.
-pseudo_marginal.run_pm_chain`` does not expose the importance samples, so it
-is not used here (the transition is the same ``random_walk.step``).
+w_k / sum_j w_j and carried in the sampler's state (replaced only when the
+proposal is accepted).  This is the particle-marginal MH construction of
+Andrieu, Doucet & Holenstein (2010, Sec. 2.4.2 and Thm. 4) with a one-step
+"SMC", i.e. importance sampling: the chain then leaves p(theta, f | y)
+invariant, so the pairs (theta^(i), f^(i)) are exact draws from the joint
+posterior, as F&G's eq. 26-28 argument shows for N_imp = 1.  The library has
+it: ``PseudoMarginalTarget.log_density_and_latent`` (estimate plus selected
+draw, ``gpbayes.estimators.importance.select_draw``) and
+``gpbayes.mcmc.particle_marginal`` (init/step, state = (psi, stored
+estimate, f)); ``run_pm_chain_with_latents`` runs it with
+``gpbayes.mcmc.runner.run_chain``.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import time
 
 import numpy as np
@@ -79,7 +79,8 @@ from gpbayes.classification import fit_ep_type2_ml, mcmc_predictive, predictive_
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
-from gpbayes.mcmc import driver, random_walk
+from gpbayes.mcmc import driver, particle_marginal
+from gpbayes.mcmc.runner import Chain, run_chain
 from gpbayes.metrics import capacity_curve
 
 __all__ = [
@@ -88,7 +89,6 @@ __all__ = [
     "dataset_label",
     "capacity_prior",
     "balanced_split",
-    "LatentSelectingTarget",
     "run_pm_chain_with_latents",
     "classify_split",
     "split_dataset",
@@ -163,107 +163,29 @@ def balanced_split(y, n: int, rng: np.random.Generator, *,
 # --------------------------------------------------------------------------
 # pseudo-marginal MH carrying a latent draw (F&G eq. 20)
 # --------------------------------------------------------------------------
-@dataclasses.dataclass
-class LatentSelectingTarget(PseudoMarginalTarget):
-    """``PseudoMarginalTarget`` that also selects one importance draw f_k ∝ w_k.
+def run_pm_chain_with_latents(rng: np.random.Generator, target: PseudoMarginalTarget, psi0, proposal_factor, *,
+                              n_burn: int, n_draws: int, callback=None) -> Chain:
+    """F&G Alg. 1 with a frozen proposal, carrying the selected latent draw (ADH 2010 PMMH).
 
-    ``target(psi, rng)`` returns exactly what ``PseudoMarginalTarget`` returns
-    (log p~(y | theta) + log p(psi), F&G eq. 25) and stores in
-    ``last_latent`` the draw f_k of that estimate chosen with probability
-    w_k / sum_j w_j (one extra uniform from ``rng``, drawn after the
-    estimate).  The N_imp draws are recovered by replaying a copy of the
-    generator taken before the call: ``GaussianApproximation.sample`` makes
-    the same two blocks of standard normals as the estimator, in the same
-    order.  The weights are recomputed from these draws, and their average
-    is checked against the returned estimate (``RuntimeError`` if they
-    disagree), so a change in the estimator's draws cannot go unnoticed.
-    Cost: one more O(n^2 N_imp) pass over the draws; no O(n^3) operation.
-    """
-
-    last_latent: np.ndarray | None = dataclasses.field(default=None, init=False)
-
-    def __call__(self, psi, rng: np.random.Generator) -> float:
-        replay = copy.deepcopy(rng)
-        value = super().__call__(psi, rng)
-        self.last_latent = None
-        if value == -np.inf:
-            return value
-        q = self.last_approximation
-        F = q.sample(replay, self.n_imp, q.K_chol)  # (n_imp, n): the estimate's own draws
-        log_w = self._log_weights(q, F)
-        log_sum = _logsumexp(log_w)
-        log_est = log_sum - np.log(self.n_imp)
-        expected = value - self.prior.log_density(np.asarray(psi, dtype=np.float64))
-        if not np.isclose(log_est, expected, rtol=1e-9, atol=1e-7):
-            raise RuntimeError(f"replayed importance draws do not reproduce the estimate "
-                               f"({log_est!r} vs {expected!r})")
-        # select f_k with probability w_k / sum_j w_j
-        probs = np.exp(log_w - log_sum)
-        k = int(np.searchsorted(np.cumsum(probs), rng.uniform() * probs.sum(), side="right"))
-        self.last_latent = F[min(k, self.n_imp - 1)].copy()
-        return value
-
-    def _log_weights(self, q, F) -> np.ndarray:
-        # log w = log p(y | f) + log N(f | 0, K) - log q(f)   (F&G eq. 25)
-        L = q.K_chol
-        U = linalg.solve_triangular(L, F.T, lower=True)
-        log_prior = -0.5 * (np.einsum("ij,ij->j", U, U) + linalg.logdet_from_cholesky(L)
-                            + q.n * np.log(2.0 * np.pi))
-        log_lik = np.sum(self.likelihood.log_lik(self.y[:, None], F.T), axis=0)
-        return log_lik + log_prior - q.log_density(F, L)
-
-
-def _logsumexp(x: np.ndarray) -> float:
-    # plain numpy: scipy's logsumexp costs ~0.1 ms per call, which adds up over a chain
-    m = float(np.max(x))
-    if not np.isfinite(m):
-        return m
-    return m + float(np.log(np.sum(np.exp(x - m))))
-
-
-def run_pm_chain_with_latents(rng: np.random.Generator, target: LatentSelectingTarget, psi0,
-                              proposal_factor, *, n_burn: int, n_draws: int, thin: int = 1) -> dict:
-    """F&G Alg. 1 with a frozen proposal, carrying the selected latent draw.
-
-    Starts at ``psi0`` with a fresh estimate; ``n_burn`` discarded and
-    ``n_draws`` kept iterations of ``random_walk.step`` (propose, estimate at
-    the proposal, accept against the *stored* estimate).  The state's latent
-    f is replaced only when a proposal is accepted, together with theta and
-    the stored estimate.
-
-    Returns ``position`` (n_draws, p), ``log_density`` (stored estimates),
-    ``accepted`` (n_draws,), ``latent`` (n_draws // thin rounded up, n): f at
-    every ``thin``-th kept draw (draws 0, thin, 2 thin, ...), ``latent_draw``
-    their indices, ``burn_acceptance``, ``n_cubic`` (total O(n^3) operations).
+    Starts at ``psi0`` with a fresh estimate and its selected latent
+    (``particle_marginal.init`` on ``target.log_density_and_latent``), then
+    ``n_burn`` discarded and ``n_draws`` kept iterations of
+    ``particle_marginal.step`` (propose, estimate at the proposal and select
+    f' ∝ w_k, accept against the *stored* estimate; psi, estimate and f move
+    together).  Returns the runner's :class:`~gpbayes.mcmc.runner.Chain`:
+    ``draws`` (n_draws, p), stats ``lp`` (the stored estimates),
+    ``accepted``, ``acceptance_rate``, ``n_cubic``, ...; ``extra["latent"]``
+    (n_draws, n) the f carried at every kept draw; ``warmup`` the burn-in
+    (``n_accepted``; its ``n_cubic`` includes the first estimate).
     """
     factor = np.asarray(proposal_factor, dtype=np.float64)
-    n_burn, n_draws, thin = int(n_burn), int(n_draws), int(thin)
-    if n_draws < 1 or thin < 1 or n_burn < 0:
-        raise ValueError(f"need n_draws >= 1, thin >= 1, n_burn >= 0; got {n_draws}, {thin}, {n_burn}")
-    kept = np.arange(0, n_draws, thin)
-    out = {"position": np.empty((n_draws, factor.shape[0])), "log_density": np.empty(n_draws),
-           "accepted": np.empty(n_draws, dtype=bool), "latent": np.empty((kept.size, target.y.size)),
-           "latent_draw": kept}
-    burn_acc = 0
-    with linalg.count_ops() as ops:
-        state = random_walk.init(psi0, target, rng)
-        f = target.last_latent
-        for it in range(n_burn + n_draws):
-            # F&G Alg. 1, lines 1-8
-            state, info = random_walk.step(rng, state, target, factor)
-            if info.accepted:
-                f = target.last_latent
-            i = it - n_burn
-            if i < 0:
-                burn_acc += info.accepted
-                continue
-            out["position"][i] = state.position
-            out["log_density"][i] = state.log_density
-            out["accepted"][i] = info.accepted
-            if i % thin == 0:
-                out["latent"][i // thin] = f
-    out.update(burn_acceptance=burn_acc / n_burn if n_burn else np.nan, n_cubic=int(ops.cubic))
-    return out
+    n_burn, n_draws = int(n_burn), int(n_draws)
+    if n_draws < 1 or n_burn < 0:
+        raise ValueError(f"need n_draws >= 1, n_burn >= 0; got {n_draws}, {n_burn}")
+    fn = target.log_density_and_latent
+    return run_chain(rng, lambda r, st: particle_marginal.step(r, st, fn, factor),
+                     lambda: particle_marginal.init(psi0, fn, rng), n_draws=n_draws, n_warmup=n_burn,
+                     callback=callback, record=lambda st, info: {"latent": st.latent})
 
 
 # --------------------------------------------------------------------------
@@ -362,14 +284,13 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
     # proposal and last draw; predictive F&G eq. 20 with the carried latents
     t0 = time.perf_counter()
     with linalg.count_ops() as ops:
-        pm_target = LatentSelectingTarget(X_train, y_train, kernel, _PROBIT, prior, approx="ep",
-                                          n_imp=int(cfg["n_imp"]), ep_mode=ep_mode)
+        pm_target = PseudoMarginalTarget(X_train, y_train, kernel, _PROBIT, prior, approx="ep",
+                                         n_imp=int(cfg["n_imp"]), ep_mode=ep_mode)
         chain_pm = run_pm_chain_with_latents(r_pm, pm_target, chain_ep.draws[-1],
-                                             chain_ep.params["proposal_factor"], n_burn=n_burn,
-                                             n_draws=n_draws, thin=thin)
-        # the latents were kept at draws 0, thin, 2 thin, ...: pair them with those thetas
-        probs["mcmc_pm_ep"] = mcmc_predictive(X_train, y_train, X_test, kernel,
-                                              chain_pm["position"][::thin], f_samples=chain_pm["latent"])
+                                             chain_ep.params["proposal_factor"], n_burn=n_burn, n_draws=n_draws)
+        # eq. 20 over the thinned pairs (theta, f) at draws 0, thin, 2 thin, ...
+        probs["mcmc_pm_ep"] = mcmc_predictive(X_train, y_train, X_test, kernel, chain_pm.draws[::thin],
+                                              f_samples=chain_pm.extra["latent"][::thin])
     cost["mcmc_pm_ep"] = ops.cubic + cost["mcmc_ep"]  # its adaptive phase is MCMC-EP's burn-in
     wall["mcmc_pm_ep"] = time.perf_counter() - t0
 
@@ -401,9 +322,9 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
             "psi_ep_ml": ("param", ml.psi),
             "psi_map": ("param", fit_map.psi),
             "chain_psi": (("chain", "draw", "param"),
-                          np.stack([chain_ep.draws, chain_pm["position"]])),
+                          np.stack([chain_ep.draws, chain_pm.draws])),
             "acceptance_rate": ("chain", np.array([np.mean(chain_ep.stats["accepted"]),
-                                                   np.mean(chain_pm["accepted"])])),
+                                                   np.mean(chain_pm.stats["accepted"])])),
         },
         coords={"classifier": cl, "rho": rho, "param": params, "chain": ["mcmc_ep", "mcmc_pm_ep"]},
         attrs={
@@ -412,7 +333,7 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
             "svm_C": svm.C, "svm_gamma": svm.gamma, "svm_cv_accuracy": svm.cv_accuracy,
             "ep_ml_log_marginal": ml.log_marginal, "ep_ml_converged": int(ml.converged),
             "mcmc_ep_burn_acceptance": float(chain_ep.warmup["n_accepted"] / max(chain_ep.warmup["n_iterations"], 1)),
-            "mcmc_pm_ep_burn_acceptance": float(chain_pm["burn_acceptance"]),
+            "mcmc_pm_ep_burn_acceptance": float(chain_pm.warmup["n_accepted"] / n_burn if n_burn else np.nan),
             "pm_failures": int(pm_target.n_failures),
             "thin": int(thin), "n_predict_draws": int(len(range(0, n_draws, thin))),
             "pm_predictive": "F&G eq. 20 (latent draws selected from the importance samples)",

@@ -27,7 +27,9 @@ from .. import builders
 from gpbayes import diagnostics, io, linalg, priors
 from gpbayes.mcmc import driver
 from gpbayes.mcmc.runner import Progress
-from gpbayes.regression import GPRegression, fit_type2_ml, numerical_hessian
+from gpbayes.finite_differences import hessian_from_gradients
+from gpbayes.posterior import log_posterior, log_posterior_value_and_grad
+from gpbayes.regression import GPRegression, fit_type2_ml
 
 __all__ = ["build_model", "build_prior", "fit_ml", "run_chain", "merge_chains",
            "diagnostics_table", "evaluate_claims"]
@@ -50,21 +52,6 @@ def build_prior(model: GPRegression, exp_cfg: dict) -> priors.IndependentPrior:
     return builders.kernel_prior(model.kernel, p["scale"], p.get("amplitude"), extra=[p["noise_variance"]])
 
 
-def log_posterior_fn(model: GPRegression, prior: priors.IndependentPrior):
-    """(phi, rng) -> log p(y | phi) + log p(phi); -inf where the factorisation fails."""
-
-    def fn(phi, rng=None):
-        lp = prior.log_density(phi)
-        if not np.isfinite(lp):
-            return -np.inf
-        try:
-            return model.log_marginal(phi) + lp
-        except linalg.NotPositiveDefiniteError:
-            return -np.inf
-
-    return fn
-
-
 def fit_ml(ds: xr.Dataset, exp_cfg: dict, n_restarts: int, rng: np.random.Generator) -> xr.Dataset:
     """Type-II ML estimate, posterior mode and proposal covariance, as a Dataset."""
     model = build_model(ds, exp_cfg)
@@ -73,10 +60,8 @@ def fit_ml(ds: xr.Dataset, exp_cfg: dict, n_restarts: int, rng: np.random.Genera
     # posterior mode, started from the ML estimate, for the proposal shape
     mode = fit_type2_ml(model, rng, n_restarts=1, init=ml.phi, log_prior=prior)
 
-    def grad(phi):
-        return model.log_marginal_and_grad(phi)[1] + prior.grad_log_density(phi)
-
-    H = numerical_hessian(grad, mode.phi)
+    value_and_grad = log_posterior_value_and_grad(model, prior)
+    H = hessian_from_gradients(lambda phi: value_and_grad(phi)[1], mode.phi)
     cov = linalg.inverse_of_negative_definite(H)
     names = model.param_names
     return xr.Dataset(
@@ -98,7 +83,7 @@ def run_chain(ds: xr.Dataset, ml: xr.Dataset, exp_cfg: dict, settings: dict,
     """One MH chain in the ArviZ layout (chain dimension of size 1)."""
     model = build_model(ds, exp_cfg)
     prior = build_prior(model, exp_cfg)
-    target = log_posterior_fn(model, prior)
+    target = log_posterior(model, prior)
     cov = ml["proposal_cov"].values
     start = ml["phi_ml"].values + linalg.cholesky(cov, name="proposal covariance", count=False) @ rng.standard_normal(cov.shape[0])
     chain_out = driver.run_rwmh_chain(rng, start, target, cov, n_burn=settings["n_burn"],
