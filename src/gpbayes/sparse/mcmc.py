@@ -21,13 +21,14 @@ overflows at extreme psi), or psi is outside the prior's support, (T1) is
 
 Samplers (``init``/``step`` over immutable NamedTuple states):
 
-* ``hmc_init``/``hmc_step``: HMC (Neal 2011) with a diagonal or dense mass matrix on the
-  flat position x = (vec v, psi) -- the paper's "jointly sample v, theta".
-  One step: (1) draw momentum p ~ N(0, M); (2) draw the step size
-  eps_t ~ U[eps (1 - j), eps (1 + j)]; (3) ``n_steps`` leapfrog steps;
-  (4) accept with probability min(1, exp(-Delta H)).  A trajectory that meets
-  a non-finite log density is rejected (the reverse trajectory meets it too,
-  so this keeps detailed balance).
+* ``hmc_kernel``: the one HMC of the library (``gpbayes.mcmc.hmc.step``, Neal
+  2011) with a diagonal or dense mass matrix on the flat position
+  x = (vec v, psi) -- the paper's "jointly sample v, theta".  One step:
+  (1) draw momentum p ~ N(0, M); (2) draw the step size
+  eps_t ~ U[eps (1 - j), eps (1 + j)]; (3) ``n_steps`` leapfrog steps (fixed,
+  not drawn); (4) accept with probability min(1, exp(-Delta H)).  A
+  trajectory that meets a non-finite log density is rejected (the reverse
+  trajectory meets it too, so this keeps detailed balance).
 * ``tune_hmc``: the automatic tuner.  The poster tunes (eps, L) by Bayesian
   optimisation (Wang, Mohamed & de Freitas 2013).  Here, instead, a simpler
   and well-tested scheme (Stan's warm-up, Hoffman & Gelman 2014 Sec. 3.2):
@@ -55,22 +56,15 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
-from ..mcmc import adaptation, random_walk
+from ..mcmc import adaptation, hmc, random_walk
 from . import svgp
 
 __all__ = [
     "SparseTarget",
     "log_q_star",
-    "HMCState",
     "HMCParameters",
-    "HMCInfo",
-    "hmc_init",
-    "hmc_step",
-    "leapfrog",
-    "DualAveragingState",
-    "dual_averaging_init",
-    "dual_averaging_update",
-    "find_reasonable_step_size",
+    "hmc_kernel",
+    "inverse_mass",
     "WarmupInfo",
     "warmup_windows",
     "tune_hmc",
@@ -214,182 +208,29 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
 
 
 # ---------------------------------------------------------------------------
-# HMC
+# joint HMC: the one HMC (gpbayes.mcmc.hmc) with a fixed trajectory length and a jittered step size
 # ---------------------------------------------------------------------------
-class HMCState(NamedTuple):
-    position: np.ndarray
-    log_density: float
-    grad: np.ndarray
+#: dual-averaging offset t0 (Stan's default; gpbayes.mcmc.hmc's default 30 is Xiong et al.'s)
+DA_T0 = 10.0
 
 
 class HMCParameters(NamedTuple):
+    """The frozen HMC kernel: ``hmc.step`` with L = ``n_steps`` and jittered ``step_size``."""
+
     step_size: float
     n_steps: int
-    inv_mass: np.ndarray  # M^-1: its diagonal (D,) or the dense matrix (D, D)
+    mass: hmc.MassMatrix
     step_size_jitter: float = 0.2  # eps_t ~ U[eps (1 - j), eps (1 + j)]
-    inv_mass_factor: np.ndarray | None = None  # lower Cholesky factor of a dense M^-1 (computed if None)
 
 
-# -- the metric: kinetic energy 1/2 p^T M^-1 p, momentum p ~ N(0, M) ---------
-def _velocity(inv_mass: np.ndarray, p: np.ndarray) -> np.ndarray:
-    return inv_mass * p if inv_mass.ndim == 1 else inv_mass @ p
+def hmc_kernel(logdensity_and_grad: LogDensityAndGrad, params: HMCParameters):
+    """``step(rng, state) -> (state, hmc.HMCInfo)`` of the kernel ``params`` (module docstring, steps 1-4)."""
 
+    def step(rng, state):
+        return hmc.step(rng, state, logdensity_and_grad, params.step_size, params.mass,
+                        n_steps=params.n_steps, step_size_jitter=params.step_size_jitter)
 
-def _kinetic(inv_mass: np.ndarray, p: np.ndarray) -> float:
-    return 0.5 * float(p @ _velocity(inv_mass, p))
-
-
-def _inv_mass_factor(inv_mass: np.ndarray, factor: np.ndarray | None) -> np.ndarray | None:
-    if inv_mass.ndim == 1 or factor is not None:
-        return factor
-    # hyperparameter-sized (D = M C + P), not one of the O(n^3) operations counted
-    return linalg.cholesky(inv_mass, name="inverse mass matrix", count=False)
-
-
-def _draw_momentum(rng, inv_mass: np.ndarray, factor: np.ndarray | None) -> np.ndarray:
-    z = rng.standard_normal(inv_mass.shape[0])
-    if inv_mass.ndim == 1:
-        return z / np.sqrt(inv_mass)
-    # M^-1 = F F^T  =>  p = F^-T z has covariance F^-T F^-1 = M
-    return linalg.solve_triangular(factor, z, lower=True, trans=True)
-
-
-class HMCInfo(NamedTuple):
-    accepted: bool
-    acceptance_prob: float
-    n_leapfrog: int
-    energy_error: float  # H(proposal) - H(current); nan if the trajectory failed
-    diverging: bool  # non-finite trajectory or energy error > 1000
-    n_cubic: int  # O(n^3) operations counted by gpbayes.linalg in this step
-
-
-def hmc_init(position, logdensity_and_grad: LogDensityAndGrad) -> HMCState:
-    position = np.array(position, dtype=np.float64)
-    value, grad = logdensity_and_grad(position)
-    if not np.isfinite(value):
-        raise ValueError(f"initial position has log density {value}")
-    return HMCState(position, float(value), np.asarray(grad, dtype=np.float64))
-
-
-def leapfrog(q, p, grad, logdensity_and_grad, step_size, n_steps, inv_mass):
-    """``n_steps`` leapfrog steps of H = -log pi(q) + 1/2 p^T M^-1 p.
-
-    Returns (q, p, log_density, grad, ok); ``ok`` is False (and the rest
-    meaningless) if a non-finite log density or gradient was met.
-    """
-    value = None
-    p = p + 0.5 * step_size * grad
-    for i in range(n_steps):
-        q = q + step_size * _velocity(inv_mass, p)
-        value, grad = logdensity_and_grad(q)
-        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
-            return q, p, -np.inf, grad, False
-        p = p + (step_size if i < n_steps - 1 else 0.5 * step_size) * grad
-    return q, p, float(value), grad, True
-
-
-def hmc_step(
-    rng: np.random.Generator,
-    state: HMCState,
-    logdensity_and_grad: LogDensityAndGrad,
-    params: HMCParameters,
-) -> tuple[HMCState, HMCInfo]:
-    """One HMC transition (numbered as in the module docstring)."""
-    inv_mass = np.asarray(params.inv_mass, dtype=np.float64)
-    factor = _inv_mass_factor(inv_mass, params.inv_mass_factor)
-    with linalg.count_ops() as ops:
-        # step 1: momentum p ~ N(0, M)
-        p0 = _draw_momentum(rng, inv_mass, factor)
-        # step 2: jittered step size (avoids periodic trajectories)
-        j = params.step_size_jitter
-        eps = params.step_size * (1.0 + j * (2.0 * rng.uniform() - 1.0)) if j > 0 else params.step_size
-        # step 3: leapfrog trajectory
-        q, p, value, grad, ok = leapfrog(
-            state.position, p0, state.grad, logdensity_and_grad, eps, int(params.n_steps), inv_mass
-        )
-        # step 4: Metropolis correction
-        if ok:
-            h0 = -state.log_density + _kinetic(inv_mass, p0)
-            h1 = -value + _kinetic(inv_mass, p)
-            dh = h1 - h0
-            acc_prob = 1.0 if dh <= 0 else math.exp(-dh) if dh < 700 else 0.0
-        else:
-            dh, acc_prob = float("nan"), 0.0
-        u = rng.uniform()
-        accepted = bool(ok and u < acc_prob)
-    diverging = (not ok) or dh > 1000.0
-    new_state = HMCState(q, value, grad) if accepted else state
-    return new_state, HMCInfo(accepted, acc_prob, int(params.n_steps), dh, diverging, ops.cubic)
-
-
-# ---------------------------------------------------------------------------
-# tuner: dual averaging of the step size + diagonal mass + fixed trajectory length
-# ---------------------------------------------------------------------------
-class DualAveragingState(NamedTuple):
-    log_step: float
-    log_step_avg: float
-    h_bar: float
-    mu: float
-    t: int
-
-
-def dual_averaging_init(step_size: float) -> DualAveragingState:
-    """Hoffman & Gelman (2014) Alg. 5 initialisation: mu = log(10 eps_0)."""
-    return DualAveragingState(math.log(step_size), 0.0, 0.0, math.log(10.0 * step_size), 0)
-
-
-def dual_averaging_update(
-    state: DualAveragingState,
-    acceptance_prob: float,
-    target: float = 0.8,
-    gamma: float = 0.05,
-    t0: float = 10.0,
-    kappa: float = 0.75,
-) -> DualAveragingState:
-    """One dual-averaging step (Hoffman & Gelman 2014, eq. 6 and Alg. 5).
-
-    H_bar_t = (1 - 1/(t + t0)) H_bar_{t-1} + (delta - alpha_t) / (t + t0)
-    log eps_t = mu - sqrt(t) / gamma H_bar_t
-    log eps_bar_t = t^-kappa log eps_t + (1 - t^-kappa) log eps_bar_{t-1}
-    """
-    t = state.t + 1
-    a = 0.0 if not np.isfinite(acceptance_prob) else float(acceptance_prob)
-    h_bar = (1.0 - 1.0 / (t + t0)) * state.h_bar + (target - a) / (t + t0)
-    log_step = state.mu - math.sqrt(t) / gamma * h_bar
-    eta = t ** (-kappa)
-    log_step_avg = eta * log_step + (1.0 - eta) * state.log_step_avg
-    return DualAveragingState(log_step, log_step_avg, h_bar, state.mu, t)
-
-
-def find_reasonable_step_size(
-    rng: np.random.Generator,
-    state: HMCState,
-    logdensity_and_grad: LogDensityAndGrad,
-    inv_mass: np.ndarray,
-    step_size: float = 0.1,
-    max_tries: int = 60,
-) -> float:
-    """Hoffman & Gelman (2014) Alg. 4: halve/double eps until the one-step
-    acceptance ratio crosses 1/2."""
-    inv_mass = np.asarray(inv_mass, dtype=np.float64)
-    p0 = _draw_momentum(rng, inv_mass, _inv_mass_factor(inv_mass, None))
-    h0 = -state.log_density + _kinetic(inv_mass, p0)
-
-    def log_ratio(eps):
-        q, p, value, _, ok = leapfrog(state.position, p0, state.grad, logdensity_and_grad, eps, 1, inv_mass)
-        if not ok:
-            return -np.inf
-        return h0 - (-value + _kinetic(inv_mass, p))
-
-    eps = step_size
-    direction = 1.0 if log_ratio(eps) > math.log(0.5) else -1.0
-    for _ in range(max_tries):
-        new = eps * 2.0**direction
-        lr = log_ratio(new)
-        if (direction > 0 and not lr > math.log(0.5)) or (direction < 0 and lr > math.log(0.5)):
-            return new if direction < 0 else eps
-        eps = new
-    return eps
+    return step
 
 
 class WarmupInfo(NamedTuple):
@@ -437,6 +278,11 @@ def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float 
     return [(start, first), (first, end)]
 
 
+def _initial_step_size(rng, state, logdensity_and_grad, mass, initial: float) -> float:
+    """H&G Alg. 4 from ``initial`` (``hmc.find_reasonable_step_size``)."""
+    return hmc.find_reasonable_step_size(rng, state, logdensity_and_grad, mass, initial)[0]
+
+
 def tune_hmc(
     rng: np.random.Generator,
     position,
@@ -446,63 +292,63 @@ def tune_hmc(
     target_accept: float = 0.8,
     trajectory_length: float = 1.5,
     max_steps: int = 64,
-    inv_mass: np.ndarray | None = None,
+    mass: hmc.MassMatrix | None = None,
     adapt_mass: bool = True,
     metric: str = "auto",
     initial_step_size: float | None = None,
     step_size_jitter: float = 0.2,
-) -> tuple[HMCState, HMCParameters, WarmupInfo]:
+) -> tuple[hmc.HMCState, HMCParameters, WarmupInfo]:
     """Warm-up: returns the final state and the frozen ``HMCParameters``.
 
     Schedule (Stan's, Hoffman & Gelman 2014 for the step size): the first 15%
     of the iterations adapt eps only; then two windows (lengths 1:2, see
-    ``warmup_windows``) each end by setting the diagonal M^-1 to the
-    regularised variances of the window's draws and restarting dual
-    averaging (from a new ``find_reasonable_step_size``); the last 20% adapt
-    eps only, and the final eps is that phase's dual-averaging iterate
-    average.  Throughout, n_steps = min(ceil(lambda / eps), max_steps) with
-    lambda = ``trajectory_length`` in the units of the adapted metric (about
-    1.5 posterior standard deviations along each axis).
+    ``warmup_windows``) each end by setting M^-1 to the regularised
+    (co)variances of the window's draws and restarting dual averaging (from
+    H&G's Alg. 4 at the current eps); the last 20% adapt eps only, and the
+    final eps is that phase's dual-averaging iterate average.  Throughout,
+    n_steps = min(ceil(lambda / eps), max_steps) with lambda =
+    ``trajectory_length`` in the units of the adapted metric (about 1.5
+    posterior standard deviations along each axis).  Dual averaging is
+    ``adaptation.dual_averaging_update`` with t0 = ``DA_T0``; the first eps is H&G's
+    Alg. 4 from 0.1 unless ``initial_step_size`` is given.
 
-    ``metric``: ``"diag"`` (diagonal M^-1), ``"dense"`` (full covariance) or
-    ``"auto"``: dense from a window that holds at least
-    ``DENSE_DRAWS_PER_DIM`` draws per dimension, diagonal otherwise.  A
-    dense metric removes linear correlations the whitening leaves, e.g.
-    between the C latent functions of the robust-max likelihood, which only
-    sees their differences.
+    ``mass``: the metric to start from (identity if None).  ``metric``:
+    ``"diag"`` (diagonal M^-1), ``"dense"`` (full covariance) or ``"auto"``:
+    dense from a window that holds at least ``DENSE_DRAWS_PER_DIM`` draws per
+    dimension, diagonal otherwise.  A dense metric removes linear
+    correlations the whitening leaves, e.g. between the C latent functions of
+    the robust-max likelihood, which only sees their differences.
     """
     if metric not in ("auto", "diag", "dense"):
         raise ValueError(f"metric must be 'auto', 'diag' or 'dense', got {metric!r}")
     n_warmup = int(n_warmup)
-    state = hmc_init(position, logdensity_and_grad)
+    state = hmc.init(position, logdensity_and_grad)
     d = state.position.shape[0]
-    inv_mass = np.ones(d) if inv_mass is None else np.asarray(inv_mass, dtype=np.float64).copy()
-    eps = initial_step_size or find_reasonable_step_size(rng, state, logdensity_and_grad, inv_mass)
-    da = dual_averaging_init(eps)
+    mass = hmc.mass_matrix("identity", dim=d) if mass is None else mass
+    eps = initial_step_size or _initial_step_size(rng, state, logdensity_and_grad, mass, 0.1)
+    da = adaptation.dual_averaging_init(eps)
     windows = warmup_windows(n_warmup) if adapt_mass else []
     window_end = {end: start for start, end in windows}
     positions = np.empty((n_warmup, d))
     acc, steps, nlf = np.empty(n_warmup), np.empty(n_warmup), np.empty(n_warmup, dtype=int)
     n_div = 0
-    factor = None
     for it in range(n_warmup):
-        eps = math.exp(da.log_step)
-        params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter, factor)
-        state, info = hmc_step(rng, state, logdensity_and_grad, params)
+        eps = math.exp(da.log_step_size)
+        params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), mass, step_size_jitter)
+        state, info = hmc_kernel(logdensity_and_grad, params)(rng, state)
         positions[it] = state.position
         acc[it], steps[it], nlf[it] = info.acceptance_prob, eps, info.n_leapfrog
         n_div += int(info.diverging)
-        da = dual_averaging_update(da, info.acceptance_prob, target_accept)
+        da = adaptation.dual_averaging_update(da, info.acceptance_prob, target=target_accept, t0=DA_T0)
         if it + 1 in window_end:
             window = positions[window_end[it + 1] : it + 1]
             dense = metric == "dense" or (metric == "auto" and len(window) >= DENSE_DRAWS_PER_DIM * d)
-            inv_mass = _regularised_covariance(window) if dense else _regularised_variance(window)
-            factor = _inv_mass_factor(inv_mass, None)
-            eps = find_reasonable_step_size(rng, state, logdensity_and_grad, inv_mass, math.exp(da.log_step))
-            da = dual_averaging_init(eps)
-    eps = math.exp(da.log_step_avg) if da.t > 0 else eps
-    params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter,
-                           _inv_mass_factor(inv_mass, None))
+            mass = (hmc.mass_matrix("dense", _regularised_covariance(window)) if dense
+                    else hmc.mass_matrix("diagonal", _regularised_variance(window)))
+            eps = _initial_step_size(rng, state, logdensity_and_grad, mass, math.exp(da.log_step_size))
+            da = adaptation.dual_averaging_init(eps)
+    eps = adaptation.dual_averaging_final_step_size(da)
+    params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), mass, step_size_jitter)
     return state, params, WarmupInfo(acc, steps, nlf, n_div)
 
 
@@ -516,6 +362,11 @@ def _run(rng, state, n_draws, step_fn, record):
     out = {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
     out["wall_time"] = wall
     return state, out
+
+
+def inverse_mass(mass: hmc.MassMatrix) -> np.ndarray:
+    """M^-1 as an array: its diagonal (D,) or the dense matrix (D, D)."""
+    return mass.inv_diag if mass.inv_chol is None else mass.inv_chol @ mass.inv_chol.T
 
 
 def sample_joint(
@@ -544,8 +395,9 @@ def sample_joint(
                 "acceptance_rate": info.acceptance_prob, "n_steps": info.n_leapfrog,
                 "diverging": info.diverging, "n_cubic": info.n_cubic}
 
-    _, out = _run(rng, state, n_draws, lambda r, s: hmc_step(r, s, fn, params), record)
-    out.update(step_size=params.step_size, n_leapfrog=params.n_steps, inv_mass=params.inv_mass, warmup=warm)
+    _, out = _run(rng, state, n_draws, hmc_kernel(fn, params), record)
+    out.update(step_size=params.step_size, n_leapfrog=params.n_steps, inv_mass=inverse_mass(params.mass),
+               warmup=warm)
     return out
 
 
@@ -553,7 +405,7 @@ def sample_joint(
 # Gibbs baseline: HMC on v | theta, MH on psi | v
 # ---------------------------------------------------------------------------
 class GibbsState(NamedTuple):
-    v: HMCState  # position = vec v, log_density = (T1), grad = d(T1)/dv at the current psi
+    v: hmc.HMCState  # position = vec v, log_density = (T1), grad = d(T1)/dv at the current psi
     psi: np.ndarray
 
 
@@ -563,7 +415,7 @@ class GibbsParameters(NamedTuple):
 
 
 class GibbsInfo(NamedTuple):
-    v_info: HMCInfo
+    v_info: hmc.HMCInfo
     psi_accepted: bool
     psi_acceptance_prob: float
     n_cubic: int
@@ -579,7 +431,7 @@ def _v_fn(target: SparseTarget, psi) -> LogDensityAndGrad:
 
 def gibbs_init(target: SparseTarget, v, psi) -> GibbsState:
     psi = np.array(psi, dtype=np.float64)
-    return GibbsState(hmc_init(np.asarray(v, dtype=np.float64).ravel(), _v_fn(target, psi)), psi)
+    return GibbsState(hmc.init(np.asarray(v, dtype=np.float64).ravel(), _v_fn(target, psi)), psi)
 
 
 def gibbs_step(
@@ -589,7 +441,7 @@ def gibbs_step(
     moved, the v-gradient at the new psi."""
     with linalg.count_ops() as ops:
         # step 1: v | psi
-        v_state, v_info = hmc_step(rng, state.v, _v_fn(target, state.psi), params.v_hmc)
+        v_state, v_info = hmc_kernel(_v_fn(target, state.psi), params.v_hmc)(rng, state.v)
         # step 2: psi | v; the stored value log q*(v, psi) is the current density
         v = v_state.position
 
@@ -603,7 +455,7 @@ def gibbs_step(
         # step 3: refresh the gradient w.r.t. v at the new psi
         psi = rw_state.position
         if rw_info.accepted:
-            v_state = hmc_init(v, _v_fn(target, psi))
+            v_state = hmc.init(v, _v_fn(target, psi))
     return GibbsState(v_state, psi), GibbsInfo(v_info, rw_info.accepted, rw_info.acceptance_prob, ops.cubic)
 
 
@@ -626,22 +478,22 @@ def tune_gibbs(
     random-walk proposal for psi (``adaptation.robbins_monro_log_scale``)."""
     state = gibbs_init(target, v0, psi0)
     d_v, d_psi = state.v.position.shape[0], state.psi.shape[0]
-    inv_mass = np.ones(d_v)
-    eps = find_reasonable_step_size(rng, state.v, _v_fn(target, state.psi), inv_mass)
-    da = dual_averaging_init(eps)
+    mass = hmc.mass_matrix("identity", dim=d_v)
+    eps = _initial_step_size(rng, state.v, _v_fn(target, state.psi), mass, 0.1)
+    da = adaptation.dual_averaging_init(eps)
     log_s = math.log(psi_scale)
     for it in range(int(n_warmup)):
-        eps = math.exp(da.log_step)
+        eps = math.exp(da.log_step_size)
         params = GibbsParameters(
-            HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter),
+            HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), mass, step_size_jitter),
             math.exp(log_s) * np.eye(d_psi),
         )
         state, info = gibbs_step(rng, state, target, params)
-        da = dual_averaging_update(da, info.v_info.acceptance_prob, target_accept)
+        da = adaptation.dual_averaging_update(da, info.v_info.acceptance_prob, target=target_accept, t0=DA_T0)
         log_s = adaptation.robbins_monro_log_scale(log_s, info.psi_acceptance_prob, it, psi_target_accept)
-    eps = math.exp(da.log_step_avg) if da.t > 0 else eps
+    eps = adaptation.dual_averaging_final_step_size(da)
     params = GibbsParameters(
-        HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter),
+        HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), mass, step_size_jitter),
         math.exp(log_s) * np.eye(d_psi),
     )
     return state, params
