@@ -9,9 +9,11 @@ problems are built from numpy draws only (no fitted SVGP), so the file
 depends on nothing but ``SparseTarget`` and the samplers.
 
 ``RUNS`` and ``problem`` are shared with ``tests/test_sparse.py``, which
-reruns the chains and compares them with np.array_equal; ``flatten`` is
-the one place that maps a sampler's result to the stored names, so it is
-the only part that follows the samplers' API.
+reruns the chains and compares them with np.array_equal; ``run``/``flatten``
+are the one place that maps a sampler's result to the stored names, so they
+are the only part that follows the samplers' API (``sparse_golden_original.npz``
+was written by the pre-runner version of this file, commit a431223, from
+result dicts; the names are the same).
 """
 
 from __future__ import annotations
@@ -59,23 +61,34 @@ def run(name: str, problem_name: str, sampler: str, seed: int, n_warmup: int, n_
 
     target, x0 = problem(problem_name)
     fn = mcmc.sample_joint if sampler == "joint" else mcmc.sample_gibbs
-    out = fn(np.random.default_rng(seed), target, x0, n_warmup=n_warmup, n_draws=n_draws,
-             target_accept=0.8, trajectory_length=1.5, max_steps=32, **options)
-    return flatten(out, sampler)
+    warmup = []  # the Info of every warm-up iteration
+
+    def callback(iteration, n_total, state, info):
+        if iteration < n_warmup:
+            warmup.append(info)
+
+    chain = fn(np.random.default_rng(seed), target, x0, n_warmup=n_warmup, n_draws=n_draws,
+               target_accept=0.8, trajectory_length=1.5, max_steps=32, callback=callback, **options)
+    return flatten(chain, warmup, sampler)
 
 
-def flatten(out, sampler: str) -> dict[str, np.ndarray]:
-    """The arrays compared bit for bit, from the result of ``sample_joint``/``sample_gibbs``."""
-    keys = ["v", "psi", "lp", "n_steps", "n_cubic", "step_size", "n_leapfrog"]
+def flatten(chain, warmup: list, sampler: str) -> dict[str, np.ndarray]:
+    """The arrays compared bit for bit, from the ``runner.Chain`` of ``sample_joint``/``sample_gibbs``
+    and the Info of its warm-up iterations (names as in the pre-runner result dicts)."""
+    st = chain.stats
+    res = {"v": chain.extra["v"], "psi": chain.draws, "lp": st["lp"], "n_steps": st["n_leapfrog"],
+           "n_cubic": st["n_cubic"], "step_size": np.asarray(chain.params["step_size"]),
+           "n_leapfrog": np.asarray(st["n_leapfrog"][0])}
     if sampler == "joint":
-        keys += ["accepted", "acceptance_rate", "diverging", "inv_mass"]
-        res = {k: np.asarray(out[k]) for k in keys}
-        w = out["warmup"]
-        res.update(warmup_acceptance_prob=np.asarray(w.acceptance_prob), warmup_step_size=np.asarray(w.step_size),
-                   warmup_n_leapfrog=np.asarray(w.n_leapfrog))
+        mass = chain.params["mass"]
+        res.update(accepted=st["accepted"], acceptance_rate=st["acceptance_rate"], diverging=st["diverging"],
+                   inv_mass=mass.inv_diag if mass.inv_chol is None else mass.inv_chol @ mass.inv_chol.T,
+                   warmup_acceptance_prob=np.array([i.acceptance_prob for i in warmup]),
+                   warmup_n_leapfrog=np.array([i.n_leapfrog for i in warmup]))
         return res
-    keys += ["v_acceptance_rate", "psi_acceptance_rate", "psi_proposal_scale"]
-    return {k: np.asarray(out[k]) for k in keys}
+    res.update(v_acceptance_rate=st["acceptance_rate"], psi_acceptance_rate=st["psi_acceptance_prob"],
+               psi_proposal_scale=np.asarray(chain.params["psi_proposal_scale"]))
+    return res
 
 
 def make_all() -> dict[str, np.ndarray]:
