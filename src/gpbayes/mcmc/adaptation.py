@@ -43,6 +43,7 @@ __all__ = [
     "StepSizeAdaptation",
     "WindowedAdaptation",
     "warmup_windows",
+    "regularised_covariance",
     "TARGET_ACCEPT",
     "DA_GAMMA",
     "DA_T0",
@@ -258,6 +259,18 @@ def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float 
         bounds.append((pos, stop))
         pos = stop
     return bounds
+
+
+def regularised_covariance(draws: np.ndarray, dense: bool = True) -> np.ndarray:
+    """Stan's shrinkage of a window's (co)variance towards 1e-3 I: n/(n+5) S + 1e-3 * 5/(n+5) I.
+
+    ``draws`` (n, p); the (p, p) covariance, or with ``dense=False`` the (p,) variances.
+    """
+    n, p = draws.shape
+    w, shrink = n / (n + 5.0), 1e-3 * (5.0 / (n + 5.0))
+    if not dense:
+        return w * draws.var(axis=0, ddof=1) + shrink
+    return w * np.cov(draws, rowvar=False).reshape(p, p) + shrink * np.eye(p)
 
 
 class _WindowedState(NamedTuple):

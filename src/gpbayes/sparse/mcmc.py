@@ -244,25 +244,14 @@ def n_leapfrog_steps(step_size: float, trajectory_length: float, max_steps: int)
     return int(min(max(1, math.ceil(trajectory_length / step_size)), max_steps))
 
 
-def _regularised_variance(draws: np.ndarray) -> np.ndarray:
-    """Stan's shrinkage of the window variance: n/(n+5) var + 1e-3 * 5/(n+5)."""
-    n = draws.shape[0]
-    return (n / (n + 5.0)) * draws.var(axis=0, ddof=1) + 1e-3 * (5.0 / (n + 5.0))
-
-
-def _regularised_covariance(draws: np.ndarray) -> np.ndarray:
-    """Stan's shrinkage of the window covariance: n/(n+5) S + 1e-3 * 5/(n+5) I."""
-    n, d = draws.shape
-    return (n / (n + 5.0)) * np.cov(draws, rowvar=False).reshape(d, d) + 1e-3 * (5.0 / (n + 5.0)) * np.eye(d)
-
-
 def window_mass(draws: np.ndarray, metric: str = "auto") -> hmc.MassMatrix:
-    """M^-1 from the draws (m, D) of a warm-up window: the regularised covariance (``"dense"``,
-    or ``"auto"`` with at least ``DENSE_DRAWS_PER_DIM`` draws per dimension) or variances."""
+    """M^-1 from the draws (m, D) of a warm-up window: Stan's regularised covariance
+    (``adaptation.regularised_covariance``) with ``"dense"``, or with ``"auto"`` and at least
+    ``DENSE_DRAWS_PER_DIM`` draws per dimension; its diagonal otherwise."""
     m, d = draws.shape
     if metric == "dense" or (metric == "auto" and m >= DENSE_DRAWS_PER_DIM * d):
-        return hmc.mass_matrix("dense", _regularised_covariance(draws))
-    return hmc.mass_matrix("diagonal", _regularised_variance(draws))
+        return hmc.mass_matrix("dense", adaptation.regularised_covariance(draws))
+    return hmc.mass_matrix("diagonal", adaptation.regularised_covariance(draws, dense=False))
 
 
 def _find_step_size(logdensity_and_grad, initial: float = 0.1):
