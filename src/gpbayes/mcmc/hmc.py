@@ -246,7 +246,7 @@ def step(
 ) -> tuple[HMCState, HMCInfo]:
     """One HMC transition with L ~ U{1, ..., max_steps} leapfrog steps of size ``step_size``.
 
-    Options (Neal 2011, Sec. 5.4.2.2-3): ``n_steps`` fixes L instead of
+    Options (Neal 2011, Sec. 5.4.2): ``n_steps`` fixes L instead of
     drawing it (``max_steps`` is then unused); ``step_size_jitter`` j > 0
     draws the step size of this transition, eps_t ~ U[eps (1 - j), eps (1 + j)],
     after L, which keeps a fixed L from tracing a periodic trajectory.
