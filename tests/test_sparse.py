@@ -1,17 +1,26 @@
 """Sparse variational GP and MCMC for it (Hensman et al. 2015): gradients,
 quadrature, equivalences with the full GP, sampler invariance, reproducibility."""
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
 from scipy.special import ndtr
 
 from gpbayes import kernels, likelihoods, linalg, priors
+from gpbayes.mcmc import adaptation, hmc, runner
 from gpbayes.sparse import mcmc, svgp
 from gpbayes.sparse.multiclass import RobustMax
 
 from geweke import batch_means, compare, marginal_conditional, successive_conditional
+import reference
+import sparse_golden
 from reference import finite_difference_grad
+
+
+GOLDEN = Path(__file__).parent / "data" / "sparse_golden.npz"
 
 
 def lognormal_prior(n, mu=0.0, sigma=0.5):
@@ -303,6 +312,17 @@ def gaussian_logdensity(mean, cov):
     return fn
 
 
+def hmc_chain(rng, fn, x0, n_warmup, n_draws, **options):
+    """Joint-HMC warm-up (``mcmc.hmc_adaptation``) and draws on any log density."""
+    return runner.run_chain(rng, None, hmc.init(x0, fn), n_warmup=n_warmup, n_draws=n_draws,
+                            adapt=mcmc.hmc_adaptation(fn, len(x0), n_warmup, **options))
+
+
+def inverse_mass(mass):
+    """M^-1 as an array: its diagonal or the dense matrix."""
+    return mass.inv_diag if mass.inv_chol is None else mass.inv_chol @ mass.inv_chol.T
+
+
 def moments_within_mcse(draws, mean, cov, n_sigma=4.0):
     """Means and all second central moments within n_sigma batch-means standard errors."""
     m_hat, se_m, _ = batch_means(draws, 40)
@@ -321,12 +341,12 @@ def test_hmc_leaves_a_correlated_gaussian_invariant(metric):
     A = np.array([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [-0.3, 0.5, 0.4]])
     cov = A @ A.T
     fn = gaussian_logdensity(mean, cov)
-    inv_mass = {"identity": np.ones(3), "diagonal": np.diag(cov), "dense": 0.8 * cov + 0.1 * np.eye(3)}[metric]
-    params = mcmc.HMCParameters(step_size=0.25, n_steps=6, inv_mass=inv_mass)
-    state = mcmc.hmc_init(mean, fn)
+    mass = hmc.mass_matrix(metric, 0.8 * cov + 0.1 * np.eye(3) if metric == "dense" else cov)
+    step = mcmc.hmc_kernel(fn, mcmc.HMCParameters(step_size=0.25, n_steps=6, mass=mass))
+    state = hmc.init(mean, fn)
     draws, acc = np.empty((20000, 3)), 0
     for i in range(20000):
-        state, info = mcmc.hmc_step(rng, state, fn, params)
+        state, info = step(rng, state)
         draws[i], acc = state.position, acc + info.accepted
     assert 0.5 < acc / 20000 < 0.99
     ok, detail = moments_within_mcse(draws, mean, cov)
@@ -340,48 +360,60 @@ def test_tuner_adapts_mass_and_step_size_on_a_badly_scaled_gaussian():
     sd = np.array([0.01, 1.0, 10.0, 0.3])
     mean = np.array([0.0, 1.0, -5.0, 2.0])
     fn = gaussian_logdensity(mean, np.diag(sd**2))
-    state, params, warm = mcmc.tune_hmc(rng, mean + sd, fn, 600, metric="diag")
-    np.testing.assert_allclose(params.inv_mass, sd**2, rtol=0.5)
-    assert 1 <= params.n_steps <= 10
-    draws, acc = np.empty((4000, 4)), np.empty(4000)
-    for i in range(4000):
-        state, info = mcmc.hmc_step(rng, state, fn, params)
-        draws[i], acc[i] = state.position, info.acceptance_prob
-    assert 0.65 < acc.mean() < 0.95  # near the target 0.8
-    ok, detail = moments_within_mcse(draws, mean, np.diag(sd**2))
+    chain = hmc_chain(rng, fn, mean + sd, 600, 4000, metric="diag")
+    np.testing.assert_allclose(inverse_mass(chain.params["mass"]), sd**2, rtol=0.5)
+    n_steps = chain.stats["n_leapfrog"][0]
+    assert 1 <= n_steps <= 10 and np.all(chain.stats["n_leapfrog"] == n_steps)  # frozen after warm-up
+    assert 0.65 < chain.stats["acceptance_rate"].mean() < 0.95  # near the target 0.8
+    ok, detail = moments_within_mcse(chain.draws, mean, np.diag(sd**2))
     assert ok, detail
     # without the mass matrix the 1000:1 scale ratio forces about 100x more leapfrog steps
-    _, flat, _ = mcmc.tune_hmc(rng, mean + sd, fn, 200, adapt_mass=False, max_steps=1000)
-    assert flat.n_steps > 20 * params.n_steps
+    flat = hmc_chain(rng, fn, mean + sd, 200, 1, adapt_mass=False, max_steps=1000)
+    assert "mass" not in flat.params
+    assert mcmc.n_leapfrog_steps(flat.params["step_size"], 1.5, 1000) > 20 * n_steps
 
 
 def test_dense_metric_tuner_learns_a_strong_correlation():
     rng = np.random.default_rng(19)
     cov = np.array([[1.0, 0.995], [0.995, 1.0]])
     fn = gaussian_logdensity(np.zeros(2), cov)
-    state, dense, _ = mcmc.tune_hmc(rng, np.ones(2), fn, 400)  # "auto": 2 dimensions, windows of 80+ draws
-    assert dense.inv_mass.shape == (2, 2)
+    dense = hmc_chain(rng, fn, np.ones(2), 400, 3000)  # "auto": 2 dimensions, windows of 80+ draws
+    inv_mass = inverse_mass(dense.params["mass"])
+    assert dense.params["mass"].kind == "dense" and inv_mass.shape == (2, 2)
     # the warm-up draws are autocorrelated, so the scale is rough; the shape is what matters
-    corr = dense.inv_mass[0, 1] / np.sqrt(dense.inv_mass[0, 0] * dense.inv_mass[1, 1])
+    corr = inv_mass[0, 1] / np.sqrt(inv_mass[0, 0] * inv_mass[1, 1])
     assert corr > 0.98
-    assert 0.3 < dense.inv_mass[0, 0] < 3.0
-    _, diag, _ = mcmc.tune_hmc(rng, np.ones(2), fn, 400, metric="diag", max_steps=1000)
-    assert diag.inv_mass.ndim == 1
+    assert 0.3 < inv_mass[0, 0] < 3.0
+    diag = hmc_chain(rng, fn, np.ones(2), 400, 1, metric="diag", max_steps=1000)
+    assert diag.params["mass"].kind == "diagonal"
     # the diagonal metric cannot undo the correlation: about 10x more leapfrog steps
-    assert diag.n_steps > 5 * dense.n_steps
-    draws = np.empty((3000, 2))
-    for i in range(3000):
-        state, _ = mcmc.hmc_step(rng, state, fn, dense)
-        draws[i] = state.position
-    assert moments_within_mcse(draws, np.zeros(2), cov)[0]
+    assert mcmc.n_leapfrog_steps(diag.params["step_size"], 1.5, 1000) > 5 * dense.stats["n_leapfrog"][0]
+    assert moments_within_mcse(dense.draws, np.zeros(2), cov)[0]
+
+
+def test_short_warmups_adapt_the_step_size_only_and_restart_it_after_each_window():
+    # a warm-up of 20 has no window of MIN_WINDOW draws: the identity metric stays
+    rng = np.random.default_rng(20)
+    fn = gaussian_logdensity(np.zeros(3), np.diag([0.01, 1.0, 4.0]))
+    short = hmc_chain(rng, fn, np.ones(3), 20, 1)
+    assert short.params["mass"].kind == "identity"
+    # 80 iterations: one window (12, 64); after it H&G's Alg. 4 restarts eps in the new metric
+    calls = []
+    ad = mcmc.hmc_adaptation(fn, 3, 80)
+    find = ad.find_step_size
+    ad = dataclasses.replace(ad, find_step_size=lambda *a: calls.append(a[2].kind) or find(*a))
+    chain = runner.run_chain(rng, None, hmc.init(np.ones(3), fn), n_warmup=80, n_draws=1, adapt=ad)
+    assert calls == ["identity", "dense"] and chain.params["mass"].kind == "dense"  # 52 draws >= 3 per dimension
+    assert chain.warmup["adapt_n_steps"] > 2  # Alg. 4's gradient evaluations are warm-up cost
 
 
 def test_dual_averaging_finds_the_step_size_for_a_target_acceptance():
     # analytic toy: acceptance exp(-eps) reaches 0.8 at eps = -log 0.8
-    da = mcmc.dual_averaging_init(1.0)
+    # with the sparse tuner's settings (target 0.8, t0 = mcmc.DA_T0)
+    da = adaptation.dual_averaging_init(1.0)
     for _ in range(2000):
-        da = mcmc.dual_averaging_update(da, np.exp(-np.exp(da.log_step)), target=0.8)
-    assert np.exp(da.log_step_avg) == pytest.approx(-np.log(0.8), rel=0.02)
+        da = adaptation.dual_averaging_update(da, np.exp(-np.exp(da.log_step_size)), target=0.8, t0=mcmc.DA_T0)
+    assert adaptation.dual_averaging_final_step_size(da) == pytest.approx(-np.log(0.8), rel=0.02)
 
 
 # ---------------------------------------------------------------------------
@@ -438,14 +470,40 @@ class TinyProbitModel:
 def joint_transition(model, params_hmc, prior=None):
     def transition(rng, params, y):
         target = model.target(y, prior)
-        state = mcmc.hmc_init(target.join(*params), target.logdensity_and_grad)
-        state, _ = mcmc.hmc_step(rng, state, target.logdensity_and_grad, params_hmc)
+        state = hmc.init(target.join(*params), target.logdensity_and_grad)
+        state, _ = mcmc.hmc_kernel(target.logdensity_and_grad, params_hmc)(rng, state)
         return target.split(state.position)[0][:, 0], target.split(state.position)[1]
 
     return transition
 
 
-HMC_TINY = mcmc.HMCParameters(step_size=0.3, n_steps=6, inv_mass=np.array([1.0, 1.0, 1.0, 0.16, 0.16]))
+HMC_TINY = mcmc.HMCParameters(step_size=0.3, n_steps=6, mass=hmc.mass_matrix("diagonal", [1.0, 1.0, 1.0, 0.16, 0.16]))
+
+
+@pytest.mark.parametrize("metric", ["diagonal", "dense"])
+def test_the_one_hmc_with_fixed_length_and_jitter_is_the_former_sparse_kernel(metric):
+    """``hmc.step(n_steps=L, step_size_jitter=j)`` and the HMC this module had before
+    (``reference.hmc_fixed_length_step``) run coupled -- one seed each, the same random
+    numbers in the same order -- on the tiny probit posterior: the same accept decisions and
+    the same path up to rounding (the two integrators group the momentum updates differently,
+    so the draws are not bit for bit equal)."""
+    model = TinyProbitModel()
+    target = model.target(np.array([1.0, 1.0, -1.0, 1.0, -1.0]))
+    fn = target.logdensity_and_grad
+    scale = np.array([1.0, 1.0, 1.0, 0.4, 0.4])
+    cov = np.outer(scale, scale) * (0.7 * np.eye(5) + 0.3)  # correlated, so a dense metric differs from a diagonal one
+    inv_mass = cov if metric == "dense" else np.diag(cov)
+    mass = hmc.mass_matrix(metric, inv_mass)
+    rng_one, rng_ref = np.random.default_rng(21), np.random.default_rng(21)
+    state = hmc.init(target.join(np.zeros(3), np.zeros(2)), fn)
+    x_ref, accepted = state.position, []
+    for _ in range(200):
+        state, info = hmc.step(rng_one, state, fn, 0.3, mass, n_steps=6, step_size_jitter=0.2)
+        x_ref, acc = reference.hmc_fixed_length_step(rng_ref, x_ref, fn, 0.3, 6, inv_mass, 0.2)
+        assert info.accepted == acc and info.n_leapfrog == 6
+        np.testing.assert_allclose(state.position, x_ref, rtol=1e-9, atol=1e-12)
+        accepted.append(acc)
+    assert 0.5 < np.mean(accepted) < 1.0  # both branches of the Metropolis step were taken
 
 
 def test_geweke_joint_hmc_on_v_and_theta():
@@ -472,7 +530,7 @@ def test_geweke_detects_a_sampler_with_the_wrong_prior():
 def test_geweke_gibbs_baseline():
     model = TinyProbitModel()
     rng = np.random.default_rng(15)
-    params = mcmc.GibbsParameters(mcmc.HMCParameters(0.3, 6, np.ones(3)), 0.3 * np.eye(2))
+    params = mcmc.GibbsParameters(mcmc.HMCParameters(0.3, 6, hmc.mass_matrix("identity", dim=3)), 0.3 * np.eye(2))
 
     def transition(rng, p, y):
         target = model.target(y)
@@ -511,20 +569,32 @@ def test_same_seed_gives_the_same_chain(small_classification, sampler):
         return sampler(rng, target, mcmc.initial_position(rng, target, fit.params), n_warmup=40, n_draws=30)
 
     a, b, c = run(1), run(1), run(2)
-    for key in ("v", "psi", "lp"):
-        np.testing.assert_array_equal(a[key], b[key])
-    assert a["step_size"] == b["step_size"]
-    assert not np.array_equal(a["psi"], c["psi"])
+    np.testing.assert_array_equal(a.draws, b.draws)
+    np.testing.assert_array_equal(a.extra["v"], b.extra["v"])
+    np.testing.assert_array_equal(a.stats["lp"], b.stats["lp"])
+    assert a.params["step_size"] == b.params["step_size"]
+    assert not np.array_equal(a.draws, c.draws)
+
+
+@pytest.mark.parametrize("spec", sparse_golden.RUNS, ids=[r[0] for r in sparse_golden.RUNS])
+def test_chains_reproduce_the_golden_file_bit_for_bit(spec):
+    """Warm-up and kept draws of ``tests/data/sparse_golden.npz`` (made by
+    ``tests/sparse_golden.py``; see ``tests/data/README.md``): a restructuring changes no number."""
+    golden = np.load(GOLDEN)
+    for key, value in sparse_golden.run(*spec).items():
+        np.testing.assert_array_equal(value, golden[f"{spec[0]}/{key}"], err_msg=f"{spec[0]}/{key}")
 
 
 def test_joint_chain_runs_and_predicts(small_classification):
     target, fit = small_classification
     rng = np.random.default_rng(17)
-    out = mcmc.sample_joint(rng, target, mcmc.initial_position(rng, target, fit.params), n_warmup=150, n_draws=150)
-    assert out["v"].shape == (150, 5, 1) and out["psi"].shape == (150, 2)
-    assert 0.5 < out["acceptance_rate"].mean() < 0.99
-    assert np.all(out["n_cubic"] > 0)
-    p = mcmc.predict_class_probabilities(target, out["v"], out["psi"], target.X).mean(axis=0)
+    chain = mcmc.sample_joint(rng, target, mcmc.initial_position(rng, target, fit.params), n_warmup=150,
+                              n_draws=150)
+    v, psi = chain.extra["v"], chain.draws
+    assert v.shape == (150, 5, 1) and psi.shape == (150, 2)
+    assert 0.5 < chain.stats["acceptance_rate"].mean() < 0.99
+    assert np.all(chain.stats["n_cubic"] > 0) and chain.warmup["n_cubic"] > 150
+    p = mcmc.predict_class_probabilities(target, v, psi, target.X).mean(axis=0)
     assert np.all((p > 0) & (p < 1))
     assert np.mean(np.where(p > 0.5, 1.0, -1.0) == target.y) > 0.7
 

@@ -120,6 +120,22 @@ def test_chain_blocks_are_deterministic_and_grouping_invariant(tiny_image, tiny_
     np.testing.assert_array_equal(v, whole["posterior"]["v"].values)
     with pytest.raises(ValueError):
         sm.block_chains(2, 3, 2)
+    st = whole["sample_stats"]
+    assert {"lp", "accepted", "acceptance_rate", "diverging", "n_steps", "n_leapfrog", "n_cubic"} <= set(st.data_vars)
+    assert st["step_size"].dims == ("chain",) and np.all(st["warmup_n_cubic"].values > RUN["n_warmup"])
+    assert st.attrs["warmup_n_iterations"] == RUN["n_warmup"]
+
+
+def test_chain_block_opens_with_arviz(tmp_path, tiny_image, tiny_fit):
+    az = pytest.importorskip("arviz")
+    from gpbayes import io
+
+    groups = _block(tiny_image, tiny_fit, 0, {**RUN, "n_chains": 2, "chains_per_job": 2}, sampler="gibbs")
+    idata = az.from_netcdf(io.write_inference_data(groups, tmp_path / "chains.nc"))
+    assert idata.posterior["v"].shape == (2, 12, 4, 1) and idata.posterior.attrs["inference_library"] == "gpbayes"
+    assert len(az.summary(idata, var_names=["psi"])) == 2  # one row per hyperparameter
+    psi_acc = idata.sample_stats["psi_acceptance_rate"].values
+    assert np.all((psi_acc >= 0) & (psi_acc <= 1))
 
 
 def test_gibbs_block_and_predict_summary_rows(tiny_image, tiny_fit):

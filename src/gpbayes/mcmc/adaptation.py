@@ -43,6 +43,7 @@ __all__ = [
     "StepSizeAdaptation",
     "WindowedAdaptation",
     "warmup_windows",
+    "regularised_covariance",
     "TARGET_ACCEPT",
     "DA_GAMMA",
     "DA_T0",
@@ -237,16 +238,20 @@ class StepSizeAdaptation:
 # windowed (Stan-style) adaptation of the mass matrix and the step size
 # ---------------------------------------------------------------------------
 def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float = 0.2,
-                   n_windows: int = 2) -> list[tuple[int, int]]:
+                   n_windows: int = 2, min_length: int = 0) -> list[tuple[int, int]]:
     """Slow windows [start, end) between a fast initial and a fast terminal buffer.
 
     The middle part of the warm-up is split into ``n_windows`` windows, each
     twice as long as the one before (Stan's doubling), the last one ending
-    where the terminal buffer starts.
+    where the terminal buffer starts.  With ``min_length``, fewer windows are
+    used while the first would be shorter than that, and none if even one
+    window would be (a short warm-up then adapts the step size only).
     """
     start = int(round(init_buffer * n_warmup))
     end = n_warmup - int(round(term_buffer * n_warmup))
-    if end - start < 2 * n_windows:
+    while n_windows > 0 and end - start < min_length * (2**n_windows - 1):
+        n_windows -= 1
+    if n_windows == 0 or end - start < 2 * n_windows:
         return []
     total = end - start
     unit = total / (2**n_windows - 1)
@@ -258,12 +263,26 @@ def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float 
     return bounds
 
 
+def regularised_covariance(draws: np.ndarray, dense: bool = True) -> np.ndarray:
+    """Stan's shrinkage of a window's (co)variance towards 1e-3 I: n/(n+5) S + 1e-3 * 5/(n+5) I.
+
+    ``draws`` (n, p); the (p, p) covariance, or with ``dense=False`` the (p,) variances.
+    """
+    n, p = draws.shape
+    w, shrink = n / (n + 5.0), 1e-3 * (5.0 / (n + 5.0))
+    if not dense:
+        return w * draws.var(axis=0, ddof=1) + shrink
+    return w * np.cov(draws, rowvar=False).reshape(p, p) + shrink * np.eye(p)
+
+
 class _WindowedState(NamedTuple):
     da: DualAveragingState
     mass: Any
     step_size0: float
     n_init_grads: int
     buffer: list
+    rng: Any = None  # the chain's generator (from init), for restart="find"
+    n_restart_cubic: int = 0  # O(n^3) operations of the restarts' Alg. 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,9 +292,17 @@ class WindowedAdaptation:
     ``make_step(eps, mass) -> step``; ``make_mass(draws) -> mass`` turns the
     draws of a window (an (m, p) array) into a mass matrix (e.g. a
     regularised diagonal or dense covariance); ``find_step_size(rng, state,
-    mass) -> (eps, n_grad)`` restarts the step size after each window (H&G
-    Alg. 4).  ``position(state)`` gives the flat position recorded in a
-    window.  ``finalize`` gives ``{"step_size", "mass"}``.
+    mass) -> (eps, n_grad)`` gives the first step size (H&G Alg. 4).
+    ``position(state)`` gives the flat position recorded in a window.
+    ``finalize`` gives ``{"step_size", "mass"}``.
+
+    After each window dual averaging restarts, with ``restart``:
+    ``"average"`` from the averaged iterate eps-bar; ``"find"`` from
+    ``find_step_size(rng, state, mass, eps)``, H&G's Alg. 4 in the new
+    metric started at the current iterate eps (Stan's ``init_stepsize``),
+    drawing from the chain's generator given to ``init``; its gradient
+    evaluations and O(n^3) operations are warm-up cost.  ``min_window``:
+    see ``warmup_windows``' ``min_length``.
     """
 
     make_step: Callable
@@ -290,15 +317,21 @@ class WindowedAdaptation:
     t0: float = DA_T0
     kappa: float = DA_KAPPA
     position: Callable = staticmethod(lambda s: s.position)
+    restart: str = "average"
+    min_window: int = 0
+
+    def __post_init__(self):
+        if self.restart not in ("average", "find"):
+            raise ValueError(f"restart must be 'average' or 'find', got {self.restart!r}")
 
     def _windows(self):
-        return self.windows or tuple(warmup_windows(self.n_warmup))
+        return self.windows or tuple(warmup_windows(self.n_warmup, min_length=self.min_window))
 
     def init(self, rng, state) -> _WindowedState:
         eps, n_fr = self.step_size, 0
         if eps is None:
             eps, n_fr = self.find_step_size(rng, state, self.mass0)
-        return _WindowedState(dual_averaging_init(eps), self.mass0, float(eps), int(n_fr), [])
+        return _WindowedState(dual_averaging_init(eps), self.mass0, float(eps), int(n_fr), [], rng)
 
     def kernel(self, a: _WindowedState):
         return self.make_step(math.exp(a.da.log_step_size), a.mass)
@@ -310,7 +343,14 @@ class WindowedAdaptation:
         for start, end in self._windows():
             if start <= iteration < end:
                 a.buffer.append(np.array(self.position(state), dtype=np.float64, copy=True))
-            if iteration + 1 == end and a.buffer:
+            if iteration + 1 == end and a.buffer and self.restart == "find":
+                mass = self.make_mass(np.asarray(a.buffer))
+                with linalg.count_ops() as ops:
+                    eps, n_fr = self.find_step_size(a.rng, state, mass, math.exp(a.da.log_step_size))
+                a = a._replace(mass=mass, buffer=[], da=dual_averaging_init(eps),
+                               n_init_grads=a.n_init_grads + int(n_fr),
+                               n_restart_cubic=a.n_restart_cubic + int(ops.cubic))
+            elif iteration + 1 == end and a.buffer:
                 mass = self.make_mass(np.asarray(a.buffer))
                 # restart the step size in the new metric (Stan does the same after each window)
                 a = a._replace(mass=mass, buffer=[], da=dual_averaging_init(math.exp(a.da.log_step_size_bar)
@@ -319,5 +359,7 @@ class WindowedAdaptation:
 
     def finalize(self, a: _WindowedState):
         eps = dual_averaging_final_step_size(a.da) if a.da.iteration > 0 else a.step_size0
-        return self.make_step(eps, a.mass), {"step_size": float(eps), "mass": a.mass,
-                                             "_cost": {"n_steps": a.n_init_grads}}
+        cost = {"n_steps": a.n_init_grads}
+        if self.restart == "find":
+            cost["n_cubic"] = a.n_restart_cubic
+        return self.make_step(eps, a.mass), {"step_size": float(eps), "mass": a.mass, "_cost": cost}

@@ -115,13 +115,16 @@ class MassMatrix(NamedTuple):
 
 
 def mass_matrix(kind: str, covariance: np.ndarray | None = None, dim: int | None = None) -> MassMatrix:
-    """``identity`` (needs ``dim`` or ``covariance``), ``diagonal`` = diag(cov)^-1, ``dense`` = cov^-1."""
+    """``identity`` (needs ``dim`` or ``covariance``), ``diagonal`` = diag(cov)^-1, ``dense`` = cov^-1.
+
+    For ``diagonal`` the covariance may also be given as its diagonal (a vector of variances).
+    """
     if kind == "identity":
         p = dim if dim is not None else np.asarray(covariance).shape[0]
         return MassMatrix("identity", np.ones(p), None)
     cov = np.asarray(covariance, dtype=np.float64)
     if kind == "diagonal":
-        d = np.diag(cov).copy()
+        d = cov.copy() if cov.ndim == 1 else np.diag(cov).copy()
         if not np.all(d > 0):
             raise ValueError(f"diagonal mass matrix needs positive variances, got {d}")
         return MassMatrix("diagonal", d, None)
@@ -236,12 +239,24 @@ def step(
     step_size: float,
     mass: MassMatrix,
     max_steps: int = MAX_LEAPFROG_STEPS,
+    *,
+    n_steps: int | None = None,
+    step_size_jitter: float = 0.0,
 ) -> tuple[HMCState, HMCInfo]:
-    """One HMC transition with L ~ U{1, ..., max_steps} leapfrog steps of size ``step_size``."""
+    """One HMC transition with L ~ U{1, ..., max_steps} leapfrog steps of size ``step_size``.
+
+    Options (Neal 2011, Sec. 5.4.2): ``n_steps`` fixes L instead of
+    drawing it (``max_steps`` is then unused); ``step_size_jitter`` j > 0
+    draws the step size of this transition, eps_t ~ U[eps (1 - j), eps (1 + j)],
+    after L, which keeps a fixed L from tracing a periodic trajectory.
+    With the defaults the random numbers drawn are those of the plain step.
+    """
     with linalg.count_ops() as ops:
-        # step 1: momentum and trajectory length
+        # step 1: momentum, trajectory length (and step size)
         p0 = draw_momentum(rng, mass)
-        n_steps = int(rng.integers(1, max_steps + 1))
+        n_steps = int(rng.integers(1, max_steps + 1)) if n_steps is None else int(n_steps)
+        if step_size_jitter > 0:
+            step_size = step_size * (1.0 + step_size_jitter * (2.0 * rng.uniform() - 1.0))
         h0 = -state.log_density + kinetic_energy(mass, p0)
         # step 2: leapfrog trajectory
         x, p, value, g, n_grad = integrate(

@@ -19,26 +19,30 @@ adds the Jacobian).  Where K_uu cannot be factorised (or the kernel
 overflows at extreme psi), or psi is outside the prior's support, (T1) is
 -inf.
 
-Samplers (``init``/``step`` over immutable NamedTuple states):
+Samplers (``init``/``step`` over immutable NamedTuple states, run by
+``gpbayes.mcmc.runner.run_chain``; warm-up by ``gpbayes.mcmc.adaptation``):
 
-* ``hmc_init``/``hmc_step``: HMC (Neal 2011) with a diagonal or dense mass matrix on the
-  flat position x = (vec v, psi) -- the paper's "jointly sample v, theta".
-  One step: (1) draw momentum p ~ N(0, M); (2) draw the step size
-  eps_t ~ U[eps (1 - j), eps (1 + j)]; (3) ``n_steps`` leapfrog steps;
-  (4) accept with probability min(1, exp(-Delta H)).  A trajectory that meets
-  a non-finite log density is rejected (the reverse trajectory meets it too,
-  so this keeps detailed balance).
-* ``tune_hmc``: the automatic tuner.  The poster tunes (eps, L) by Bayesian
-  optimisation (Wang, Mohamed & de Freitas 2013).  Here, instead, a simpler
-  and well-tested scheme (Stan's warm-up, Hoffman & Gelman 2014 Sec. 3.2):
-  dual averaging of log eps towards a target acceptance probability (0.8),
-  a mass matrix from the draws of two middle warm-up windows (diagonal, or
-  dense when a window holds enough draws per dimension),
-  and a fixed trajectory length lambda in the units of the adapted metric:
-  n_steps = min(ceil(lambda / eps), max_steps).  Everything is frozen after
-  warm-up, so the kept draws come from one fixed, valid kernel.
+* ``hmc_kernel``: the one HMC of the library (``gpbayes.mcmc.hmc.step``, Neal
+  2011) with a diagonal or dense mass matrix on the flat position
+  x = (vec v, psi) -- the paper's "jointly sample v, theta".  One step:
+  (1) draw momentum p ~ N(0, M); (2) draw the step size
+  eps_t ~ U[eps (1 - j), eps (1 + j)]; (3) ``n_steps`` leapfrog steps (fixed,
+  not drawn); (4) accept with probability min(1, exp(-Delta H)).  A
+  trajectory that meets a non-finite log density is rejected (the reverse
+  trajectory meets it too, so this keeps detailed balance).
+* ``hmc_adaptation``: the automatic tuner.  The poster tunes (eps, L) by
+  Bayesian optimisation (Wang, Mohamed & de Freitas 2013).  Here, instead, a
+  simpler and well-tested scheme (Stan's warm-up, Hoffman & Gelman 2014
+  Sec. 3.2; ``adaptation.WindowedAdaptation``): dual averaging of log eps
+  towards a target acceptance probability (0.8), a mass matrix from the
+  draws of two middle warm-up windows (diagonal, or dense when a window holds
+  enough draws per dimension), and a fixed trajectory length lambda in the
+  units of the adapted metric: n_steps = min(ceil(lambda / eps), max_steps).
+  Everything is frozen after warm-up, so the kept draws come from one fixed,
+  valid kernel.  ``sample_joint`` runs it.
 * ``gibbs_init``/``gibbs_step``: the paper's baseline -- alternately HMC on
-  v | theta and random-walk MH on psi | v (``gpbayes.mcmc.random_walk``).
+  v | theta and random-walk MH on psi | v (``gpbayes.mcmc.random_walk``);
+  ``gibbs_adaptation`` tunes both, ``sample_gibbs`` runs it.
 
 Posterior predictive from draws: ``predict_latent_draws``,
 ``predict_class_probabilities`` (binary or robust-max multiclass),
@@ -49,38 +53,30 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .. import linalg
-from ..mcmc import adaptation, random_walk
+from ..mcmc import adaptation, hmc, random_walk, runner
 from . import svgp
 
 __all__ = [
     "SparseTarget",
     "log_q_star",
-    "HMCState",
     "HMCParameters",
-    "HMCInfo",
-    "hmc_init",
-    "hmc_step",
-    "leapfrog",
-    "DualAveragingState",
-    "dual_averaging_init",
-    "dual_averaging_update",
-    "find_reasonable_step_size",
-    "WarmupInfo",
-    "warmup_windows",
-    "tune_hmc",
+    "hmc_kernel",
+    "n_leapfrog_steps",
+    "window_mass",
+    "hmc_adaptation",
     "sample_joint",
     "GibbsState",
     "GibbsParameters",
     "GibbsInfo",
     "gibbs_init",
     "gibbs_step",
-    "tune_gibbs",
+    "GibbsAdaptation",
+    "gibbs_adaptation",
     "sample_gibbs",
     "initial_position",
     "predict_latent_draws",
@@ -214,308 +210,113 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
 
 
 # ---------------------------------------------------------------------------
-# HMC
+# joint HMC: the one HMC (gpbayes.mcmc.hmc) with a fixed trajectory length and a jittered step size
 # ---------------------------------------------------------------------------
-class HMCState(NamedTuple):
-    position: np.ndarray
-    log_density: float
-    grad: np.ndarray
+#: dual-averaging offset t0 (Stan's default; ``mcmc.adaptation``'s default 30 is Xiong et al.'s)
+DA_T0 = 10.0
+#: a warm-up window estimates a dense M^-1 (metric="auto") when it holds at least this many draws per dimension
+DENSE_DRAWS_PER_DIM = 3
+#: mass-matrix windows shorter than this are not used (``adaptation.warmup_windows``' ``min_length``)
+MIN_WINDOW = 20
 
 
 class HMCParameters(NamedTuple):
+    """The frozen HMC kernel: ``hmc.step`` with L = ``n_steps`` and jittered ``step_size``."""
+
     step_size: float
     n_steps: int
-    inv_mass: np.ndarray  # M^-1: its diagonal (D,) or the dense matrix (D, D)
+    mass: hmc.MassMatrix
     step_size_jitter: float = 0.2  # eps_t ~ U[eps (1 - j), eps (1 + j)]
-    inv_mass_factor: np.ndarray | None = None  # lower Cholesky factor of a dense M^-1 (computed if None)
 
 
-# -- the metric: kinetic energy 1/2 p^T M^-1 p, momentum p ~ N(0, M) ---------
-def _velocity(inv_mass: np.ndarray, p: np.ndarray) -> np.ndarray:
-    return inv_mass * p if inv_mass.ndim == 1 else inv_mass @ p
+def hmc_kernel(logdensity_and_grad: LogDensityAndGrad, params: HMCParameters):
+    """``step(rng, state) -> (state, hmc.HMCInfo)`` of the kernel ``params`` (module docstring, steps 1-4)."""
+
+    def step(rng, state):
+        return hmc.step(rng, state, logdensity_and_grad, params.step_size, params.mass,
+                        n_steps=params.n_steps, step_size_jitter=params.step_size_jitter)
+
+    return step
 
 
-def _kinetic(inv_mass: np.ndarray, p: np.ndarray) -> float:
-    return 0.5 * float(p @ _velocity(inv_mass, p))
-
-
-def _inv_mass_factor(inv_mass: np.ndarray, factor: np.ndarray | None) -> np.ndarray | None:
-    if inv_mass.ndim == 1 or factor is not None:
-        return factor
-    # hyperparameter-sized (D = M C + P), not one of the O(n^3) operations counted
-    return linalg.cholesky(inv_mass, name="inverse mass matrix", count=False)
-
-
-def _draw_momentum(rng, inv_mass: np.ndarray, factor: np.ndarray | None) -> np.ndarray:
-    z = rng.standard_normal(inv_mass.shape[0])
-    if inv_mass.ndim == 1:
-        return z / np.sqrt(inv_mass)
-    # M^-1 = F F^T  =>  p = F^-T z has covariance F^-T F^-1 = M
-    return linalg.solve_triangular(factor, z, lower=True, trans=True)
-
-
-class HMCInfo(NamedTuple):
-    accepted: bool
-    acceptance_prob: float
-    n_leapfrog: int
-    energy_error: float  # H(proposal) - H(current); nan if the trajectory failed
-    diverging: bool  # non-finite trajectory or energy error > 1000
-    n_cubic: int  # O(n^3) operations counted by gpbayes.linalg in this step
-
-
-def hmc_init(position, logdensity_and_grad: LogDensityAndGrad) -> HMCState:
-    position = np.array(position, dtype=np.float64)
-    value, grad = logdensity_and_grad(position)
-    if not np.isfinite(value):
-        raise ValueError(f"initial position has log density {value}")
-    return HMCState(position, float(value), np.asarray(grad, dtype=np.float64))
-
-
-def leapfrog(q, p, grad, logdensity_and_grad, step_size, n_steps, inv_mass):
-    """``n_steps`` leapfrog steps of H = -log pi(q) + 1/2 p^T M^-1 p.
-
-    Returns (q, p, log_density, grad, ok); ``ok`` is False (and the rest
-    meaningless) if a non-finite log density or gradient was met.
-    """
-    value = None
-    p = p + 0.5 * step_size * grad
-    for i in range(n_steps):
-        q = q + step_size * _velocity(inv_mass, p)
-        value, grad = logdensity_and_grad(q)
-        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
-            return q, p, -np.inf, grad, False
-        p = p + (step_size if i < n_steps - 1 else 0.5 * step_size) * grad
-    return q, p, float(value), grad, True
-
-
-def hmc_step(
-    rng: np.random.Generator,
-    state: HMCState,
-    logdensity_and_grad: LogDensityAndGrad,
-    params: HMCParameters,
-) -> tuple[HMCState, HMCInfo]:
-    """One HMC transition (numbered as in the module docstring)."""
-    inv_mass = np.asarray(params.inv_mass, dtype=np.float64)
-    factor = _inv_mass_factor(inv_mass, params.inv_mass_factor)
-    with linalg.count_ops() as ops:
-        # step 1: momentum p ~ N(0, M)
-        p0 = _draw_momentum(rng, inv_mass, factor)
-        # step 2: jittered step size (avoids periodic trajectories)
-        j = params.step_size_jitter
-        eps = params.step_size * (1.0 + j * (2.0 * rng.uniform() - 1.0)) if j > 0 else params.step_size
-        # step 3: leapfrog trajectory
-        q, p, value, grad, ok = leapfrog(
-            state.position, p0, state.grad, logdensity_and_grad, eps, int(params.n_steps), inv_mass
-        )
-        # step 4: Metropolis correction
-        if ok:
-            h0 = -state.log_density + _kinetic(inv_mass, p0)
-            h1 = -value + _kinetic(inv_mass, p)
-            dh = h1 - h0
-            acc_prob = 1.0 if dh <= 0 else math.exp(-dh) if dh < 700 else 0.0
-        else:
-            dh, acc_prob = float("nan"), 0.0
-        u = rng.uniform()
-        accepted = bool(ok and u < acc_prob)
-    diverging = (not ok) or dh > 1000.0
-    new_state = HMCState(q, value, grad) if accepted else state
-    return new_state, HMCInfo(accepted, acc_prob, int(params.n_steps), dh, diverging, ops.cubic)
-
-
-# ---------------------------------------------------------------------------
-# tuner: dual averaging of the step size + diagonal mass + fixed trajectory length
-# ---------------------------------------------------------------------------
-class DualAveragingState(NamedTuple):
-    log_step: float
-    log_step_avg: float
-    h_bar: float
-    mu: float
-    t: int
-
-
-def dual_averaging_init(step_size: float) -> DualAveragingState:
-    """Hoffman & Gelman (2014) Alg. 5 initialisation: mu = log(10 eps_0)."""
-    return DualAveragingState(math.log(step_size), 0.0, 0.0, math.log(10.0 * step_size), 0)
-
-
-def dual_averaging_update(
-    state: DualAveragingState,
-    acceptance_prob: float,
-    target: float = 0.8,
-    gamma: float = 0.05,
-    t0: float = 10.0,
-    kappa: float = 0.75,
-) -> DualAveragingState:
-    """One dual-averaging step (Hoffman & Gelman 2014, eq. 6 and Alg. 5).
-
-    H_bar_t = (1 - 1/(t + t0)) H_bar_{t-1} + (delta - alpha_t) / (t + t0)
-    log eps_t = mu - sqrt(t) / gamma H_bar_t
-    log eps_bar_t = t^-kappa log eps_t + (1 - t^-kappa) log eps_bar_{t-1}
-    """
-    t = state.t + 1
-    a = 0.0 if not np.isfinite(acceptance_prob) else float(acceptance_prob)
-    h_bar = (1.0 - 1.0 / (t + t0)) * state.h_bar + (target - a) / (t + t0)
-    log_step = state.mu - math.sqrt(t) / gamma * h_bar
-    eta = t ** (-kappa)
-    log_step_avg = eta * log_step + (1.0 - eta) * state.log_step_avg
-    return DualAveragingState(log_step, log_step_avg, h_bar, state.mu, t)
-
-
-def find_reasonable_step_size(
-    rng: np.random.Generator,
-    state: HMCState,
-    logdensity_and_grad: LogDensityAndGrad,
-    inv_mass: np.ndarray,
-    step_size: float = 0.1,
-    max_tries: int = 60,
-) -> float:
-    """Hoffman & Gelman (2014) Alg. 4: halve/double eps until the one-step
-    acceptance ratio crosses 1/2."""
-    inv_mass = np.asarray(inv_mass, dtype=np.float64)
-    p0 = _draw_momentum(rng, inv_mass, _inv_mass_factor(inv_mass, None))
-    h0 = -state.log_density + _kinetic(inv_mass, p0)
-
-    def log_ratio(eps):
-        q, p, value, _, ok = leapfrog(state.position, p0, state.grad, logdensity_and_grad, eps, 1, inv_mass)
-        if not ok:
-            return -np.inf
-        return h0 - (-value + _kinetic(inv_mass, p))
-
-    eps = step_size
-    direction = 1.0 if log_ratio(eps) > math.log(0.5) else -1.0
-    for _ in range(max_tries):
-        new = eps * 2.0**direction
-        lr = log_ratio(new)
-        if (direction > 0 and not lr > math.log(0.5)) or (direction < 0 and lr > math.log(0.5)):
-            return new if direction < 0 else eps
-        eps = new
-    return eps
-
-
-class WarmupInfo(NamedTuple):
-    acceptance_prob: np.ndarray  # per warm-up iteration
-    step_size: np.ndarray  # step size used at each warm-up iteration
-    n_leapfrog: np.ndarray
-    n_divergent: int
-
-
-def _n_steps(step_size: float, trajectory_length: float, max_steps: int) -> int:
+def n_leapfrog_steps(step_size: float, trajectory_length: float, max_steps: int) -> int:
+    """L = min(ceil(lambda / eps), max_steps): a fixed trajectory length lambda in the adapted metric."""
     return int(min(max(1, math.ceil(trajectory_length / step_size)), max_steps))
 
 
-def _regularised_variance(draws: np.ndarray) -> np.ndarray:
-    """Stan's shrinkage of the window variance: n/(n+5) var + 1e-3 * 5/(n+5)."""
-    n = draws.shape[0]
-    return (n / (n + 5.0)) * draws.var(axis=0, ddof=1) + 1e-3 * (5.0 / (n + 5.0))
+def window_mass(draws: np.ndarray, metric: str = "auto") -> hmc.MassMatrix:
+    """M^-1 from the draws (m, D) of a warm-up window: Stan's regularised covariance
+    (``adaptation.regularised_covariance``) with ``"dense"``, or with ``"auto"`` and at least
+    ``DENSE_DRAWS_PER_DIM`` draws per dimension; its diagonal otherwise."""
+    m, d = draws.shape
+    if metric == "dense" or (metric == "auto" and m >= DENSE_DRAWS_PER_DIM * d):
+        return hmc.mass_matrix("dense", adaptation.regularised_covariance(draws))
+    return hmc.mass_matrix("diagonal", adaptation.regularised_covariance(draws, dense=False))
 
 
-def _regularised_covariance(draws: np.ndarray) -> np.ndarray:
-    """Stan's shrinkage of the window covariance: n/(n+5) S + 1e-3 * 5/(n+5) I."""
-    n, d = draws.shape
-    return (n / (n + 5.0)) * np.cov(draws, rowvar=False).reshape(d, d) + 1e-3 * (5.0 / (n + 5.0)) * np.eye(d)
+def _find_step_size(logdensity_and_grad, initial: float = 0.1):
+    """H&G Alg. 4 (``hmc.find_reasonable_step_size``), from ``initial`` unless a start is given."""
+
+    def find(rng, state, mass, start=initial):
+        return hmc.find_reasonable_step_size(rng, state, logdensity_and_grad, mass, start)
+
+    return find
 
 
-#: a window estimates a dense M^-1 (metric="auto") when it holds at least this many draws per dimension
-DENSE_DRAWS_PER_DIM = 3
-
-
-def warmup_windows(n_warmup: int, init_buffer: float = 0.15, term_buffer: float = 0.2) -> list[tuple[int, int]]:
-    """Mass-matrix windows [start, end) of a warm-up of ``n_warmup`` iterations.
-
-    As Stan: an initial buffer (step size only), then windows of doubling
-    length (here two, lengths 1:2, each at least 20 iterations, else one or
-    none), then a terminal buffer (step size only).
-    """
-    start = int(init_buffer * n_warmup)
-    end = int((1.0 - term_buffer) * n_warmup)
-    span = end - start
-    if span < 20:
-        return []
-    if span < 60:
-        return [(start, end)]
-    first = start + span // 3
-    return [(start, first), (first, end)]
-
-
-def tune_hmc(
-    rng: np.random.Generator,
-    position,
+def hmc_adaptation(
     logdensity_and_grad: LogDensityAndGrad,
+    dim: int,
     n_warmup: int,
     *,
     target_accept: float = 0.8,
     trajectory_length: float = 1.5,
     max_steps: int = 64,
-    inv_mass: np.ndarray | None = None,
+    mass: hmc.MassMatrix | None = None,
     adapt_mass: bool = True,
     metric: str = "auto",
     initial_step_size: float | None = None,
     step_size_jitter: float = 0.2,
-) -> tuple[HMCState, HMCParameters, WarmupInfo]:
-    """Warm-up: returns the final state and the frozen ``HMCParameters``.
+):
+    """The warm-up of joint HMC, for ``runner.run_chain(adapt=...)``.
 
-    Schedule (Stan's, Hoffman & Gelman 2014 for the step size): the first 15%
-    of the iterations adapt eps only; then two windows (lengths 1:2, see
-    ``warmup_windows``) each end by setting the diagonal M^-1 to the
-    regularised variances of the window's draws and restarting dual
-    averaging (from a new ``find_reasonable_step_size``); the last 20% adapt
-    eps only, and the final eps is that phase's dual-averaging iterate
-    average.  Throughout, n_steps = min(ceil(lambda / eps), max_steps) with
-    lambda = ``trajectory_length`` in the units of the adapted metric (about
-    1.5 posterior standard deviations along each axis).
+    Stan's schedule (Hoffman & Gelman 2014 Sec. 3.2; ``adaptation.WindowedAdaptation``
+    with ``restart="find"``): the first 15% of the iterations adapt eps only;
+    then two windows (lengths 1:2, each at least ``MIN_WINDOW`` iterations,
+    else one or none) each end by setting M^-1 to the regularised
+    (co)variances of the window's draws (``window_mass``) and restarting dual
+    averaging from H&G's Alg. 4 at the current eps; the last 20% adapt eps
+    only, and the final eps is that phase's dual-averaging iterate average.
+    Dual averaging targets ``target_accept`` with t0 = ``DA_T0``; the first
+    eps is Alg. 4 from 0.1 unless ``initial_step_size`` is given.
+    Throughout, L = ``n_leapfrog_steps(eps, trajectory_length, max_steps)``,
+    lambda in the units of the adapted metric (about 1.5 posterior standard
+    deviations along each axis).  The tuned parameters are
+    ``{"step_size", "mass"}`` (``mass`` only with ``adapt_mass``).
 
-    ``metric``: ``"diag"`` (diagonal M^-1), ``"dense"`` (full covariance) or
-    ``"auto"``: dense from a window that holds at least
-    ``DENSE_DRAWS_PER_DIM`` draws per dimension, diagonal otherwise.  A
-    dense metric removes linear correlations the whitening leaves, e.g.
-    between the C latent functions of the robust-max likelihood, which only
-    sees their differences.
+    ``dim``: the dimension of the position; ``mass``: the metric to start
+    from (identity if None).  ``metric``:
+    ``"diag"``, ``"dense"`` or ``"auto"`` (``window_mass``).  A dense metric
+    removes linear correlations the whitening leaves, e.g. between the C
+    latent functions of the robust-max likelihood, which only sees their
+    differences.
     """
     if metric not in ("auto", "diag", "dense"):
         raise ValueError(f"metric must be 'auto', 'diag' or 'dense', got {metric!r}")
-    n_warmup = int(n_warmup)
-    state = hmc_init(position, logdensity_and_grad)
-    d = state.position.shape[0]
-    inv_mass = np.ones(d) if inv_mass is None else np.asarray(inv_mass, dtype=np.float64).copy()
-    eps = initial_step_size or find_reasonable_step_size(rng, state, logdensity_and_grad, inv_mass)
-    da = dual_averaging_init(eps)
-    windows = warmup_windows(n_warmup) if adapt_mass else []
-    window_end = {end: start for start, end in windows}
-    positions = np.empty((n_warmup, d))
-    acc, steps, nlf = np.empty(n_warmup), np.empty(n_warmup), np.empty(n_warmup, dtype=int)
-    n_div = 0
-    factor = None
-    for it in range(n_warmup):
-        eps = math.exp(da.log_step)
-        params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter, factor)
-        state, info = hmc_step(rng, state, logdensity_and_grad, params)
-        positions[it] = state.position
-        acc[it], steps[it], nlf[it] = info.acceptance_prob, eps, info.n_leapfrog
-        n_div += int(info.diverging)
-        da = dual_averaging_update(da, info.acceptance_prob, target_accept)
-        if it + 1 in window_end:
-            window = positions[window_end[it + 1] : it + 1]
-            dense = metric == "dense" or (metric == "auto" and len(window) >= DENSE_DRAWS_PER_DIM * d)
-            inv_mass = _regularised_covariance(window) if dense else _regularised_variance(window)
-            factor = _inv_mass_factor(inv_mass, None)
-            eps = find_reasonable_step_size(rng, state, logdensity_and_grad, inv_mass, math.exp(da.log_step))
-            da = dual_averaging_init(eps)
-    eps = math.exp(da.log_step_avg) if da.t > 0 else eps
-    params = HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter,
-                           _inv_mass_factor(inv_mass, None))
-    return state, params, WarmupInfo(acc, steps, nlf, n_div)
+    find = _find_step_size(logdensity_and_grad)
 
+    def make_step(eps, m):
+        n_steps = n_leapfrog_steps(eps, trajectory_length, max_steps)
+        return hmc_kernel(logdensity_and_grad, HMCParameters(eps, n_steps, m, step_size_jitter))
 
-def _run(rng, state, n_draws, step_fn, record):
-    rows = []
-    t0 = time.perf_counter()
-    for _ in range(int(n_draws)):
-        state, info = step_fn(rng, state)
-        rows.append(record(state, info))
-    wall = time.perf_counter() - t0
-    out = {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
-    out["wall_time"] = wall
-    return state, out
+    mass = hmc.mass_matrix("identity", dim=int(dim)) if mass is None else mass
+    if not adapt_mass:
+        return adaptation.StepSizeAdaptation(
+            lambda eps: make_step(eps, mass), initial_step_size, lambda r, st: find(r, st, mass),
+            target_accept=target_accept, t0=DA_T0)
+    return adaptation.WindowedAdaptation(
+        make_step, lambda draws: window_mass(draws, metric), mass, int(n_warmup), find,
+        step_size=initial_step_size, target_accept=target_accept, t0=DA_T0, restart="find",
+        min_window=MIN_WINDOW)
 
 
 def sample_joint(
@@ -525,35 +326,30 @@ def sample_joint(
     *,
     n_warmup: int,
     n_draws: int,
-    **tune_options,
-) -> dict:
-    """Joint HMC over (v, psi): ``tune_hmc`` warm-up, then ``n_draws`` kept draws.
+    callback=None,
+    **options,
+) -> runner.Chain:
+    """Joint HMC over (v, psi): ``hmc_adaptation`` warm-up, then ``n_draws`` kept draws.
 
-    Returns numpy arrays ``v`` (n_draws, M, C), ``psi``, ``lp``,
-    ``accepted``, ``acceptance_rate`` (the MH acceptance probability),
-    ``n_steps`` (leapfrog steps), ``diverging``, ``n_cubic``, plus the tuned
-    ``step_size``, ``inv_mass``, the ``warmup`` info and ``wall_time``
-    (seconds, kept draws).
+    A ``runner.Chain``: ``draws`` are psi (n_draws, P), ``extra["v"]`` the
+    whitened inducing values (n_draws, M, C); ``stats`` ``lp``, ``accepted``,
+    ``acceptance_rate``, ``n_steps`` (gradient evaluations), ``n_leapfrog``
+    (L), ``energy_error``, ``diverging``, ``n_cubic``, ``wall_time``;
+    ``params`` ``step_size`` and ``mass``; ``warmup`` the warm-up cost.
+    ``options`` go to ``hmc_adaptation``.
     """
     fn = target.logdensity_and_grad
-    state, params, warm = tune_hmc(rng, position0, fn, n_warmup, **tune_options)
-
-    def record(s, info):
-        v, psi = target.split(s.position)
-        return {"v": v, "psi": psi, "lp": s.log_density, "accepted": info.accepted,
-                "acceptance_rate": info.acceptance_prob, "n_steps": info.n_leapfrog,
-                "diverging": info.diverging, "n_cubic": info.n_cubic}
-
-    _, out = _run(rng, state, n_draws, lambda r, s: hmc_step(r, s, fn, params), record)
-    out.update(step_size=params.step_size, n_leapfrog=params.n_steps, inv_mass=params.inv_mass, warmup=warm)
-    return out
+    adapt = hmc_adaptation(fn, target.dim, n_warmup, **options)
+    return runner.run_chain(rng, None, lambda: hmc.init(position0, fn), n_draws=n_draws, n_warmup=n_warmup,
+                            adapt=adapt, callback=callback, position=lambda s: target.split(s.position)[1],
+                            record=lambda s, info: {"v": target.split(s.position)[0]})
 
 
 # ---------------------------------------------------------------------------
 # Gibbs baseline: HMC on v | theta, MH on psi | v
 # ---------------------------------------------------------------------------
 class GibbsState(NamedTuple):
-    v: HMCState  # position = vec v, log_density = (T1), grad = d(T1)/dv at the current psi
+    v: hmc.HMCState  # position = vec v, log_density = (T1), grad = d(T1)/dv at the current psi
     psi: np.ndarray
 
 
@@ -563,10 +359,15 @@ class GibbsParameters(NamedTuple):
 
 
 class GibbsInfo(NamedTuple):
-    v_info: HMCInfo
-    psi_accepted: bool
+    accepted: bool  # the HMC step on v
+    acceptance_prob: float
+    n_grad_evals: int
+    n_leapfrog: int
+    energy_error: float
+    diverging: bool
+    psi_accepted: bool  # the MH step on psi
     psi_acceptance_prob: float
-    n_cubic: int
+    n_cubic: int  # the whole sweep
 
 
 def _v_fn(target: SparseTarget, psi) -> LogDensityAndGrad:
@@ -579,7 +380,7 @@ def _v_fn(target: SparseTarget, psi) -> LogDensityAndGrad:
 
 def gibbs_init(target: SparseTarget, v, psi) -> GibbsState:
     psi = np.array(psi, dtype=np.float64)
-    return GibbsState(hmc_init(np.asarray(v, dtype=np.float64).ravel(), _v_fn(target, psi)), psi)
+    return GibbsState(hmc.init(np.asarray(v, dtype=np.float64).ravel(), _v_fn(target, psi)), psi)
 
 
 def gibbs_step(
@@ -589,7 +390,7 @@ def gibbs_step(
     moved, the v-gradient at the new psi."""
     with linalg.count_ops() as ops:
         # step 1: v | psi
-        v_state, v_info = hmc_step(rng, state.v, _v_fn(target, state.psi), params.v_hmc)
+        v_state, v_info = hmc_kernel(_v_fn(target, state.psi), params.v_hmc)(rng, state.v)
         # step 2: psi | v; the stored value log q*(v, psi) is the current density
         v = v_state.position
 
@@ -603,16 +404,46 @@ def gibbs_step(
         # step 3: refresh the gradient w.r.t. v at the new psi
         psi = rw_state.position
         if rw_info.accepted:
-            v_state = hmc_init(v, _v_fn(target, psi))
-    return GibbsState(v_state, psi), GibbsInfo(v_info, rw_info.accepted, rw_info.acceptance_prob, ops.cubic)
+            v_state = hmc.init(v, _v_fn(target, psi))
+    info = GibbsInfo(v_info.accepted, v_info.acceptance_prob, v_info.n_grad_evals, v_info.n_leapfrog,
+                     v_info.energy_error, v_info.diverging, rw_info.accepted, rw_info.acceptance_prob, ops.cubic)
+    return GibbsState(v_state, psi), info
 
 
-def tune_gibbs(
-    rng: np.random.Generator,
+@dataclasses.dataclass(frozen=True)
+class GibbsAdaptation:
+    """Warm-up of the Gibbs sweep (the ``runner`` adaptation protocol).
+
+    Dual averaging of the v-step size (``adaptation.StepSizeAdaptation`` on
+    the sweep's v-acceptance; unit mass: v is whitened) and Robbins-Monro on
+    the log scale s of the isotropic psi proposal s I
+    (``adaptation.robbins_monro_log_scale``).  ``make_step(eps, s) -> step``.
+    The tuned parameters are ``{"step_size", "psi_proposal_scale"}``.
+    """
+
+    make_step: Callable
+    step_size: adaptation.StepSizeAdaptation  # its make_step is the identity: kernel() gives eps
+    psi_scale: float
+    psi_target_accept: float
+
+    def init(self, rng, state):
+        return self.step_size.init(rng, state), math.log(self.psi_scale)
+
+    def kernel(self, a):
+        return self.make_step(self.step_size.kernel(a[0]), math.exp(a[1]))
+
+    def update(self, a, iteration: int, state, info):
+        log_s = adaptation.robbins_monro_log_scale(a[1], info.psi_acceptance_prob, iteration, self.psi_target_accept)
+        return self.step_size.update(a[0], iteration, state, info), log_s
+
+    def finalize(self, a):
+        eps, params = self.step_size.finalize(a[0])
+        s = math.exp(a[1])
+        return self.make_step(eps, s), {**params, "psi_proposal_scale": s}
+
+
+def gibbs_adaptation(
     target: SparseTarget,
-    v0,
-    psi0,
-    n_warmup: int,
     *,
     target_accept: float = 0.8,
     psi_target_accept: float = 0.3,
@@ -620,31 +451,25 @@ def tune_gibbs(
     max_steps: int = 64,
     psi_scale: float = 0.1,
     step_size_jitter: float = 0.2,
-) -> tuple[GibbsState, GibbsParameters]:
-    """Warm-up of the Gibbs sampler: dual averaging of the v-step size (unit
-    mass: v is whitened) and Robbins-Monro on the log scale of an isotropic
-    random-walk proposal for psi (``adaptation.robbins_monro_log_scale``)."""
-    state = gibbs_init(target, v0, psi0)
-    d_v, d_psi = state.v.position.shape[0], state.psi.shape[0]
-    inv_mass = np.ones(d_v)
-    eps = find_reasonable_step_size(rng, state.v, _v_fn(target, state.psi), inv_mass)
-    da = dual_averaging_init(eps)
-    log_s = math.log(psi_scale)
-    for it in range(int(n_warmup)):
-        eps = math.exp(da.log_step)
-        params = GibbsParameters(
-            HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter),
-            math.exp(log_s) * np.eye(d_psi),
-        )
-        state, info = gibbs_step(rng, state, target, params)
-        da = dual_averaging_update(da, info.v_info.acceptance_prob, target_accept)
-        log_s = adaptation.robbins_monro_log_scale(log_s, info.psi_acceptance_prob, it, psi_target_accept)
-    eps = math.exp(da.log_step_avg) if da.t > 0 else eps
-    params = GibbsParameters(
-        HMCParameters(eps, _n_steps(eps, trajectory_length, max_steps), inv_mass, step_size_jitter),
-        math.exp(log_s) * np.eye(d_psi),
-    )
-    return state, params
+) -> GibbsAdaptation:
+    """The warm-up of the Gibbs baseline, for ``runner.run_chain(adapt=...)``: the first v-step size
+    is H&G's Alg. 4 from 0.1; dual averaging targets ``target_accept`` with t0 = ``DA_T0``;
+    L = ``n_leapfrog_steps(eps, trajectory_length, max_steps)``; the psi proposal starts at
+    ``psi_scale`` I and is tuned towards ``psi_target_accept``."""
+    mass = hmc.mass_matrix("identity", dim=target.n_inducing * target.n_latent)
+    d_psi = target.kernel.n_params
+
+    def make_step(eps, s):
+        v_hmc = HMCParameters(eps, n_leapfrog_steps(eps, trajectory_length, max_steps), mass, step_size_jitter)
+        params = GibbsParameters(v_hmc, s * np.eye(d_psi))
+        return lambda rng, state: gibbs_step(rng, state, target, params)
+
+    def find(rng, state):
+        return _find_step_size(_v_fn(target, state.psi))(rng, state.v, mass)
+
+    step_size = adaptation.StepSizeAdaptation(lambda eps: eps, find_step_size=find, target_accept=target_accept,
+                                              t0=DA_T0)
+    return GibbsAdaptation(make_step, step_size, psi_scale, psi_target_accept)
 
 
 def sample_gibbs(
@@ -654,28 +479,21 @@ def sample_gibbs(
     *,
     n_warmup: int,
     n_draws: int,
-    **tune_options,
-) -> dict:
-    """The Gibbs baseline: ``tune_gibbs`` warm-up, then ``n_draws`` sweeps.
+    callback=None,
+    **options,
+) -> runner.Chain:
+    """The Gibbs baseline: ``gibbs_adaptation`` warm-up, then ``n_draws`` sweeps.
 
-    Returns ``v``, ``psi``, ``lp``, ``v_acceptance_rate``,
-    ``psi_acceptance_rate``, ``n_steps``, ``n_cubic``, the tuned parameters
-    and ``wall_time`` (seconds, kept draws).
+    A ``runner.Chain`` as ``sample_joint``'s (``acceptance_rate``, ``n_steps``,
+    ... are the v-step's), plus ``psi_accepted`` and ``psi_acceptance_prob``;
+    ``params`` ``step_size`` and ``psi_proposal_scale``.
     """
     v0, psi0 = target.split(position0)
-    state, params = tune_gibbs(rng, target, v0, psi0, n_warmup, **tune_options)
     M, C = target.n_inducing, target.n_latent
-
-    def record(s, info):
-        return {"v": s.v.position.reshape(M, C), "psi": s.psi, "lp": s.v.log_density,
-                "v_acceptance_rate": info.v_info.acceptance_prob,
-                "psi_acceptance_rate": info.psi_acceptance_prob,
-                "n_steps": info.v_info.n_leapfrog, "n_cubic": info.n_cubic}
-
-    _, out = _run(rng, state, n_draws, lambda r, s: gibbs_step(r, s, target, params), record)
-    out.update(step_size=params.v_hmc.step_size, n_leapfrog=params.v_hmc.n_steps,
-               psi_proposal_scale=float(params.psi_proposal_factor[0, 0]))
-    return out
+    return runner.run_chain(rng, None, lambda: gibbs_init(target, v0, psi0), n_draws=n_draws, n_warmup=n_warmup,
+                            adapt=gibbs_adaptation(target, **options), callback=callback,
+                            position=lambda s: s.psi, lp=lambda s: s.v.log_density,
+                            record=lambda s, info: {"v": s.v.position.reshape(M, C)})
 
 
 # ---------------------------------------------------------------------------

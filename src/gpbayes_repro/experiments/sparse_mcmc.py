@@ -54,6 +54,7 @@ from .. import builders
 from gpbayes import diagnostics, io, likelihoods, priors
 from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
+from gpbayes.mcmc.runner import Progress
 from gpbayes.sparse import mcmc, svgp
 from gpbayes.sparse.multiclass import RobustMax
 
@@ -358,7 +359,9 @@ def run_block(ds: xr.Dataset, fit: xr.Dataset, *, study: str, problem: str, kern
     Each chain starts from a draw of the Gaussian approximation q(v) with its
     psi (poster: "initialize the sampler with a draw from a Gaussian
     approximation"), then ``n_warmup`` tuning iterations and ``n_draws`` kept
-    draws of joint HMC (``mcmc.sample_joint``) or Gibbs (``mcmc.sample_gibbs``)."""
+    draws of joint HMC (``mcmc.sample_joint``) or Gibbs (``mcmc.sample_gibbs``),
+    in the layout of ``io.to_inference_groups`` (posterior ``psi`` and ``v``;
+    every per-draw statistic, the warm-up cost per chain, ``step_size`` per chain)."""
     if sampler not in ("joint", "gibbs"):
         raise ValueError(f"sampler must be 'joint' or 'gibbs', got {sampler!r}")
     target = _target(ds, problem, kernel, fit["Z"].values, cfg)
@@ -366,38 +369,37 @@ def run_block(ds: xr.Dataset, fit: xr.Dataset, *, study: str, problem: str, kern
     M = target.n_inducing
     hmc = cfg["hmc"]
     chains = block_chains(block, run["n_chains"], run["chains_per_job"])
-    outs = []
+    opts = dict(n_warmup=int(run["n_warmup"]), n_draws=int(run["n_draws"]),
+                target_accept=float(hmc["target_accept"]), trajectory_length=float(hmc["trajectory_length"]),
+                max_steps=int(hmc["max_steps"]))
+    if sampler == "gibbs":
+        opts["psi_scale"] = float(hmc["gibbs_psi_scale"])
+    sample = mcmc.sample_joint if sampler == "joint" else mcmc.sample_gibbs
+    runs = []
     for c in chains:
         x0 = mcmc.initial_position(rngmod.stream(seed, _TAG, study, kernel, "M", M, "init", c), target, params)
-        gen = rngmod.stream(seed, _TAG, study, kernel, sampler, "M", M, "chain", c)
-        opts = dict(n_warmup=int(run["n_warmup"]), n_draws=int(run["n_draws"]),
-                    target_accept=float(hmc["target_accept"]), trajectory_length=float(hmc["trajectory_length"]),
-                    max_steps=int(hmc["max_steps"]))
-        if sampler == "joint":
-            out = mcmc.sample_joint(gen, target, x0, **opts)
-            acc, moved = out["acceptance_rate"], out["accepted"]
-            psi_acc = np.full_like(acc, np.nan)
-        else:
-            out = mcmc.sample_gibbs(gen, target, x0, psi_scale=float(hmc["gibbs_psi_scale"]), **opts)
-            acc, psi_acc = out["v_acceptance_rate"], out["psi_acceptance_rate"]
-            # a Gibbs sweep "accepted" = the state moved (v by HMC or psi by MH); the first
-            # kept sweep is compared with nothing recorded and counts as moved
-            moved = np.r_[True, np.any(np.diff(out["v"].reshape(len(acc), -1), axis=0) != 0, axis=1)
-                          | np.any(np.diff(out["psi"], axis=0) != 0, axis=1)]
-        n = len(acc)
-        outs.append({"v": out["v"], "psi": out["psi"], "lp": out["lp"], "acceptance_rate": acc, "accepted": moved,
-                     "psi_acceptance_rate": psi_acc, "n_steps": out["n_steps"], "n_cubic": out["n_cubic"],
-                     "wall_time": np.full(n, out["wall_time"] / max(n, 1)),
-                     "step_size": out["step_size"]})
-    post = {k: np.stack([o[k] for o in outs]) for k in ("v", "psi")}
-    stats = {k: np.stack([o[k] for o in outs]) for k in ("lp", "accepted", "acceptance_rate", "psi_acceptance_rate",
-                                                         "n_steps", "n_cubic", "wall_time")}
+        progress = Progress(f"sparse_mcmc {study} {kernel} {sampler} M={M} chain {c}")
+        runs.append(sample(rngmod.stream(seed, _TAG, study, kernel, sampler, "M", M, "chain", c), target, x0,
+                           callback=progress, **opts))
+        progress.close()
     attrs = {"study": study, "problem": problem, "kernel": kernel, "sampler": sampler, "M": int(M),
              "n_train": int(target.X.shape[0]), "first_chain": int(chains[0]), "n_warmup": int(run["n_warmup"]),
              "stand_in": int(ds.attrs.get("stand_in", 0))}
-    groups = io.make_inference_groups(post, stats, extra_dims={"v": ("inducing", "latent"), "psi": ("param",)},
-                                      coords={"param": np.array(target.kernel.param_names)}, attrs=attrs)
-    groups["sample_stats"]["step_size"] = ("chain", np.array([o["step_size"] for o in outs]))
+    groups = io.to_inference_groups(runs, var_name="psi", dims=("param",),
+                                    coords={"param": np.array(target.kernel.param_names)},
+                                    extra_dims={"v": ("inducing", "latent")}, attrs=attrs)
+    st = groups["sample_stats"]
+    if sampler == "gibbs":
+        # acceptance_rate, n_steps, ... are the v-step's; a sweep "accepted" = the state moved (v by
+        # HMC or psi by MH), the first kept sweep (compared with nothing recorded) counting as moved
+        v, psi = groups["posterior"]["v"].values, groups["posterior"]["psi"].values
+        moved = np.concatenate([np.ones((len(runs), 1), dtype=bool),
+                                np.any(np.diff(v.reshape(v.shape[:2] + (-1,)), axis=1) != 0, axis=2)
+                                | np.any(np.diff(psi, axis=1) != 0, axis=2)], axis=1)
+        st = st.rename({"psi_acceptance_prob": "psi_acceptance_rate"})
+        st["accepted"] = (("chain", "draw"), moved)
+    st["step_size"] = ("chain", np.array([r.params["step_size"] for r in runs]))
+    groups["sample_stats"] = st
     return groups
 
 
