@@ -60,9 +60,9 @@ def conditional_widths(ds, cfg, args, n_states: int = 10, n_grid: int = 161) -> 
         state, _ = hs.step(gen, state, model, "prior-white", widths_slice,
                            n_latent_updates=int(cfg["n_latent_updates"]))
         if i >= n_burn and (i - n_burn) % 50 == 49:
-            states.append((state.theta.copy(), state.f.copy()))
+            states.append((state.psi.copy(), state.f.copy()))
         if i >= n_burn:
-            amps.append(state.theta[amp])
+            amps.append(state.psi[amp])
     grid = np.linspace(np.log(0.1), np.log(10.0), n_grid)
     widths = {m: [] for m in ("fixed", "prior-white", "surr-site", "post-site")}
     for theta, f in states:

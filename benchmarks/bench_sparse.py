@@ -2,7 +2,7 @@
 """Cost of one HMC leapfrog step of the sparse-GP sampler, against M.
 
 One leapfrog step costs one evaluation of the sampler's target
-log q*(v, theta) (Hensman et al. 2015, ``gpbayes.sparse.mcmc.log_q_star``)
+log q*(v, theta) (Hensman et al. 2015, ``gpbayes.sparse.log_q_star``)
 together with its gradient w.r.t. (v, theta): ``SparseTarget.logdensity_and_grad``
 (K_uu and its Cholesky factor, W = L^-1 K_uf, the Gauss-Hermite quadrature
 of the N expectations, the reverse pass through W, L and the kernel).  Its
@@ -62,20 +62,21 @@ import numpy as np
 from scipy.linalg import solve_triangular as scipy_solve_triangular
 
 from gpbayes import kernels, likelihoods, linalg, priors
-from gpbayes.sparse import mcmc, svgp
+from gpbayes.sparse import svgp
+from gpbayes.sparse.target import SparseTarget, log_q_star
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "bench_sparse.csv"
 
 
-def make_target(N: int, M: int, seed: int = 0) -> tuple[mcmc.SparseTarget, np.ndarray]:
+def make_target(N: int, M: int, seed: int = 0) -> tuple[SparseTarget, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.uniform(-3, 3, (N, 2))
     f = np.sin(X[:, 0]) + np.cos(X[:, 1])
     y = np.where(rng.uniform(size=N) < 1 / (1 + np.exp(-3 * f)), 1.0, -1.0)
     k = kernels.SquaredExponential(2, parameterisation="ma")
     prior = priors.IndependentPrior((priors.Gamma(2.0, 2.0), priors.Gamma(2.0, 2.0)))
-    target = mcmc.SparseTarget(X, y, X[:M], k, likelihoods.Probit(), prior)
+    target = SparseTarget(X, y, X[:M], k, likelihoods.Probit(), prior)
     return target, target.join(rng.normal(size=M), np.zeros(2))
 
 
@@ -100,7 +101,7 @@ def workloads(N: int, M: int) -> tuple[dict, int]:
     fns = {
         "joint": lambda: target.logdensity_and_grad(x),
         "cholesky": lambda: linalg.cholesky(K_uu),
-        "v_only": lambda: mcmc.log_q_star(target, v, psi, grad="v"),
+        "v_only": lambda: log_q_star(target, v, psi, grad="v"),
         "quadrature": lambda: svgp.expected_log_lik(target.likelihood, target.y, mu, var, target.n_quad),
         "nm2_part": nm2_part,
     }

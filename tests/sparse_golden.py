@@ -36,7 +36,7 @@ RUNS = [
 
 def problem(name: str):
     """(SparseTarget, position0) for ``probit`` or ``poisson``: N = 40, M = 6, one input."""
-    from gpbayes.sparse import mcmc
+    from gpbayes.sparse.target import SparseTarget
 
     rng = np.random.default_rng({"probit": 101, "poisson": 102}[name])
     X = rng.uniform(-3.0, 3.0, size=(40, 1))
@@ -51,7 +51,7 @@ def problem(name: str):
         lik = likelihoods.Poisson(exposure=exposure)
     kernel = kernels.SquaredExponential(1, parameterisation="ma")
     prior = priors.IndependentPrior((priors.LogNormal(0.0, 0.5), priors.LogNormal(0.0, 0.5)))
-    target = mcmc.SparseTarget(X, y, Z, kernel, lik, prior)
+    target = SparseTarget(X, y, Z, kernel, lik, prior)
     x0 = np.concatenate([0.3 * rng.standard_normal(6), [0.1, -0.1]])
     return target, x0
 

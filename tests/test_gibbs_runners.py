@@ -74,8 +74,8 @@ def test_hyper_slice_bit_for_bit(lname, method):
     lik, y, off = {"logistic": (Logistic(), YB, False), "gaussian": (Gaussian(0.1), Y_GAUSS, False),
                    "poisson": (Poisson(), Y_POIS, True)}[lname]
     comps = [lu, lu, lu] + ([priors.LogNormal(np.log(2.0), 1.0)] if off else [])
-    model = hs.HyperModel(kma, X, lik, y, priors.IndependentPrior(tuple(comps)), sample_offset=off)
-    c = hs.run_chain(np.random.default_rng(4), model, np.zeros(model.n_theta), np.zeros(15), method, n_burn=3,
+    model = LatentGaussianModel(kma, X, lik, y, priors.IndependentPrior(tuple(comps)), sample_offset=off)
+    c = hs.run_chain(np.random.default_rng(4), model, np.zeros(model.n_params), np.zeros(15), method, n_burn=3,
                      n_draws=6, n_latent_updates=2)
     t = f"hs_{lname}_{method}/"
     eq(t + "theta", c.draws)

@@ -2,7 +2,7 @@
 
 Numbers are checked against Monte Carlo (Psi-statistics), finite
 differences (gradients), a naive dense reference (the bound), an
-independent prior-proposal importance sampler (log p(Y | X, phi)), an exact
+independent prior-proposal importance sampler (log p(Y | X, psi)), an exact
 conjugate posterior (the elliptical slice update of Z) and a Geweke
 joint-distribution test (Alg. 2).
 """
@@ -42,15 +42,15 @@ def random_problem(seed, n=7, kx=2, ky=3, kz=2, m=4):
     X = rng.normal(size=(n, kx))
     Y = rng.normal(size=(n, ky))
     model = SupervisedGPLVM(X, Y, kz, m)
-    phi = rng.normal(scale=0.3, size=model.n_params)
+    psi = rng.normal(scale=0.3, size=model.n_params)
     params = VariationalParams(rng.normal(size=(n, kz)), rng.normal(size=(n, kz)), rng.normal(size=(m, kz)))
-    return model, phi, params
+    return model, psi, params
 
 
 # the tiny problem of the bound and estimator tests: N = 6, k_z = 1, M = N,
-# phi = (log sigma, log theta_1, log theta_S, log beta) with weak-ish data
+# psi = (log sigma, log theta_1, log theta_S, log beta) with weak-ish data
 TINY_X = np.linspace(0.0, 3.0, 6)[:, None]
-TINY_PHI = np.array([math.log(0.3), 0.0, math.log(0.5), math.log(4.0)])
+TINY_PSI = np.array([math.log(0.3), 0.0, math.log(0.5), math.log(4.0)])
 
 
 def tiny_model(ky=1):
@@ -122,11 +122,11 @@ def test_psi_statistics_gradients_finite_differences():
 # ---------------------------------------------------------------------------
 # the bound (Sec. 3)
 # ---------------------------------------------------------------------------
-def naive_bound(model, phi, params):
+def naive_bound(model, psi, params):
     """Titsias & Lawrence (2010) eq. 14 per output, plus the dense Gaussian KL, with explicit inverses."""
     kx, kz = model.input_dim, model.latent_dim
     n, D = model.Y.shape
-    sig, theta, theta_s, beta = np.exp(phi[:kx]), np.exp(phi[kx:kx + kz]), math.exp(phi[-2]), math.exp(phi[-1])
+    sig, theta, theta_s, beta = np.exp(psi[:kx]), np.exp(psi[kx:kx + kz]), math.exp(psi[-2]), math.exp(psi[-1])
     Kz = se_kernel_double_loop(model.X, model.X, 1.0, sig) + model.latent_jitter * np.eye(n)
     Lz = np.linalg.cholesky(Kz)
     mu = Lz @ params.whitened_mean
@@ -154,46 +154,46 @@ def naive_bound(model, phi, params):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_bound_matches_naive_reference(seed):
-    model, phi, params = random_problem(seed)
-    assert elbo(model, phi, params) == pytest.approx(naive_bound(model, phi, params), rel=1e-9, abs=1e-9)
+    model, psi, params = random_problem(seed)
+    assert elbo(model, psi, params) == pytest.approx(naive_bound(model, psi, params), rel=1e-9, abs=1e-9)
 
 
 def test_bound_gradients_finite_differences():
-    model, phi, params = random_problem(5)
-    _, g = elbo(model, phi, params, hyper_gradient=True)
-    f = lambda **kw: elbo(model, phi, params._replace(**kw))  # noqa: E731
+    model, psi, params = random_problem(5)
+    _, g = elbo(model, psi, params, hyper_gradient=True)
+    f = lambda **kw: elbo(model, psi, params._replace(**kw))  # noqa: E731
     np.testing.assert_allclose(g.whitened_mean, fd(lambda x: f(whitened_mean=x), params.whitened_mean), atol=1e-6)
     np.testing.assert_allclose(g.log_lambda, fd(lambda x: f(log_lambda=x), params.log_lambda), atol=1e-6)
     np.testing.assert_allclose(g.inducing, fd(lambda x: f(inducing=x), params.inducing), atol=1e-6)
-    np.testing.assert_allclose(g.phi, fd(lambda x: elbo(model, x, params), phi), atol=1e-6)
+    np.testing.assert_allclose(g.psi, fd(lambda x: elbo(model, x, params), psi), atol=1e-6)
     # the gradient-only path gives the same variational gradient
-    _, g2 = elbo(model, phi, params, gradient=True)
+    _, g2 = elbo(model, psi, params, gradient=True)
     np.testing.assert_allclose(g2.pack(), g.pack())
 
 
 def test_variational_optimum_is_stationary_and_has_opper_archambeau_form():
     """At the optimum lambda_j = -2 dF~/ds_j (vb module docstring); check via the gradient."""
-    model, phi, _ = random_problem(7, n=6, kz=1, ky=2, m=3)
-    res = optimise_variational(model, phi, tol=1e-12, max_iter=3000)
-    start = elbo(model, phi, initial_variational(model, phi))
+    model, psi, _ = random_problem(7, n=6, kz=1, ky=2, m=3)
+    res = optimise_variational(model, psi, tol=1e-12, max_iter=3000)
+    start = elbo(model, psi, initial_variational(model, psi))
     assert res.bound > start
-    _, g = elbo(model, phi, res.params, gradient=True)
+    _, g = elbo(model, psi, res.params, gradient=True)
     assert np.max(np.abs(g.pack())) < 1e-3, g
 
 
 @pytest.mark.parametrize("ky", [1, 2])
 def test_bound_below_log_marginal_on_tiny_problem(ky):
-    """bound <= log p(Y | X, phi), estimated two independent ways with 20000 draws each."""
+    """bound <= log p(Y | X, psi), estimated two independent ways with 20000 draws each."""
     model = tiny_model(ky)
-    res = optimise_variational(model, TINY_PHI)
+    res = optimise_variational(model, TINY_PSI)
     rng = np.random.default_rng(11)
-    est = pm.pseudo_marginal_estimate(rng, model, TINY_PHI, 20_000, params=res.params, optimise=False)
+    est = pm.pseudo_marginal_estimate(rng, model, TINY_PSI, 20_000, params=res.params, optimise=False)
     w = np.exp(est.log_weights - est.log_marginal)
     se_q = w.std() / math.sqrt(w.size)  # delta method: se of the log estimate
     # independent estimator: importance sampling from the prior p(Z | X, sigma)
-    L = model.latent_prior_chol(TINY_PHI)
+    L = model.latent_prior_chol(TINY_PSI)
     Z = (L @ rng.standard_normal((6, 20_000))).T[:, :, None]
-    ll = pm._log_likelihoods(model, TINY_PHI, Z)
+    ll = pm._log_likelihoods(model, TINY_PSI, Z)
     log_p_prior = float(logsumexp(ll) - math.log(ll.size))
     wp = np.exp(ll - log_p_prior)
     se_p = wp.std() / math.sqrt(wp.size)
@@ -203,9 +203,9 @@ def test_bound_below_log_marginal_on_tiny_problem(ky):
 
 
 def test_kl_and_covariance_of_q_are_the_dense_ones():
-    model, phi, params = random_problem(3, n=5, kz=2)
-    q = latent_posterior(model, phi, params)
-    Kz = model.latent_prior_cov(phi)
+    model, psi, params = random_problem(3, n=5, kz=2)
+    q = latent_posterior(model, psi, params)
+    Kz = model.latent_prior_cov(psi)
     for j in range(2):
         S = np.linalg.inv(np.linalg.inv(Kz) + np.diag(np.exp(params.log_lambda[:, j])))
         np.testing.assert_allclose(q.covariance(j), S, rtol=1e-8, atol=1e-10)
@@ -218,15 +218,15 @@ def test_kl_and_covariance_of_q_are_the_dense_ones():
 @pytest.mark.parametrize("sign_symmetric", [False, True])
 def test_pseudo_marginal_estimate_is_unbiased(sign_symmetric):
     model = tiny_model()
-    params = optimise_variational(model, TINY_PHI).params
+    params = optimise_variational(model, TINY_PSI).params
     rng = np.random.default_rng(21)
-    ref = pm.pseudo_marginal_estimate(rng, model, TINY_PHI, 60_000, params=params, optimise=False,
+    ref = pm.pseudo_marginal_estimate(rng, model, TINY_PSI, 60_000, params=params, optimise=False,
                                       sign_symmetric=sign_symmetric)
     w_ref = np.exp(ref.log_weights - ref.log_marginal)
     se_ref = w_ref.std() / math.sqrt(w_ref.size)
     # R replicates of the Q = 2 estimate: one call with R Q independent draws, cut into R groups
     R, Q = 4000, 2
-    bulk = pm.pseudo_marginal_estimate(rng, model, TINY_PHI, R * Q, params=params, optimise=False,
+    bulk = pm.pseudo_marginal_estimate(rng, model, TINY_PSI, R * Q, params=params, optimise=False,
                                        sign_symmetric=sign_symmetric)
     assert bulk.log_marginal == pytest.approx(logsumexp(bulk.log_weights) - math.log(R * Q), abs=1e-12)
     logs = logsumexp(bulk.log_weights.reshape(R, Q), axis=1) - math.log(Q)
@@ -274,7 +274,7 @@ def test_elliptical_latent_step_conjugate_posterior():
 def small_chain_setup():
     model = tiny_model(ky=2)
     model = SupervisedGPLVM(model.X, model.Y, 1, 3)
-    prior = priors.IndependentPrior(tuple(priors.LogNormal(float(p), 0.5) for p in TINY_PHI))
+    prior = priors.IndependentPrior(tuple(priors.LogNormal(float(p), 0.5) for p in TINY_PSI))
     config = pm.PMGibbsConfig(
         blocks=(model.block(["sigma_0", "theta_0"]), model.block(["theta_S", "beta"])),
         n_imp=4, adapt_start=5, vb_options={"max_iter": 30},
@@ -283,40 +283,40 @@ def small_chain_setup():
 
 
 def _chain_arrays(ch):
-    return {"phi": ch.draws, "lp": ch.stats["lp"], "n_cubic": ch.stats["n_cubic"],
+    return {"psi": ch.draws, "lp": ch.stats["lp"], "n_cubic": ch.stats["n_cubic"],
             "n_shrinkages": ch.stats["n_shrinkages"], **ch.extra}
 
 
 def test_same_seed_same_chain_bit_for_bit():
     model, prior, config = small_chain_setup()
-    runs = [_chain_arrays(pm.run_pm_chain(np.random.default_rng(s), model, prior, TINY_PHI, config, 12,
+    runs = [_chain_arrays(pm.run_chain(np.random.default_rng(s), model, prior, TINY_PSI, config, 12,
                                           n_latent_steps=2)) for s in (7, 7, 8)]
-    for key in ("phi", "log_marginal", "accepted", "acceptance_prob", "Z", "n_cubic", "n_shrinkages", "lp"):
+    for key in ("psi", "log_marginal", "accepted", "acceptance_prob", "Z", "n_cubic", "n_shrinkages", "lp"):
         assert np.array_equal(runs[0][key], runs[1][key]), key
-    assert not np.array_equal(runs[0]["phi"], runs[2]["phi"])
+    assert not np.array_equal(runs[0]["psi"], runs[2]["psi"])
     assert np.array_equal(runs[0]["lp"], runs[0]["log_marginal"] + runs[0]["log_prior"])
-    # the exact uncollapsing variant shares the phi chain only until its first extra draw
-    again = pm.run_pm_chain(np.random.default_rng(7), model, prior, TINY_PHI, config, 2, n_latent_steps=2,
+    # the exact uncollapsing variant shares the psi chain only until its first extra draw
+    again = pm.run_chain(np.random.default_rng(7), model, prior, TINY_PSI, config, 2, n_latent_steps=2,
                             latent_start="resample")
-    assert np.array_equal(again.draws[0], runs[0]["phi"][0])
+    assert np.array_equal(again.draws[0], runs[0]["psi"][0])
     assert np.all(np.isfinite(again.extra["Z"]))
     assert runs[0]["accepted"].any()
     # the stored estimate changes only on acceptance
     lm, acc = runs[0]["log_marginal"], runs[0]["accepted"].any(axis=1)
     assert np.all(lm[1:][~acc[1:]] == lm[:-1][~acc[1:]])
     # warm-up iterations are the first iterations of the same chain, discarded
-    tail = pm.run_pm_chain(np.random.default_rng(7), model, prior, TINY_PHI, config, 8, n_warmup=4,
+    tail = pm.run_chain(np.random.default_rng(7), model, prior, TINY_PSI, config, 8, n_warmup=4,
                            n_latent_steps=2)
-    assert np.array_equal(tail.draws, runs[0]["phi"][4:]) and np.array_equal(tail.extra["Z"], runs[0]["Z"][4:])
+    assert np.array_equal(tail.draws, runs[0]["psi"][4:]) and np.array_equal(tail.extra["Z"], runs[0]["Z"][4:])
     assert tail.warmup["n_iterations"] == 4
     with pytest.raises(ValueError, match="latent_start"):
-        pm.run_pm_chain(np.random.default_rng(7), model, prior, TINY_PHI, config, 2, latent_start="restart")
+        pm.run_chain(np.random.default_rng(7), model, prior, TINY_PSI, config, 2, latent_start="restart")
 
 
 def test_haario_adaptation_is_the_sample_covariance_of_the_chain():
     model, prior, config = small_chain_setup()
     rng = np.random.default_rng(3)
-    state = pm.init(rng, model, prior, TINY_PHI, config)
+    state = pm.init(rng, model, prior, TINY_PSI, config)
     eta = []
     for _ in range(9):
         state, _ = pm.step(rng, state, model, prior, config)
@@ -330,15 +330,15 @@ def test_haario_adaptation_is_the_sample_covariance_of_the_chain():
 
 
 # Geweke joint-distribution test of Alg. 2 (one block: theta_S, beta).
-# The simulators act on (phi, Z): the PM step targets
-#   pi(phi, Z_1..Q | Y) = p(phi | Y) (1/Q) sum_k p(Z_k | phi, Y) prod_{q != k} q(Z_q),
-# so given (phi, Z) ~ p(phi, Z | Y) an exact draw of the importance samples is
+# The simulators act on (psi, Z): the PM step targets
+#   pi(psi, Z_1..Q | Y) = p(psi | Y) (1/Q) sum_k p(Z_k | psi, Y) prod_{q != k} q(Z_q),
+# so given (psi, Z) ~ p(psi, Z | Y) an exact draw of the importance samples is
 # "Z in a random slot, the others from q" (the order does not matter), and after
-# the step an exact draw of Z | phi', Y is the sample picked with probability
-# proportional to its weight.  Alg. 3 steps on Z | phi', Y follow.  The
-# transition is thus exactly invariant for p(phi, Z | Y).
+# the step an exact draw of Z | psi', Y is the sample picked with probability
+# proportional to its weight.  Alg. 3 steps on Z | psi', Y follow.  The
+# transition is thus exactly invariant for p(psi, Z | Y).
 # Alg. 1 is capped at 5 L-BFGS iterations here to keep the test fast; any q
-# that is a deterministic function of (phi, Y) keeps the chain exact.
+# that is a deterministic function of (psi, Y) keeps the chain exact.
 GW_N, GW_M, GW_Q = 6, 3, 8
 GW_X = np.linspace(0.0, 3.0, GW_N)[:, None]
 GW_PHI = np.array([math.log(0.5), 0.0, 0.0, 0.0])  # sigma, theta_1 fixed; theta_S, beta sampled
@@ -355,23 +355,23 @@ GW_NAMES = ("log theta_S", "log beta", "(log theta_S)^2", "(log beta)^2", "produ
 
 
 def gw_params(rng):
-    phi = GW_PHI.copy()
-    phi[GW_BLOCK] = GW_MEAN + GW_SD * rng.standard_normal(2)
+    psi = GW_PHI.copy()
+    psi[GW_BLOCK] = GW_MEAN + GW_SD * rng.standard_normal(2)
     model = SupervisedGPLVM(GW_X, np.zeros((GW_N, 1)), 1, GW_M)
-    return phi, model.latent_prior_chol(phi) @ rng.standard_normal((GW_N, 1))
+    return psi, model.latent_prior_chol(psi) @ rng.standard_normal((GW_N, 1))
 
 
 def gw_data(rng, params):
-    phi, Z = params
+    psi, Z = params
     model = SupervisedGPLVM(GW_X, np.zeros((GW_N, 1)), 1, GW_M)
-    _, psi_f, log_beta = model.split(phi)
+    _, psi_f, log_beta = model.split(psi)
     C = model.latent_kernel(psi_f, Z) + math.exp(-log_beta) * np.eye(GW_N)
     return np.linalg.cholesky(C) @ rng.standard_normal((GW_N, 1))
 
 
 def gw_test_fn(params, Y):
-    phi, Z = params
-    a, b = phi[GW_BLOCK]
+    psi, Z = params
+    a, b = psi[GW_BLOCK]
     return np.array([a, b, a * a, b * b, a * b, np.mean(Z**2), np.mean(Y**2)])
 
 
@@ -381,17 +381,17 @@ def gw_transition(sign_symmetric):
     proposal = [GW_PROPOSAL_VAR * np.eye(2)]
 
     def transition(rng, params, Y):
-        phi, Z = params
+        psi, Z = params
         model = SupervisedGPLVM(GW_X, Y, 1, GW_M)
-        vb = optimise_variational(model, phi, **GW_VB)  # the q the sampler would build at phi
-        q = latent_posterior(model, phi, vb.params)
+        vb = optimise_variational(model, psi, **GW_VB)  # the q the sampler would build at psi
+        q = latent_posterior(model, psi, vb.params)
         samples = np.concatenate([Z[None], pm.sample_latent(rng, q, GW_Q - 1, sign_symmetric)])
-        log_w = pm.importance_log_weights(model, phi, q, samples, sign_symmetric)
+        log_w = pm.importance_log_weights(model, psi, q, samples, sign_symmetric)
         est = pm.PMEstimate(float(logsumexp(log_w) - math.log(GW_Q)), log_w, samples, vb.params, vb, 0)
-        state = pm.state_from_estimate(phi, est, GW_PRIOR, config, proposal)
+        state = pm.state_from_estimate(psi, est, GW_PRIOR, config, proposal)
         state, _ = pm.step(rng, state, model, GW_PRIOR, config)
         k = rng.choice(GW_Q, p=softmax(state.log_weights))
-        # Alg. 3 (exactly invariant for Z | phi, Y) so that Z mixes even when q is poor
+        # Alg. 3 (exactly invariant for Z | psi, Y) so that Z mixes even when q is poor
         latent = pm.latent_init(model, state.position, state.samples[k])
         for _ in range(GW_LATENT_STEPS):
             latent, _ = pm.latent_step(rng, latent, model, state.position)
@@ -421,8 +421,8 @@ def test_geweke_catches_a_missing_normaliser_of_q(gw_marginal_conditional, monke
     """Forgetting -log|W_j|/2 in log q (a plausible bug) must make the test fail."""
     weights = pm.importance_log_weights
 
-    def buggy(model, phi, q, samples, sign_symmetric=False):
-        return weights(model, phi, q, samples, sign_symmetric) + 0.5 * float(np.sum(q.logdet_w))
+    def buggy(model, psi, q, samples, sign_symmetric=False):
+        return weights(model, psi, q, samples, sign_symmetric) + 0.5 * float(np.sum(q.logdet_w))
 
     monkeypatch.setattr(pm, "importance_log_weights", buggy)
     res = gw_run(gw_marginal_conditional, 2, 800)
@@ -435,12 +435,12 @@ def test_geweke_catches_a_missing_normaliser_of_q(gw_marginal_conditional, monke
 def test_predictive_mixture_matches_dense_reference():
     model = tiny_model(ky=2)
     rng = np.random.default_rng(8)
-    phi = TINY_PHI + np.array([0.2, -0.1, 0.3, 0.5])
+    psi = TINY_PSI + np.array([0.2, -0.1, 0.3, 0.5])
     Z = rng.normal(size=(6, 1))
     X_star = np.array([[0.4], [1.7], [3.5]])
-    mix = pm.predictive_mixture(np.random.default_rng(0), model, phi[None], Z[None], X_star)
+    mix = pm.predictive_mixture(np.random.default_rng(0), model, psi[None], Z[None], X_star)
     xi = np.random.default_rng(0).standard_normal((3, 1))  # the one draw made for z*
-    sig, theta, theta_s, beta = np.exp(phi)
+    sig, theta, theta_s, beta = np.exp(psi)
     # eq. 8 with explicit inverses; k_z(x*, x*) = 1 + eps (the white-noise term of k_z)
     Kz = se_kernel_double_loop(model.X, model.X, 1.0, [sig]) + model.latent_jitter * np.eye(6)
     Kzs = se_kernel_double_loop(model.X, X_star, 1.0, [sig])
@@ -466,14 +466,14 @@ def test_predictive_mixture_matches_dense_reference():
 
 def test_type2_ml_and_its_point_estimate_predictions():
     model = SupervisedGPLVM(TINY_X, tiny_model(ky=2).Y, 1, 3)
-    start = optimise_variational(model, TINY_PHI).bound
-    res = fit_type2_ml(np.random.default_rng(4), model, TINY_PHI, n_restarts=2)
+    start = optimise_variational(model, TINY_PSI).bound
+    res = fit_type2_ml(np.random.default_rng(4), model, TINY_PSI, n_restarts=2)
     assert res.n_restarts == 2 and res.bound == pytest.approx(res.all_bounds.max())
     assert res.bound > start + 0.1
-    val, g = elbo(model, res.phi, res.params, hyper_gradient=True)
+    val, g = elbo(model, res.psi, res.params, hyper_gradient=True)
     assert val == pytest.approx(res.bound)
-    assert np.max(np.abs(np.concatenate([g.pack(), g.phi]))) < 1e-2
-    mix = pm.ml_predictive_mixture(np.random.default_rng(5), model, res.phi, res.params, TINY_X[:2], n_samples=50)
+    assert np.max(np.abs(np.concatenate([g.pack(), g.psi]))) < 1e-2
+    mix = pm.ml_predictive_mixture(np.random.default_rng(5), model, res.psi, res.params, TINY_X[:2], n_samples=50)
     assert mix.mean.shape == (50, 2, 2) and mix.var.shape == (50, 2)
     joint, _ = pm.mixture_log_density(mix, model.Y[:2])
     assert np.all(np.isfinite(joint))

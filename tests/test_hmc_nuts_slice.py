@@ -125,7 +125,7 @@ def test_momentum_has_covariance_m():
 @pytest.mark.parametrize("kind", ["identity", "diagonal", "dense"])
 def test_hmc_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
-    out = hmc.run_hmc_chain(np.random.default_rng(1), MEAN + 2.0, gauss_value_and_grad, mass,
+    out = hmc.run_chain(np.random.default_rng(1), MEAN + 2.0, gauss_value_and_grad, mass,
                             n_tune=500, n_draws=3000)
     assert 0.5 < out.stats["accepted"].mean() < 0.85  # tuned towards 65%
     assert np.all(out.stats["n_steps"] >= 1) and np.all(out.stats["n_steps"] <= 10)
@@ -136,7 +136,7 @@ def test_hmc_recovers_gaussian(kind):
 @pytest.mark.parametrize("kind", ["identity", "dense"])
 def test_nuts_fixed_step_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
-    out = nuts.run_nuts_chain(np.random.default_rng(2), MEAN + 2.0, gauss_value_and_grad, mass,
+    out = nuts.run_chain(np.random.default_rng(2), MEAN + 2.0, gauss_value_and_grad, mass,
                               n_draws=1500, step_size=nuts.XIONG_STEP_SIZE)
     assert out.params["step_size"] == 0.1 and hmc.warmup_gradients(out) == 1
     depth, n_grad = out.stats["tree_depth"], out.stats["n_steps"]
@@ -147,7 +147,7 @@ def test_nuts_fixed_step_recovers_gaussian(kind):
 @pytest.mark.parametrize("kind", ["identity", "diagonal", "dense"])
 def test_nuts_dual_averaging_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
-    out = nuts.run_nuts_chain(np.random.default_rng(4), MEAN + 2.0, gauss_value_and_grad, mass,
+    out = nuts.run_chain(np.random.default_rng(4), MEAN + 2.0, gauss_value_and_grad, mass,
                               n_draws=2000, n_adapt=500, step_size=None)
     # dual averaging brings the acceptance statistic to about delta = 0.65
     assert 0.5 < out.stats["acceptance_rate"].mean() < 0.85
@@ -176,7 +176,7 @@ def test_dual_averaging_converges_on_known_response():
 def test_slice_recovers_gaussian(options):
     options = dict(options)
     width = options.pop("width")
-    out = ss.run_slice_chain(np.random.default_rng(5), MEAN + 2.0, gauss_log_density, width,
+    out = ss.run_chain(np.random.default_rng(5), MEAN + 2.0, gauss_log_density, width,
                              n_draws=3000, n_burn=100, **options)
     assert np.all(out.stats["n_likelihood"] == out.stats["n_shrinkages"] + out.stats["n_steps_out"]
                   + (1 if options.get("scheme") == "hyperrectangle" else 3))
@@ -191,7 +191,7 @@ def test_slice_gamma_1d():
     def log_gamma(x):
         return (a - 1) * math.log(x[0]) - rate * x[0] if x[0] > 0 else -math.inf
 
-    out = ss.run_slice_chain(np.random.default_rng(6), [1.0], log_gamma, 1.5, n_draws=6000, step_out=math.inf)
+    out = ss.run_chain(np.random.default_rng(6), [1.0], log_gamma, 1.5, n_draws=6000, step_out=math.inf)
     x = out.draws[:, 0]
     assert_moments(x[:, None], np.array([a / rate]), np.array([[a / rate**2]]))
     # the whole distribution, on a thinned chain
@@ -205,7 +205,7 @@ def test_slice_bimodal_1d():
         b = math.log(0.7) - 2.0 * (x[0] - 2.0) ** 2
         return max(a, b) + math.log1p(math.exp(-abs(a - b)))
 
-    out = ss.run_slice_chain(np.random.default_rng(7), [0.0], log_mix, 1.5, n_draws=8000, step_out=math.inf)
+    out = ss.run_chain(np.random.default_rng(7), [0.0], log_mix, 1.5, n_draws=8000, step_out=math.inf)
     x = out.draws[:, 0]
     right = (x > 0).astype(float)
     se = right.std() / math.sqrt(ess(right))
@@ -222,7 +222,7 @@ def test_slice_2d_non_gaussian():
             return -math.inf
         return math.log(x[0]) - x[0] - 2.0 * (x[1] - x[0]) ** 2
 
-    out = ss.run_slice_chain(np.random.default_rng(8), [1.0, 1.0], log_p, 1.5, n_draws=6000,
+    out = ss.run_chain(np.random.default_rng(8), [1.0, 1.0], log_p, 1.5, n_draws=6000,
                              step_out=math.inf)
     assert_moments(out.draws, np.array([2.0, 2.0]), np.array([[2.0, 2.0], [2.0, 2.25]]))
 
@@ -272,13 +272,13 @@ def test_slice_bad_arguments():
 def _runs(seed):
     mass = hmc.mass_matrix("dense", COV)
     return [
-        hmc.run_hmc_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_tune=50, n_draws=50),
-        nuts.run_nuts_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50),
-        nuts.run_nuts_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50,
+        hmc.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_tune=50, n_draws=50),
+        nuts.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50),
+        nuts.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50,
                             n_adapt=50, step_size=None),
-        ss.run_slice_chain(np.random.default_rng(seed), MEAN, gauss_log_density, 1.5, n_draws=50,
+        ss.run_chain(np.random.default_rng(seed), MEAN, gauss_log_density, 1.5, n_draws=50,
                            step_out=math.inf, order="random"),
-        ss.run_slice_chain(np.random.default_rng(seed), MEAN, gauss_log_density, 1.5, n_draws=50,
+        ss.run_chain(np.random.default_rng(seed), MEAN, gauss_log_density, 1.5, n_draws=50,
                            scheme="hyperrectangle"),
     ]
 

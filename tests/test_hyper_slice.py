@@ -19,6 +19,7 @@ from scipy.stats import multivariate_normal
 
 from gpbayes import diagnostics, kernels, likelihoods, linalg, priors
 from gpbayes import representations as rep
+from gpbayes import site_approximations as sites
 from gpbayes.mcmc import hyper_slice as hs
 from gpbayes.regression import GPRegression
 
@@ -46,7 +47,7 @@ def site_moments_by_quadrature(lik_fn, s2):
 @pytest.mark.parametrize("name", ["logistic", "probit"])
 def test_binary_site_centre_is_the_moment_matched_natural_mean(name, y, s2):
     lik = likelihoods.make_likelihood(name)
-    s, h = hs.site_noise_and_centre(lik, np.array([y]), np.array([s2]))
+    s, h = sites.site_noise_and_centre(lik, np.array([y]), np.array([s2]))
     mu, v = site_moments_by_quadrature(lambda f: math.exp(lik.log_lik(y, f)), s2)
     np.testing.assert_allclose(h[0], mu / v, rtol=1e-6)
     np.testing.assert_allclose(1.0 / s[0], 1.0 / v - 1.0 / s2, rtol=1e-6)  # eq. 12
@@ -56,7 +57,7 @@ def test_poisson_site_centre_is_the_laplace_mode():
     y = np.array([0.0, 1.0, 3.0, 25.0])
     s2 = np.array([2.0, 0.5, 1.5, 3.0])
     lik = likelihoods.Poisson(exposure=np.array([1.0, 2.0, 0.5, 1.0]), offset=-0.4)
-    s, h = hs.site_noise_and_centre(lik, y, s2)
+    s, h = sites.site_noise_and_centre(lik, y, s2)
     for i in range(y.size):
         lam = lik.exposure[i] * math.exp(lik.offset)
         mode = optimize.minimize_scalar(lambda f: -(y[i] * f - lam * math.exp(f) - 0.5 * f * f / s2[i]),
@@ -70,18 +71,18 @@ def test_taylor_fits_and_truncation():
     lik = likelihoods.Poisson(exposure=2.0, offset=0.3)
     y = np.array([0.0, 1.0, 4.0])
     s2 = np.array([1.0, 1.0, 2.0])
-    s, h = hs.taylor_noise_and_centre(lik, y, s2, max_noise_ratio=1e5)
+    s, h = sites.taylor_noise_and_centre(lik, y, s2, max_noise_ratio=1e5)
     # zero count: maximum at -inf, infinite variance truncated, no information on the mean
     assert s[0] == 1e5 and h[0] == 0.0
     np.testing.assert_allclose(s[1:], 1.0 / y[1:])  # -1 / d2 log L at f^ = log(y / E) - m
     np.testing.assert_allclose(h[1:] * s[1:], np.log(y[1:] / 2.0) - 0.3)  # g^ = f^
     # binary likelihoods: every maximum at +-inf, S = cap, h = 0 (reduces to prior-white)
-    s, h = hs.taylor_noise_and_centre(likelihoods.Logistic(), np.array([1.0, -1.0]), np.array([1.0, 3.0]))
+    s, h = sites.taylor_noise_and_centre(likelihoods.Logistic(), np.array([1.0, -1.0]), np.array([1.0, 3.0]))
     np.testing.assert_array_equal(s, [1e6, 3e6])
     np.testing.assert_array_equal(h, 0.0)
     # Gaussian: site = Taylor = exact (S = noise variance, g^ = y)
     g = likelihoods.Gaussian(0.09)
-    for fit in (hs.site_noise_and_centre, hs.taylor_noise_and_centre):
+    for fit in (sites.site_noise_and_centre, sites.taylor_noise_and_centre):
         s, h = fit(g, np.array([0.5, -1.0]), np.ones(2))
         np.testing.assert_allclose(s, 0.09)
         np.testing.assert_allclose(h * s, [0.5, -1.0])
@@ -103,7 +104,7 @@ PRIOR3 = priors.IndependentPrior((priors.LogNormal(0.0, 0.5), priors.LogNormal(0
 
 def poisson_model():
     y = np.array([0.0, 0.0, 1.0, 3.0, 0.0, 2.0, 6.0])
-    return hs.HyperModel(KERNEL1, X_SMALL, likelihoods.Poisson(exposure=1.5), y, PRIOR3, sample_offset=True)
+    return rep.LatentGaussianModel(KERNEL1, X_SMALL, likelihoods.Poisson(exposure=1.5), y, PRIOR3, sample_offset=True)
 
 
 def dense_pieces(model, theta, method):
@@ -137,9 +138,9 @@ def test_log_conditionals_are_the_joint_in_each_representation(method, root):
         aux = {"nu": np.linalg.solve(np.linalg.cholesky(model.covariance(theta_a)), f_a)}
     elif method.startswith("surr"):
         g = f_a + np.sqrt(state.factors.noise_var) * rng.standard_normal(N_SMALL)
-        aux = {"g": g, "eta": hs.whiten(state.factors, f_a, g)}
+        aux = {"g": g, "eta": rep.surrogate_whiten(state.factors, f_a, g)}
     else:
-        aux = {"omega": hs.whiten(state.factors, f_a, state.centre)}
+        aux = {"omega": rep.surrogate_whiten(state.factors, f_a, state.centre)}
     fn = hs.log_conditional(model, method, aux, root=root)
     ev = {k: fn(t) for k, t in (("a", theta_a), ("b", theta_b))}
     if state.factors is not None:
@@ -178,7 +179,7 @@ def test_fixed_and_prior_white_targets_ignore_f_only_through_the_representation(
     L = np.linalg.cholesky(model.covariance(theta + 0.3))
     np.testing.assert_allclose(fn(theta + 0.3).f, L @ nu, rtol=1e-6)
     assert fn(np.array([9.0, 0.0, 0.0])).log_density > -math.inf  # LogNormal: no hard bounds
-    box = hs.HyperModel(KERNEL1, X_SMALL, model.likelihood, model.y,
+    box = rep.LatentGaussianModel(KERNEL1, X_SMALL, model.likelihood, model.y,
                         priors.IndependentPrior((priors.LogUniform(0.1, 10.0),) * 2 + (priors.LogNormal(0, 1),)),
                         sample_offset=True)
     with linalg.count_ops() as ops:
@@ -208,7 +209,7 @@ def test_cost_counters(method, cubic_per_setting):
 
 
 def test_fixed_without_offset_evaluates_no_likelihood():
-    model = hs.HyperModel(KERNEL1, X_SMALL, likelihoods.Logistic(), np.where(np.arange(N_SMALL) % 2, 1.0, -1.0),
+    model = rep.LatentGaussianModel(KERNEL1, X_SMALL, likelihoods.Logistic(), np.where(np.arange(N_SMALL) % 2, 1.0, -1.0),
                           priors.IndependentPrior((priors.LogNormal(0, 0.5),) * 2))
     state = hs.init(model, np.zeros(2), np.zeros(N_SMALL), "fixed")
     state, info = hs.hyper_step(np.random.default_rng(0), state, model, "fixed", [2.0, 2.0])
@@ -225,7 +226,7 @@ def test_run_chain_is_reproducible_and_rejects_unknown_methods():
     with pytest.raises(ValueError, match="unknown representation"):
         hs.init(model, np.zeros(3), np.zeros(N_SMALL), "surr")
     with pytest.raises(ValueError, match="Poisson"):
-        hs.HyperModel(KERNEL1, X_SMALL, likelihoods.Logistic(), np.ones(N_SMALL), PRIOR3, sample_offset=True)
+        rep.LatentGaussianModel(KERNEL1, X_SMALL, likelihoods.Logistic(), np.ones(N_SMALL), PRIOR3, sample_offset=True)
 
 
 # ---------------------------------------------------------------------------
@@ -280,10 +281,10 @@ def gw_transition(kind, method, root=hs.DEFAULT_ROOT):
     widths = hs.prior_widths(prior)
 
     def transition(rng, p, y):
-        model = hs.HyperModel(KERNEL1, GW_X, lik, y, prior, sample_offset=offset)
+        model = rep.LatentGaussianModel(KERNEL1, GW_X, lik, y, prior, sample_offset=offset)
         state = hs.init(model, p[0], p[1], method, root)
         state, _ = hs.step(rng, state, model, method, widths, n_latent_updates=2)
-        return state.theta, state.f
+        return state.psi, state.f
 
     return transition
 
@@ -321,7 +322,7 @@ def test_geweke_precision_root(gw_mc, method):
 
 def test_geweke_catches_a_post_update_without_the_jacobian(gw_mc, monkeypatch):
     """Dropping |L_R| from eq. 14 is a plausible bug; the test must see it."""
-    monkeypatch.setattr(hs, "_post_value", lambda model, theta, factors, f, log_lik: (
+    monkeypatch.setattr(hs, "_post_value", lambda factors, f, log_lik: (
         log_lik + rep_log_normal(factors.chol_prior, f)))
     params, data, test_fn = gw_functions("poisson")
     sc = geweke.successive_conditional(np.random.default_rng(9), params, data, gw_transition("poisson", "post-site"),
@@ -360,7 +361,7 @@ def regression_problem():
     for k, (grid, marg) in enumerate(((a, w.sum(axis=1)), (b, w.sum(axis=0)))):
         mean = float(marg @ grid)
         moments[k] = (mean, math.sqrt(float(marg @ (grid - mean) ** 2)))
-    model = hs.HyperModel(KERNEL1, X, likelihoods.Gaussian(REG_NOISE), y, REG_PRIOR)
+    model = rep.LatentGaussianModel(KERNEL1, X, likelihoods.Gaussian(REG_NOISE), y, REG_PRIOR)
     return model, moments
 
 
@@ -381,7 +382,7 @@ def test_theta_marginal_matches_exact_regression_posterior(regression_problem, m
 def test_vectorised_prior_equals_the_prior():
     pr = priors.IndependentPrior((priors.LogUniform(0.1, 10.0), priors.LogNormal(0.3, 0.5), priors.Gamma(1.5, 2.0),
                                   priors.Uniform(0.5, 2.0), priors.LogUniform(0.2, 3.0)))
-    model = hs.HyperModel(kernels.SquaredExponential(4, ard=True, parameterisation="ma"), np.zeros((3, 4)),
+    model = rep.LatentGaussianModel(kernels.SquaredExponential(4, ard=True, parameterisation="ma"), np.zeros((3, 4)),
                           likelihoods.Gaussian(1.0), np.zeros(3), pr)
     rng = np.random.default_rng(0)
     for _ in range(200):

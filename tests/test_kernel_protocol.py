@@ -139,13 +139,13 @@ def test_a_new_kernel_needs_no_change_outside_kernels():
     k = Matern52(1)
     assert isinstance(k, Kernel)
     model = regression.GPRegression(X, y, k)
-    phi = regression.default_init(model)
-    v, g = model.log_marginal_and_grad(phi)
+    psi = regression.default_init(model)
+    v, g = model.log_marginal_and_grad(psi)
     h = 1e-6
-    for i in range(phi.size):
-        e = np.zeros(phi.size)
+    for i in range(psi.size):
+        e = np.zeros(psi.size)
         e[i] = h
-        fd = (model.log_marginal(phi + e) - model.log_marginal(phi - e)) / (2 * h)
+        fd = (model.log_marginal(psi + e) - model.log_marginal(psi - e)) / (2 * h)
         assert g[i] == pytest.approx(fd, rel=1e-5, abs=1e-6)
     ml = regression.fit_type2_ml(model, np.random.default_rng(0), n_restarts=2)
-    assert ml.log_marginal > v and np.exp(ml.phi[0]) > 0.1
+    assert ml.log_marginal > v and np.exp(ml.psi[0]) > 0.1

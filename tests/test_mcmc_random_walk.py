@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from gpbayes.mcmc import driver, random_walk
+from gpbayes.mcmc import random_walk
 
 
 def gaussian_target(mean, cov):
@@ -16,7 +16,7 @@ def test_recovers_known_gaussian_moments_within_mc_error():
     n_chains, n = 4, 20000
     draws = []
     for c in range(n_chains):
-        out = driver.run_rwmh_chain(np.random.default_rng(c), mean + 3.0, target, cov, n_burn=2000, n_draws=n)
+        out = random_walk.run_chain(np.random.default_rng(c), mean + 3.0, target, cov, n_burn=2000, n_draws=n)
         assert 0.15 < out.stats["accepted"].mean() < 0.40  # tuned towards 25%
         draws.append(out.draws)
     draws = np.stack(draws)
@@ -33,11 +33,11 @@ def test_recovers_known_gaussian_moments_within_mc_error():
 
 def test_same_seed_same_chain_bit_for_bit():
     target = gaussian_target(np.zeros(3), np.eye(3))
-    a = driver.run_rwmh_chain(np.random.default_rng(42), np.ones(3), target, np.eye(3), n_burn=100, n_draws=200)
-    b = driver.run_rwmh_chain(np.random.default_rng(42), np.ones(3), target, np.eye(3), n_burn=100, n_draws=200)
+    a = random_walk.run_chain(np.random.default_rng(42), np.ones(3), target, np.eye(3), n_burn=100, n_draws=200)
+    b = random_walk.run_chain(np.random.default_rng(42), np.ones(3), target, np.eye(3), n_burn=100, n_draws=200)
     np.testing.assert_array_equal(a.draws, b.draws)
     np.testing.assert_array_equal(a.stats["lp"], b.stats["lp"])
-    c = driver.run_rwmh_chain(np.random.default_rng(43), np.ones(3), target, np.eye(3), n_burn=100, n_draws=200)
+    c = random_walk.run_chain(np.random.default_rng(43), np.ones(3), target, np.eye(3), n_burn=100, n_draws=200)
     assert not np.array_equal(a.draws, c.draws)
 
 
@@ -71,5 +71,5 @@ def test_nan_density_raises():
 
 def test_covariance_adaptation_works_in_one_dimension():
     target = gaussian_target(np.zeros(1), np.eye(1) * 4.0)
-    out = driver.run_rwmh_chain(np.random.default_rng(0), np.ones(1), target, np.eye(1), n_burn=400, n_draws=50)
+    out = random_walk.run_chain(np.random.default_rng(0), np.ones(1), target, np.eye(1), n_burn=400, n_draws=50)
     assert out.params["proposal_factor"].shape == (1, 1) and out.params["proposal_factor"][0, 0] > 0

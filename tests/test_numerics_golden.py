@@ -17,6 +17,8 @@ import pytest
 from gpbayes import linalg
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.likelihoods import Probit
+from gpbayes.mcmc import particle_marginal
+from gpbayes.posterior import log_posterior, log_posterior_value_and_grad
 
 DATA = Path(__file__).parent / "data"
 _spec = importlib.util.spec_from_file_location("make_numerics_golden", DATA / "make_numerics_golden.py")
@@ -48,7 +50,7 @@ def test_capacity_chain_with_latents_reproduces_the_side_channel_version(golden,
     X, y, kernel, prior = G.probit_problem()
     target = PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx=approx, n_imp=8)
     n_burn, n_draws, thin = 6, 30, 3
-    ch = pc.run_pm_chain_with_latents(np.random.default_rng(21), target, G.CHAIN_START, G.PROPOSAL_FACTOR,
+    ch = particle_marginal.run_chain(np.random.default_rng(21), target.log_density_and_latent, G.CHAIN_START, G.PROPOSAL_FACTOR,
                                       n_burn=n_burn, n_draws=n_draws)
     g = {k[len(f"capacity_{approx}_"):]: v for k, v in golden.items() if k.startswith(f"capacity_{approx}_")}
     assert same(ch.draws, g["position"])
@@ -65,10 +67,13 @@ def test_capacity_chain_with_latents_reproduces_the_side_channel_version(golden,
 
 def test_capacity_split_reproduces_golden(golden):
     Xtr, ytr, Xte, yte = G.toy_split()
-    ds = pc.classify_split(Xtr, ytr, Xte, yte, cfg=G.CAPACITY_CFG, settings=G.CAPACITY_TINY,
+    ds, groups = pc.classify_split(Xtr, ytr, Xte, yte, cfg=G.CAPACITY_CFG, settings=G.CAPACITY_TINY,
                            rng=np.random.default_rng(1))
-    for v in ("probability", "chain_psi", "acceptance_rate", "capacity_accuracy", "capacity_auc"):
+    for v in ("probability", "acceptance_rate", "capacity_accuracy", "capacity_auc"):
         assert same(ds[v].values, golden[f"capacity_split_{v}"]), v
+    post = groups["posterior"]  # the kept chains, now in the ArviZ posterior group
+    chains = np.concatenate([post["psi_mcmc_ep"].values, post["psi_mcmc_pm_ep"].values])
+    assert same(chains, golden["capacity_split_chain_psi"])
     assert ds.attrs["mcmc_pm_ep_burn_acceptance"] == golden["capacity_split_pm_burn_acceptance"]
     # Cost: the old side channel replayed every estimate's draws and recomputed their weights
     # (q.sample, q.log_density and a solve with L_K: three (n, N_imp) block solves, which
@@ -105,9 +110,9 @@ def test_amis_setup_and_log_posterior_reproduce_golden(golden):
         assert same(su["cov"].values, golden[f"amis_setup_{task}_cov"]), task
     X, y, _ = amis.load_data(G.amis_data("regression"), None, 1)
     model, prior = amis.regression_model(X, y, "rbf", G.AMIS_CFG)
-    logp, vg = amis._log_post(model, prior), amis._value_and_grad(model, prior)
-    values = np.array([logp(phi) for phi in G.AMIS_PHIS])
-    pairs = [vg(phi) for phi in G.AMIS_PHIS]
+    logp, vg = log_posterior(model, prior), log_posterior_value_and_grad(model, prior)
+    values = np.array([logp(psi) for psi in G.AMIS_PSIS])
+    pairs = [vg(psi) for psi in G.AMIS_PSIS]
     assert same(values, golden["amis_log_post"])
     assert same(np.array([v for v, _ in pairs]), golden["amis_vg_value"])
     assert same(np.array([g for _, g in pairs]), golden["amis_vg_grad"])
@@ -122,7 +127,7 @@ def test_regression_mh_proposal_covariance_reproduces_golden(golden):
     yr = np.sin(Xr[:, 0]) + 0.5 * Xr[:, 1] + 0.1 * rng.normal(size=30)
     ds = xr.Dataset({"X": (("n", "feature"), Xr), "y": (("n",), yr)}, attrs={"name": "tiny", "task": "regression"})
     ml = regression_mh.fit_ml(ds, G.RMH_CFG, 2, np.random.default_rng(3))
-    assert same(ml["phi_map"].values, golden["rmh_phi_map"])
+    assert same(ml["psi_map"].values, golden["rmh_phi_map"])
     assert same(ml["proposal_cov"].values, golden["rmh_proposal_cov"])
 
 
@@ -133,16 +138,17 @@ def test_gplvm_pm_chain_reproduces_golden(golden, mode):
 
     model, prior, blocks = G.gplvm_tiny_model()
     config = gpm.PMGibbsConfig(blocks=blocks, n_imp=4, adapt_start=5, vb_options={"max_iter": 30})
-    ch = gpm.run_pm_chain(np.random.default_rng(7), model, prior, G.GPLVM_TINY_PHI, config, 8,
+    ch = gpm.run_chain(np.random.default_rng(7), model, prior, G.GPLVM_TINY_PSI, config, 8,
                           n_latent_steps=2, latent_start=mode)
-    got = {"phi": ch.draws, **ch.extra, **{k: ch.stats[k] for k in ("n_cubic", "n_bound_evals", "n_shrinkages")}}
-    for key in ("phi", "log_marginal", "log_prior", "accepted", "acceptance_prob", "Z", "n_cubic",
+    got = {"psi": ch.draws, **ch.extra, **{k: ch.stats[k] for k in ("n_cubic", "n_bound_evals", "n_shrinkages")}}
+    for key in ("psi", "log_marginal", "log_prior", "accepted", "acceptance_prob", "Z", "n_cubic",
                 "n_bound_evals", "n_shrinkages"):
-        assert same(got[key], golden[f"gplvm_{mode}_{key}"]), key
+        stored = "phi" if key == "psi" else key  # the golden file predates the rename phi -> psi
+        assert same(got[key], golden[f"gplvm_{mode}_{stored}"]), key
     st = ch.state.gibbs
     assert same(np.concatenate([c.ravel() for c in st.proposal_covs]), golden[f"gplvm_{mode}_final_covs"])
     assert same(st.log_weights, golden[f"gplvm_{mode}_final_log_weights"])
-    ch = gpm.run_pm_chain(np.random.default_rng(9), model, prior, G.GPLVM_TINY_PHI, config, 5, n_latent_steps=0)
+    ch = gpm.run_chain(np.random.default_rng(9), model, prior, G.GPLVM_TINY_PSI, config, 5, n_latent_steps=0)
     assert same(ch.draws, golden["gplvm_nolatent_phi"])
     assert same(ch.extra["log_marginal"], golden["gplvm_nolatent_log_marginal"])
     assert "Z" not in ch.extra and ch.state.latent is None

@@ -17,6 +17,7 @@ from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes_repro.experiments import pm_gpc_capacity as pc
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
+from gpbayes.mcmc import particle_marginal
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,7 +63,7 @@ def _tiny_problem(n=3, seed=0):
 def test_pm_chain_with_latents_carries_the_latent_of_the_stored_estimate():
     X, y, kernel, prior = _tiny_problem()
     target = PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=4)
-    ch = pc.run_pm_chain_with_latents(np.random.default_rng(2), target, np.log([0.4, 9.0]), 0.3 * np.eye(2),
+    ch = particle_marginal.run_chain(np.random.default_rng(2), target.log_density_and_latent, np.log([0.4, 9.0]), 0.3 * np.eye(2),
                                       n_burn=3, n_draws=25)
     f, acc = ch.extra["latent"], ch.stats["accepted"]
     assert f.shape == (25, 3) and ch.draws.shape == (25, 2)
@@ -78,7 +79,7 @@ def test_pm_chain_with_latents_rejects_bad_lengths():
     X, y, kernel, prior = _tiny_problem()
     target = PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=2)
     with pytest.raises(ValueError, match="n_draws"):
-        pc.run_pm_chain_with_latents(np.random.default_rng(0), target, np.zeros(2), np.eye(2) * 0.1,
+        particle_marginal.run_chain(np.random.default_rng(0), target.log_density_and_latent, np.zeros(2), np.eye(2) * 0.1,
                                      n_burn=0, n_draws=0)
 
 
@@ -94,14 +95,16 @@ def _toy_split(seed=0, n=16, m=30):
 
 def test_classify_split_gives_probabilities_and_scores_for_all_four_classifiers():
     Xtr, ytr, Xte, yte = _toy_split()
-    ds = pc.classify_split(Xtr, ytr, Xte, yte, cfg=CFG, settings=TINY, rng=np.random.default_rng(1))
+    ds, groups = pc.classify_split(Xtr, ytr, Xte, yte, cfg=CFG, settings=TINY, rng=np.random.default_rng(1))
     assert list(ds["classifier"].values) == list(pc.CLASSIFIERS)
     p = ds["probability"].values
     assert p.shape == (4, yte.size) and np.all((p >= 0) & (p <= 1))
     assert not np.allclose(p[2], p[3])  # eq. 8 vs eq. 20 predictives differ
     for v in ("capacity_accuracy", "capacity_auc", "accuracy", "auc"):
         assert np.all((ds[v].values >= 0) & (ds[v].values <= 1)), v
-    assert ds["chain_psi"].shape == (2, TINY["n_draws"], 2)
+    for name in ("mcmc_ep", "mcmc_pm_ep"):
+        assert groups["posterior"][f"psi_{name}"].shape == (1, TINY["n_draws"], 2)
+        assert groups["sample_stats"][f"acceptance_rate_{name}"].shape == (1, TINY["n_draws"])
     assert ds.attrs["thin"] == TINY["n_draws"] // TINY["n_predict"]
     assert ds["abstention"].sel(rho=0.0).values.tolist() == [0.0] * 4
     assert np.all(ds["n_cubic"].sel(classifier="mcmc_pm_ep") > ds["n_cubic"].sel(classifier="mcmc_ep"))
@@ -111,12 +114,13 @@ def test_split_dataset_records_the_split():
     Xtr, ytr, Xte, yte = _toy_split(n=16, m=14)
     data = xr.Dataset({"X": (("n", "feature"), np.vstack([Xtr, Xte])), "y": ("n", np.concatenate([ytr, yte]))},
                       attrs={"name": "toy", "stand_in": 1})
-    ds = pc.split_dataset(data, 8, 0, cfg=CFG, settings=TINY, rng_split=np.random.default_rng(2),
+    ds, groups = pc.split_dataset(data, 8, 0, cfg=CFG, settings=TINY, rng_split=np.random.default_rng(2),
                           rng_fit=np.random.default_rng(3), nugget=1e-6, ep_mode="parallel")
     tr, te = ds["train_index"].values, ds["test_index"].values
     assert tr.size == 8 and te.size == 22 and np.intersect1d(tr, te).size == 0
     assert np.array_equal(ds["y_test"].values, data["y"].values[te])
     assert ds.attrs["n"] == 8 and ds.attrs["split"] == 0 and ds.attrs["stand_in"] == 1
+    assert set(groups) == {"posterior", "sample_stats"}
 
 
 # ---------------------------------------------------------------- aggregation

@@ -60,12 +60,12 @@ def test_parse_scheme_and_errors():
         parse_scheme("pm-vb-3")
 
 
-def test_thin_sums_costs_and_keeps_last_state():
-    from gpbayes_repro.experiments.pm_gpc_mcmc import _thin
+def test_per_kept_iteration_sums_costs_and_keeps_last_state():
+    from gpbayes_repro.experiments.pm_gpc_mcmc import _per_kept_iteration
 
     out = {"psi": np.arange(12.0).reshape(6, 2), "n_cubic": np.ones(6, dtype=int), "accepted": np.array([1, 0, 0, 1, 1, 1], bool),
            "wall_time": np.full(6, 0.5)}
-    t = _thin(out, repeat=3)
+    t = _per_kept_iteration(out, repeat=3)
     np.testing.assert_array_equal(t["psi"], [[4, 5], [10, 11]])
     np.testing.assert_array_equal(t["n_cubic"], [3, 3])
     np.testing.assert_allclose(t["accepted"], [1 / 3, 1.0])

@@ -123,7 +123,7 @@ Z_CRIT = stats.norm.ppf(1 - 0.01 / (2 * N_STATS * N_CASES))  # Bonferroni, alpha
 @pytest.mark.parametrize("approx", ["laplace", "ep"])
 def test_pm_chain_samples_exact_posterior(approx, exact):
     target = make_target(approx, n_imp=1)
-    out = pm.run_pm_chain(
+    out = pm.run_chain(
         stream(SEED, "exact-posterior", approx), target, np.array([0.0]),
         n_adapt=600, n_burn=300, n_draws=12_000, proposal_cov=np.eye(1),
     )
@@ -305,7 +305,7 @@ class SpyTarget:
 def test_stored_estimate_is_never_recomputed():
     spy = SpyTarget(make_target("laplace", n_imp=1))
     n_adapt, n_burn, n_draws = 50, 30, 400
-    out = pm.run_pm_chain(stream(SEED, "stored"), spy, np.array([0.0]), n_adapt=n_adapt,
+    out = pm.run_chain(stream(SEED, "stored"), spy, np.array([0.0]), n_adapt=n_adapt,
                           n_burn=n_burn, n_draws=n_draws, proposal_cov=np.eye(1))
     noisy = [(p, v) for kind, p, v in spy.calls if kind == "noisy"]
     # one estimate to start phase 2, then exactly one per iteration (at the proposal)
@@ -343,7 +343,7 @@ def exact_mh_acceptance(post, scale):
 def test_acceptance_with_many_importance_samples_matches_exact_mh(exact):
     scale = 2.5
     a_exact = exact_mh_acceptance(exact, scale)
-    out = pm.run_pm_chain(
+    out = pm.run_chain(
         stream(SEED, "acceptance"), make_target("laplace", n_imp=64), np.array([exact["mean"]]),
         n_adapt=0, n_burn=200, n_draws=4000, proposal_cov=np.eye(1), initial_scale=scale,
     )
@@ -368,12 +368,12 @@ ARRAYS = {"position": lambda c: c.draws, "log_density": lambda c: c.stats["lp"],
 @pytest.mark.parametrize("approx", ["laplace", "ep"])
 def test_same_seed_same_chain_bit_for_bit(approx):
     kw = dict(n_adapt=100, n_burn=20, n_draws=200, proposal_cov=np.eye(1))
-    a = pm.run_pm_chain(stream(SEED, "repro"), make_target(approx), np.array([0.3]), **kw)
-    b = pm.run_pm_chain(stream(SEED, "repro"), make_target(approx), np.array([0.3]), **kw)
+    a = pm.run_chain(stream(SEED, "repro"), make_target(approx), np.array([0.3]), **kw)
+    b = pm.run_chain(stream(SEED, "repro"), make_target(approx), np.array([0.3]), **kw)
     for key, get in ARRAYS.items():
         np.testing.assert_array_equal(get(a), get(b), err_msg=key)
     assert a.params["init_log_density"] == b.params["init_log_density"]
-    c = pm.run_pm_chain(stream(SEED, "repro", 1), make_target(approx), np.array([0.3]), **kw)
+    c = pm.run_chain(stream(SEED, "repro", 1), make_target(approx), np.array([0.3]), **kw)
     assert not np.array_equal(a.draws, c.draws)
 
 
@@ -391,7 +391,7 @@ def test_adaptive_phase_uses_only_the_deterministic_approximation_then_freezes(m
     monkeypatch.setattr(random_walk, "step", recording_step)
     spy = SpyTarget(make_target("laplace"))
     n_adapt, n_burn, n_draws = 400, 50, 150
-    out = pm.run_pm_chain(stream(SEED, "adapt"), spy, np.array([-1.0]), n_adapt=n_adapt,
+    out = pm.run_chain(stream(SEED, "adapt"), spy, np.array([-1.0]), n_adapt=n_adapt,
                           n_burn=n_burn, n_draws=n_draws, proposal_cov=np.array([[0.01]]))
     kinds = [kind for kind, _, _ in spy.calls]
     # phase 1: n_adapt adapted steps + 1 frozen step + the driver's init, all deterministic;
@@ -418,7 +418,7 @@ def test_adaptive_phase_uses_only_the_deterministic_approximation_then_freezes(m
 
 def test_adapt_on_laplace_with_an_ep_target():
     target = make_target("ep")
-    out = pm.run_pm_chain(stream(SEED, "adapt-on"), target, np.array([0.0]), n_adapt=60,
+    out = pm.run_chain(stream(SEED, "adapt-on"), target, np.array([0.0]), n_adapt=60,
                           n_burn=0, n_draws=20, proposal_cov=np.eye(1), adapt_on="laplace")
     psi = out.params["adapt_position"]
     la = make_target("laplace").approx_log_posterior(psi)
@@ -426,5 +426,5 @@ def test_adapt_on_laplace_with_an_ep_target():
     assert out.params["adapt_log_density"] == la != ep
     assert target.n_calls == 1 + 20  # the EP target itself only estimated in phase 2
     with pytest.raises(ValueError, match="adapt_on"):
-        pm.run_pm_chain(stream(SEED, "x"), target, np.array([0.0]), n_adapt=5, n_burn=0,
+        pm.run_chain(stream(SEED, "x"), target, np.array([0.0]), n_adapt=5, n_burn=0,
                         n_draws=1, proposal_cov=np.eye(1), adapt_on="exact")

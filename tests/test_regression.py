@@ -17,31 +17,31 @@ def problem(seed=0, n=25, d=3, ard=True, param="amis"):
 
 def test_log_marginal_matches_dense_gaussian():
     model, rng = problem()
-    phi = rng.normal(0, 0.3, model.n_params)
-    a, w = model.kernel.amplitude_and_precisions(phi[:-1])
-    C = se_kernel_double_loop(model.X, model.X, a, w) + np.exp(phi[-1]) * np.eye(model.X.shape[0])
+    psi = rng.normal(0, 0.3, model.n_params)
+    a, w = model.kernel.amplitude_and_precisions(psi[:-1])
+    C = se_kernel_double_loop(model.X, model.X, a, w) + np.exp(psi[-1]) * np.eye(model.X.shape[0])
     expected = multivariate_normal(np.zeros(len(model.y)), C).logpdf(model.y)
-    assert model.log_marginal(phi) == pytest.approx(expected, rel=1e-10)
-    v, _ = model.log_marginal_and_grad(phi)
+    assert model.log_marginal(psi) == pytest.approx(expected, rel=1e-10)
+    v, _ = model.log_marginal_and_grad(psi)
     assert v == pytest.approx(expected, rel=1e-10)
 
 
 @pytest.mark.parametrize("ard,param", [(True, "amis"), (False, "fg"), (True, "ma")])
 def test_gradient_matches_finite_differences(ard, param):
     model, rng = problem(1, ard=ard, param=param)
-    phi = rng.normal(0, 0.3, model.n_params)
-    _, g = model.log_marginal_and_grad(phi)
-    np.testing.assert_allclose(g, finite_difference_grad(model.log_marginal, phi), rtol=1e-6, atol=1e-7)
+    psi = rng.normal(0, 0.3, model.n_params)
+    _, g = model.log_marginal_and_grad(psi)
+    np.testing.assert_allclose(g, finite_difference_grad(model.log_marginal, psi), rtol=1e-6, atol=1e-7)
 
 
 def test_cost_units():
     model, rng = problem(2)
-    phi = np.zeros(model.n_params)
+    psi = np.zeros(model.n_params)
     with linalg.count_ops() as c:
-        model.log_marginal(phi)
+        model.log_marginal(psi)
     assert c.cubic == 1
     with linalg.count_ops() as c:
-        model.log_marginal_and_grad(phi)
+        model.log_marginal_and_grad(psi)
     assert c.cubic == 2  # Cholesky + inverse (Xiong et al.: "+2 with gradients" counts the extra work)
 
 
@@ -49,16 +49,16 @@ def test_type2_ml_finds_a_stationary_point_and_is_reproducible():
     model, _ = problem(3, n=40)
     r1 = fit_type2_ml(model, np.random.default_rng(5), n_restarts=3)
     r2 = fit_type2_ml(model, np.random.default_rng(5), n_restarts=3)
-    np.testing.assert_array_equal(r1.phi, r2.phi)
-    _, g = model.log_marginal_and_grad(r1.phi)
+    np.testing.assert_array_equal(r1.psi, r2.psi)
+    _, g = model.log_marginal_and_grad(r1.psi)
     assert np.max(np.abs(g)) < 1e-3
     assert r1.log_marginal >= np.max(r1.all_objectives) - 1e-9
 
 
 def test_predict_interpolates_with_small_noise():
     model, _ = problem(4, n=30, d=1, ard=False, param="fg")
-    phi = np.array([np.log(0.05), 0.0, np.log(1e-8)])  # short lengthscale: well conditioned
-    mean, var = model.predict(phi, model.X)
+    psi = np.array([np.log(0.05), 0.0, np.log(1e-8)])  # short lengthscale: well conditioned
+    mean, var = model.predict(psi, model.X)
     np.testing.assert_allclose(mean, model.y, atol=1e-3)
     assert np.all(var < 1e-4)
 

@@ -2,9 +2,9 @@
 thinning, the stopping rule, progress and the ArviZ layout.
 
 ``tests/data/runners_golden.npz`` was made by ``tests/data/make_runners_golden.py``
-with the code before the runner existed (commit 81aef2f: ``driver.run_rwmh_chain``,
+with the code before the runner existed (commit 81aef2f: ``random_walk.run_chain``,
 ``hmc.run_hmc_chain``, ``nuts.run_nuts_chain``, ``slice.run_slice_chain``,
-``pseudo_marginal.run_pm_chain`` returning dicts).
+``pseudo_marginal.run_chain`` returning dicts).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gpbayes import io, priors
 from gpbayes.estimators import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
-from gpbayes.mcmc import adaptation, driver, hmc, nuts, random_walk, runner
+from gpbayes.mcmc import adaptation, hmc, nuts, random_walk, runner
 from gpbayes.mcmc import pseudo_marginal as pm
 from gpbayes.mcmc import slice as ss
 
@@ -58,7 +58,7 @@ def same(tag, key, value):
 
 
 def test_rwmh_bit_for_bit():
-    c = driver.run_rwmh_chain(np.random.default_rng(1), MEAN + 2, logp, np.eye(2), n_burn=200, n_draws=100)
+    c = random_walk.run_chain(np.random.default_rng(1), MEAN + 2, logp, np.eye(2), n_burn=200, n_draws=100)
     same("rwmh", "position", c.draws)
     same("rwmh", "log_density", c.stats["lp"])
     same("rwmh", "accepted", c.stats["accepted"])
@@ -71,7 +71,7 @@ def test_rwmh_bit_for_bit():
 
 def test_hmc_bit_for_bit():
     mass = hmc.mass_matrix("identity", dim=2)
-    c = hmc.run_hmc_chain(np.random.default_rng(2), MEAN + 2, vg, mass, n_tune=60, n_draws=50)
+    c = hmc.run_chain(np.random.default_rng(2), MEAN + 2, vg, mass, n_tune=60, n_draws=50)
     same("hmc", "position", c.draws)
     same("hmc", "log_density", c.stats["lp"])
     same("hmc", "accepted", c.stats["accepted"])
@@ -86,7 +86,7 @@ def test_hmc_bit_for_bit():
 @pytest.mark.parametrize("tag,seed,kw", [("nuts", 3, {}), ("nutsda", 4, {"n_adapt": 50, "step_size": None})])
 def test_nuts_bit_for_bit(tag, seed, kw):
     mass = hmc.mass_matrix("identity", dim=2)
-    c = nuts.run_nuts_chain(np.random.default_rng(seed), MEAN + 2, vg, mass, n_draws=40, **kw)
+    c = nuts.run_chain(np.random.default_rng(seed), MEAN + 2, vg, mass, n_draws=40, **kw)
     same(tag, "position", c.draws)
     same(tag, "log_density", c.stats["lp"])
     same(tag, "acceptance_prob", c.stats["acceptance_rate"])
@@ -98,12 +98,12 @@ def test_nuts_bit_for_bit(tag, seed, kw):
 
 
 def test_slice_bit_for_bit():
-    c = ss.run_slice_chain(np.random.default_rng(5), MEAN + 2, logp, 1.5, n_draws=60, n_burn=10)
+    c = ss.run_chain(np.random.default_rng(5), MEAN + 2, logp, 1.5, n_draws=60, n_burn=10)
     for old, new in (("log_density", "lp"), ("n_density_evals", "n_likelihood"), ("n_shrinkages", "n_shrinkages"),
                      ("n_steps_out", "n_steps_out")):
         same("slice", old, c.stats[new])
     same("slice", "position", c.draws)
-    c = ss.run_slice_chain(np.random.default_rng(6), MEAN + 2, logp, 1.5, n_draws=40, step_out=0, order="random")
+    c = ss.run_chain(np.random.default_rng(6), MEAN + 2, logp, 1.5, n_draws=40, step_out=0, order="random")
     same("slice_ma", "position", c.draws)
     same("slice_ma", "n_density_evals", c.stats["n_likelihood"])
 
@@ -116,7 +116,7 @@ def test_pseudo_marginal_bit_for_bit(approx):
     k = SquaredExponential(2, parameterisation="fg", nugget=1e-6)
     pri = priors.IndependentPrior((priors.Gamma(1.0, 1 / np.sqrt(2)), priors.Gamma(1.2, 0.2)))
     t = PseudoMarginalTarget(X, y, k, Probit(), pri, approx=approx, n_imp=4)
-    c = pm.run_pm_chain(np.random.default_rng(7), t, np.zeros(2), n_adapt=40, n_burn=10, n_draws=30,
+    c = pm.run_chain(np.random.default_rng(7), t, np.zeros(2), n_adapt=40, n_burn=10, n_draws=30,
                         proposal_cov=np.eye(2) * 0.1)
     tag = f"pm_{approx}"
     same(tag, "position", c.draws)
@@ -166,7 +166,7 @@ def test_gaussian_moments_within_monte_carlo_error():
     from gpbayes import diagnostics
 
     mass = hmc.mass_matrix("identity", dim=2)
-    chains = [hmc.run_hmc_chain(np.random.default_rng(10 + i), MEAN + 1, vg, mass, n_tune=200, n_draws=1000)
+    chains = [hmc.run_chain(np.random.default_rng(10 + i), MEAN + 1, vg, mass, n_tune=200, n_draws=1000)
               for i in range(4)]
     x = np.stack([c.draws for c in chains])
     for j in range(2):
@@ -237,7 +237,7 @@ def test_windowed_adaptation_learns_the_scales_of_a_gaussian():
 def test_inference_groups_open_with_arviz(tmp_path):
     az = pytest.importorskip("arviz")
     mass = hmc.mass_matrix("identity", dim=2)
-    chains = [hmc.run_hmc_chain(np.random.default_rng(i), MEAN, vg, mass, n_tune=30, n_draws=40) for i in range(2)]
+    chains = [hmc.run_chain(np.random.default_rng(i), MEAN, vg, mass, n_tune=30, n_draws=40) for i in range(2)]
     groups = io.to_inference_groups(chains, var_name="psi", dims=("param",), coords={"param": ["a", "b"]},
                                     observed_data={"y": np.arange(3.0)})
     path = io.write_inference_data(groups, tmp_path / "idata.nc")

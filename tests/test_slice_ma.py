@@ -84,7 +84,7 @@ def test_problem_data_and_models(prepared):
         d = ds["X"].shape[1]
         assert model.kernel.ard and model.kernel.n_params == d + 1
         assert model.sample_offset == (name in ("mining", "redwoods_standin"))
-        assert model.n_theta == d + 1 + model.sample_offset
+        assert model.n_params == d + 1 + model.sample_offset
         theta, f = sm.initial_point(model, np.random.default_rng(0))
         assert np.isfinite(model.log_prior(theta)) and f.shape == (model.n,)
     lik = sm.build_model(sm.problem_data("synthetic", CFG, TINY, 3), CFG).likelihood
@@ -98,13 +98,13 @@ def test_run_block_layout_and_chain_streams_independent_of_blocking():
     ds = sm.problem_data("redwoods_standin", CFG, TINY, 5)
     whole = sm.run_block(ds, method="surr-site", block=0, cfg=CFG, settings=TINY, seed=5)
     post, ss = whole["posterior"], whole["sample_stats"]
-    assert post["theta"].shape == (2, 20, 4) and list(post["param"].values)[-1] == "offset"
+    assert post["psi"].shape == (2, 20, 4) and list(post["param"].values)[-1] == "offset"
     assert post["complete_ll"].shape == (2, 20) and np.all(np.isfinite(post["complete_ll"].values))
     for k in ("n_likelihood_evals", "n_covariance", "n_cubic", "wall_time"):
         assert ss[k].shape == (2, 20) and np.all(ss[k].values > 0)
     one = dict(TINY, chains_per_job=1)
     second = sm.run_block(ds, method="surr-site", block=1, cfg=CFG, settings=one, seed=5)
-    np.testing.assert_array_equal(second["posterior"]["theta"].values[0], post["theta"].values[1])
+    np.testing.assert_array_equal(second["posterior"]["psi"].values[0], post["psi"].values[1])
     with pytest.raises(ValueError, match="empty"):
         sm.run_block(ds, method="fixed", block=2, cfg=CFG, settings=one, seed=5)
 

@@ -12,6 +12,7 @@ from scipy.special import ndtr
 from gpbayes import kernels, likelihoods, linalg, priors
 from gpbayes.mcmc import adaptation, hmc, runner
 from gpbayes.sparse import mcmc, svgp
+from gpbayes.sparse.target import SparseTarget, initial_position, log_q_star, predict_class_probabilities, predict_intensity, predict_latent_draws
 from gpbayes.sparse.multiclass import RobustMax
 
 from geweke import batch_means, compare, marginal_conditional, successive_conditional
@@ -173,14 +174,14 @@ def test_sampler_target_gradient_matches_finite_differences(name, ard, param):
     X, y = toy_data(rng, name, N, d)
     k = kernels.SquaredExponential(d, ard=ard, parameterisation=param)
     prior = priors.IndependentPrior(tuple(priors.Gamma(2.0, 1.0) for _ in range(k.n_params)))
-    target = mcmc.SparseTarget(X, y, rng.normal(size=(M, d)), k, lik, prior)
+    target = SparseTarget(X, y, rng.normal(size=(M, d)), k, lik, prior)
     x = target.join(rng.normal(size=(M, target.n_latent)), rng.normal(0, 0.3, k.n_params))
     value, grad = target.logdensity_and_grad(x)
     assert value == pytest.approx(target.log_density(x), rel=1e-13)
     np.testing.assert_allclose(grad, finite_difference_grad(target.log_density, x), rtol=1e-5, atol=1e-6)
     # the v-only gradient used by the Gibbs baseline is the v-block of the joint one
     v, psi = target.split(x)
-    _, dv, dpsi = mcmc.log_q_star(target, v, psi, grad="v")
+    _, dv, dpsi = log_q_star(target, v, psi, grad="v")
     assert dpsi is None
     np.testing.assert_array_equal(dv.ravel(), grad[: v.size])
 
@@ -190,7 +191,7 @@ def test_target_costs_one_cholesky_and_is_minus_inf_outside_the_prior():
     X, y = toy_data(rng, "probit", 40, 1)
     k = kernels.SquaredExponential(1)
     prior = priors.IndependentPrior((priors.Uniform(0.1, 5.0), priors.Gamma(1.0, 1.0)))
-    target = mcmc.SparseTarget(X, y, X[:8], k, likelihoods.Probit(), prior)
+    target = SparseTarget(X, y, X[:8], k, likelihoods.Probit(), prior)
     with linalg.count_ops() as ops:
         target.logdensity_and_grad(target.join(np.zeros(8), [0.0, 0.0]))
     # one Cholesky of K_uu; solves: L^-1 K_uf, L^-T W_bar and two M x M in the backward
@@ -218,7 +219,7 @@ def test_sampler_target_with_Z_equal_X_is_the_whitened_full_gp_joint():
     s2 = 0.09
     k = kernels.SquaredExponential(1, parameterisation="ma")
     prior = priors.IndependentPrior((priors.Gamma(2.0, 2.0), priors.LogNormal(0.0, 1.0)))
-    target = mcmc.SparseTarget(X, y, X, k, likelihoods.Gaussian(s2), prior, jitter=0.0)
+    target = SparseTarget(X, y, X, k, likelihoods.Gaussian(s2), prior, jitter=0.0)
 
     def full_gp_joint_in_v(x):
         v, psi = x[:-2], x[-2:]
@@ -240,7 +241,7 @@ def test_sampler_target_with_Z_equal_X_is_the_whitened_full_gp_joint():
         assert value == pytest.approx(full_gp_joint_in_v(x), abs=1e-8)
         np.testing.assert_allclose(grad, finite_difference_grad(full_gp_joint_in_v, x), rtol=1e-5, atol=1e-5)
     # the equivalence is specific to Z = X: with fewer inducing points the value differs
-    sub = mcmc.SparseTarget(X, y, X[::2], k, likelihoods.Gaussian(s2), prior, jitter=0.0)
+    sub = SparseTarget(X, y, X[::2], k, likelihoods.Gaussian(s2), prior, jitter=0.0)
     assert abs(sub.log_density(sub.join(np.zeros(4), [0.0, 0.0]))
                - full_gp_joint_in_v(target.join(np.zeros(8), [0.0, 0.0]))) > 0.1
 
@@ -437,7 +438,7 @@ class TinyProbitModel:
     prior = priors.IndependentPrior((priors.LogNormal(0.0, 0.4), priors.LogNormal(0.0, 0.4)))
 
     def target(self, y, prior=None):
-        return mcmc.SparseTarget(self.X, y, self.Z, self.kernel, likelihoods.Probit(), prior or self.prior)
+        return SparseTarget(self.X, y, self.Z, self.kernel, likelihoods.Probit(), prior or self.prior)
 
     def label_probabilities(self, v, psi):
         t = self.target(np.ones(5))
@@ -556,7 +557,7 @@ def small_classification():
     prior = lognormal_prior(2)
     fit = svgp.fit(svgp.SVGPModel(X, y, k, likelihoods.Probit(), prior=prior),
                    svgp.initial_inducing_inputs(rng, X, 5), np.zeros(2))
-    target = mcmc.SparseTarget(X, y, fit.params.Z, k, likelihoods.Probit(), prior)
+    target = SparseTarget(X, y, fit.params.Z, k, likelihoods.Probit(), prior)
     return target, fit
 
 
@@ -566,7 +567,7 @@ def test_same_seed_gives_the_same_chain(small_classification, sampler):
 
     def run(seed):
         rng = np.random.default_rng(seed)
-        return sampler(rng, target, mcmc.initial_position(rng, target, fit.params), n_warmup=40, n_draws=30)
+        return sampler(rng, target, initial_position(rng, target, fit.params), n_warmup=40, n_draws=30)
 
     a, b, c = run(1), run(1), run(2)
     np.testing.assert_array_equal(a.draws, b.draws)
@@ -588,13 +589,13 @@ def test_chains_reproduce_the_golden_file_bit_for_bit(spec):
 def test_joint_chain_runs_and_predicts(small_classification):
     target, fit = small_classification
     rng = np.random.default_rng(17)
-    chain = mcmc.sample_joint(rng, target, mcmc.initial_position(rng, target, fit.params), n_warmup=150,
+    chain = mcmc.sample_joint(rng, target, initial_position(rng, target, fit.params), n_warmup=150,
                               n_draws=150)
     v, psi = chain.extra["v"], chain.draws
     assert v.shape == (150, 5, 1) and psi.shape == (150, 2)
     assert 0.5 < chain.stats["acceptance_rate"].mean() < 0.99
     assert np.all(chain.stats["n_cubic"] > 0) and chain.warmup["n_cubic"] > 150
-    p = mcmc.predict_class_probabilities(target, v, psi, target.X).mean(axis=0)
+    p = predict_class_probabilities(target, v, psi, target.X).mean(axis=0)
     assert np.all((p > 0) & (p < 1))
     assert np.mean(np.where(p > 0.5, 1.0, -1.0) == target.y) > 0.7
 
@@ -606,20 +607,20 @@ def test_predictive_with_Z_equal_X_is_the_full_gp_conditional_given_f():
     rng = np.random.default_rng(18)
     X, y = gaussian_problem(rng)
     k = kernels.SquaredExponential(1, parameterisation="ma")
-    target = mcmc.SparseTarget(X, np.where(y > 0, 1.0, -1.0), X, k, likelihoods.Probit(), lognormal_prior(2),
+    target = SparseTarget(X, np.where(y > 0, 1.0, -1.0), X, k, likelihoods.Probit(), lognormal_prior(2),
                                jitter=0.0)
     psi = np.array([0.1, 0.2])
     v = rng.normal(size=(2, 8))
     Xs = np.linspace(-3, 3, 5)[:, None]
-    means, variances = mcmc.predict_latent_draws(target, v, np.tile(psi, (2, 1)), Xs)
+    means, variances = predict_latent_draws(target, v, np.tile(psi, (2, 1)), Xs)
     K, Ks = k(psi, X), k(psi, Xs, X)
     f = v @ np.linalg.cholesky(K).T  # f = L v per draw
     np.testing.assert_allclose(means[:, :, 0], f @ np.linalg.solve(K, Ks.T), atol=1e-7)
     np.testing.assert_allclose(variances[0], np.diag(k(psi, Xs) - Ks @ np.linalg.solve(K, Ks.T)), atol=1e-7)
     # probit: E Phi(f*) = Phi(mu / sqrt(1 + s2))
-    probs = mcmc.predict_class_probabilities(target, v, np.tile(psi, (2, 1)), Xs)
+    probs = predict_class_probabilities(target, v, np.tile(psi, (2, 1)), Xs)
     np.testing.assert_allclose(probs, ndtr(means[:, :, 0] / np.sqrt(1 + variances)), atol=1e-8)
     # Cox intensity: E exp(f*) = exp(mu + s2 / 2), checked by Monte Carlo
-    lam = mcmc.predict_intensity(target, v, np.tile(psi, (2, 1)), Xs, exposure=2.0)
+    lam = predict_intensity(target, v, np.tile(psi, (2, 1)), Xs, exposure=2.0)
     draws = means[0, :, 0] + np.sqrt(variances[0]) * rng.standard_normal((200_000, 5))
     np.testing.assert_allclose(lam[0], 2.0 * np.exp(draws).mean(axis=0), rtol=0.01)

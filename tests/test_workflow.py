@@ -90,6 +90,23 @@ def test_smoke_workflow_end_to_end(tmp_path):
             assert "git_commit" in post.attrs and "config" in post.attrs, path
         else:
             xr.open_dataset(path).close()
+    # every MCMC output (chains of every paper, the AMIS MCMC baselines, the capacity splits' chains)
+    # opens with ArviZ and summarises
+    az = pytest.importorskip("arviz")
+    import netCDF4
+
+    def has_posterior(path):
+        with netCDF4.Dataset(path) as nc:
+            return "posterior" in nc.groups
+
+    mcmc_runs = [p for p in ncs if "chains" in p.parts or p.name == "posterior.nc"
+                 or ("capacity" in p.parts and "_split" in p.name)
+                 or ("runs" in p.parts and any(f"_{s}" in p.name for s in ("mh_", "hmc_", "nuts", "slice", "pm_mh")))]
+    assert any("capacity" in p.parts for p in mcmc_runs) and any("amis" in p.parts for p in mcmc_runs)
+    for path in mcmc_runs:
+        assert has_posterior(path), path
+        summary = az.summary(az.from_netcdf(path))
+        assert len(summary) > 0 and "r_hat" in summary.columns, path
     for paper in ("foundation", "pm_gpc", "slice_ma", "amis", "sparse_mcmc", "gplvm"):
         claims = json.loads((tmp_path / f"results/claims/{paper}.json").read_text())
         assert claims["scale"] == "smoke" and claims["n_claims"] == len(claims["claims"]) > 0, paper

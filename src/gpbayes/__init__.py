@@ -9,10 +9,14 @@ priors       priors on log-transformed hyperparameters
 regression   exact GP regression: log marginal, gradient, type-II ML
 approx       Laplace and EP Gaussian approximations q(f | y, theta)
 estimators   unbiased importance-sampling estimates of p(y | theta)
-representations  AA (whitened) and SURR (surrogate data) reparameterisations
-mcmc         samplers as init/step over explicit state: random-walk MH,
-             pseudo-marginal MH, elliptical slice, AA/SURR Gibbs, HMC, NUTS,
-             slice sampling
+representations  the latent-Gaussian model; AA (whitened), SURR (surrogate data)
+             and post- reparameterisations
+site_approximations  Gaussian site fits: the surrogate noise of M&A eqs. 12-13
+posterior    GP-regression log posterior (value, gradient)
+mcmc         samplers as init/step over explicit state, each run by the one
+             runner (mcmc.runner.run_chain): random-walk MH, pseudo-marginal
+             and particle-marginal MH, elliptical slice, AA/SURR Gibbs, HMC,
+             NUTS, slice sampling, the six M&A representations
 amis         adaptive multiple importance sampling (AMIS, MAMIS, PM-AMIS)
 classification  predictive probabilities, EP type-II ML
 metrics      capacity accuracy / AUC

@@ -1,10 +1,10 @@
 """Exact Gaussian-process regression: log marginal likelihood, gradient, type-II ML.
 
 Model: y = f + e, f ~ GP(0, k_psi), e ~ N(0, lambda I).  The sampled vector
-is ``phi = (psi_kernel..., log lambda)``.  With C = K + lambda I = L L^T and
+is ``psi = (psi_kernel..., log lambda)``.  With C = K + lambda I = L L^T and
 alpha = C^{-1} y (Rasmussen & Williams 2006, Alg. 2.1 and eq. 5.9):
 
-    log p(y | phi) = -1/2 y^T alpha - sum log diag L - n/2 log 2 pi
+    log p(y | psi) = -1/2 y^T alpha - sum log diag L - n/2 log 2 pi
     d/dphi_j       =  1/2 tr((alpha alpha^T - C^{-1}) dC/dphi_j)
 
 The value costs one Cholesky; the gradient one more O(n^3) operation
@@ -28,7 +28,7 @@ _LOG_2PI = np.log(2.0 * np.pi)
 
 @dataclasses.dataclass(frozen=True)
 class GPRegression:
-    """A GP-regression problem: data, kernel, and the (phi -> value) maps."""
+    """A GP-regression problem: data, kernel, and the (psi -> value) maps."""
 
     X: np.ndarray
     y: np.ndarray
@@ -52,55 +52,55 @@ class GPRegression:
     def param_names(self) -> list[str]:
         return self.kernel.param_names + ["noise_variance"]
 
-    def _cov(self, phi):
-        phi = np.asarray(phi, dtype=np.float64)
-        if phi.shape != (self.n_params,):
-            raise ValueError(f"expected {self.n_params} log-parameters {self.param_names}, got {phi.shape}")
-        K = self.kernel(phi[:-1], self.X)
+    def _cov(self, psi):
+        psi = np.asarray(psi, dtype=np.float64)
+        if psi.shape != (self.n_params,):
+            raise ValueError(f"expected {self.n_params} log-parameters {self.param_names}, got {psi.shape}")
+        K = self.kernel(psi[:-1], self.X)
         C = K.copy(order="F")
-        C[np.diag_indices_from(C)] += np.exp(phi[-1])
+        C[np.diag_indices_from(C)] += np.exp(psi[-1])
         return K, C
 
-    def log_marginal(self, phi) -> float:
-        """log p(y | phi) (R&W Alg. 2.1)."""
-        _, C = self._cov(phi)
+    def log_marginal(self, psi) -> float:
+        """log p(y | psi) (R&W Alg. 2.1)."""
+        _, C = self._cov(psi)
         L = linalg.cholesky(C, name="K + lambda I", max_tries=1)  # line 2
         alpha = linalg.cho_solve(L, self.y)  # line 3
         n = self.y.shape[0]
         # line 7
         return float(-0.5 * self.y @ alpha - 0.5 * linalg.logdet_from_cholesky(L) - 0.5 * n * _LOG_2PI)
 
-    def log_marginal_and_grad(self, phi) -> tuple[float, np.ndarray]:
-        """log p(y | phi) and its gradient in phi (R&W eq. 5.9)."""
-        K, C = self._cov(phi)
+    def log_marginal_and_grad(self, psi) -> tuple[float, np.ndarray]:
+        """log p(y | psi) and its gradient in psi (R&W eq. 5.9)."""
+        K, C = self._cov(psi)
         L = linalg.cholesky(C, name="K + lambda I", max_tries=1)
         alpha = linalg.cho_solve(L, self.y)
         n = self.y.shape[0]
         value = float(-0.5 * self.y @ alpha - 0.5 * linalg.logdet_from_cholesky(L) - 0.5 * n * _LOG_2PI)
         W = np.outer(alpha, alpha) - linalg.cho_inverse(L)
-        grads = self.kernel.gradients(phi[:-1], self.X, K)
+        grads = self.kernel.gradients(psi[:-1], self.X, K)
         g = np.empty(self.n_params)
         for j, dK in enumerate(grads):
             # tr(W dK) for symmetric matrices = sum of elementwise product
             g[j] = 0.5 * np.einsum("ij,ij->", W, dK)
-        g[-1] = 0.5 * np.exp(phi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
+        g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
         return value, g
 
-    def predict(self, phi, X_new) -> tuple[np.ndarray, np.ndarray]:
+    def predict(self, psi, X_new) -> tuple[np.ndarray, np.ndarray]:
         """Predictive mean and variance of f at X_new (R&W Alg. 2.1 lines 4-6)."""
-        K, C = self._cov(phi)
+        K, C = self._cov(psi)
         L = linalg.cholesky(C, name="K + lambda I", max_tries=1)
         alpha = linalg.cho_solve(L, self.y)
-        Ks = self.kernel(phi[:-1], self.X, X_new)
+        Ks = self.kernel(psi[:-1], self.X, X_new)
         mean = Ks.T @ alpha
         V = linalg.solve_triangular(L, Ks, lower=True)
-        var = self.kernel.diag(phi[:-1], X_new) - np.einsum("ij,ij->j", V, V)
+        var = self.kernel.diag(psi[:-1], X_new) - np.einsum("ij,ij->j", V, V)
         return mean, var
 
 
 @dataclasses.dataclass(frozen=True)
 class Type2MLResult:
-    phi: np.ndarray
+    psi: np.ndarray
     log_marginal: float
     objective: float
     n_restarts: int
@@ -124,20 +124,20 @@ def fit_type2_ml(
     (the first restart is ``init`` itself).  ``init`` defaults to unit
     amplitude, noise variance 0.1 var(y), and scales set from the median
     pairwise distance.  ``log_prior`` is an object with ``log_density`` and
-    ``grad_log_density`` on phi (e.g. ``IndependentPrior``).
+    ``grad_log_density`` on psi (e.g. ``IndependentPrior``).
     """
     if init is None:
         init = default_init(model)
     init = np.asarray(init, dtype=float)
 
-    def objective(phi):
+    def objective(psi):
         try:
-            v, g = model.log_marginal_and_grad(phi)
+            v, g = model.log_marginal_and_grad(psi)
         except np.linalg.LinAlgError:
-            return np.inf, np.zeros_like(phi)
+            return np.inf, np.zeros_like(psi)
         if log_prior is not None:
-            v += log_prior.log_density(phi)
-            g = g + log_prior.grad_log_density(phi)
+            v += log_prior.log_density(psi)
+            g = g + log_prior.grad_log_density(psi)
         return -v, -g
 
     results = []
@@ -152,7 +152,7 @@ def fit_type2_ml(
     if not np.isfinite(best.fun):
         raise RuntimeError("type-II ML failed: every restart hit a non-positive-definite covariance")
     return Type2MLResult(
-        phi=np.asarray(best.x),
+        psi=np.asarray(best.x),
         log_marginal=float(model.log_marginal(best.x)),
         objective=float(-best.fun),
         n_restarts=n_restarts,
@@ -162,7 +162,7 @@ def fit_type2_ml(
 
 
 def default_init(model: GPRegression) -> np.ndarray:
-    """A data-driven starting point for phi (see ``fit_type2_ml``): the kernel's
+    """A data-driven starting point for psi (see ``fit_type2_ml``): the kernel's
     ``initial_psi`` with amplitude var(y), then noise variance 0.1 var(y)."""
     vy = float(np.var(model.y)) or 1.0
     return np.concatenate([model.kernel.initial_psi(model.X, amplitude=vy), [np.log(0.1 * vy)]])

@@ -1,7 +1,10 @@
 """Representations of a latent Gaussian model for updating its hyperparameters.
 
 Model (Murray & Adams 2010, Sec. 1.1): psi ~ p_h, f | psi ~ N(0, Sigma_psi),
-y | f ~ prod_i L_i(f_i), with psi = log theta (``gpbayes.priors``).
+y | f ~ prod_i L_i(f_i), with psi = log theta (``gpbayes.priors``); for
+the Cox-process experiments psi also holds a mean offset m of the log-rate
+(M&A Sec. 5: "We sampled the hyperparameters in (2) and a mean offset to the
+log-rate"), rate_i = exposure_i exp(f_i + m) (``LatentGaussianModel(sample_offset=True)``).
 Updating psi with f held fixed mixes badly because f pins psi down (their
 Fig. 1).  A *representation* writes f = f(psi, a) for auxiliary variables a
 whose distribution does not depend on psi (or is tracked exactly), and a
@@ -48,38 +51,32 @@ Surrogate data (SURR)
         m = L M^-T a,  a = M^-1 L^T S^-1 g,
         eta = M^T L^-1 (f - m).
 
-Auxiliary noise S_psi (M&A Sec. 3.2, eq. 12)
-    S_ii is the Gaussian "observation noise" that, at site i alone, would turn
-    the marginal prior N(f_i; 0, Sigma_ii) into a Gaussian fit to the site
-    posterior  p(f_i | L_i) ~ L_i(f_i) N(f_i; 0, Sigma_ii)  with variance v_i:
-        S_ii = (1/v_i - 1/Sigma_ii)^-1 = v_i Sigma_ii / (Sigma_ii - v_i).
-    ``site_noise_variances`` gives, with s2 = Sigma_ii:
+Square root of R
+    Any square root L_R L_R^T = R gives a valid representation (M&A, notation
+    after eq. 5), but f(psi', eta) = L_R(psi') eta + m, and so the
+    efficiency, depends on which.  Two are implemented (``root``):
 
-    * probit, moment matching (closed form; R&W eq. 3.58 with mu = 0):
-      the site posterior has mean mu_1 = y s2 sqrt(2/pi) / sqrt(1 + s2) and
-      variance v = s2 - mu_1^2, so
-          S_ii = pi/2 + (pi/2 - 1) s2       (positive, independent of y);
-    * logistic, moment matching (numerical, 1-D): by the symmetry
-      sigma(f) + sigma(-f) = 1 the site posterior has Z = 1/2,
-      E f^2 = s2 and mean mu_1 = y s2 E_{N(0,s2)}[2 sigma(f) sigma(-f)]
-      (Stein's lemma), so v = s2 - mu_1^2 and S_ii = (s2 - mu_1^2) s2 / mu_1^2;
-      the expectation is computed by adaptive quadrature once per distinct s2;
-    * Poisson, Laplace site approximation (M&A Sec. 5 "We used Laplace
-      approximations for the Poisson likelihood"): the site mode f^ solves
-      y - r(f) - f / s2 = 0, r(f) = exposure exp(f + offset), found by
-      Newton's method (monotone from the right, since the left side is
-      concave and decreasing); then 1/v = r(f^) + 1/s2 and S_ii = 1 / r(f^);
-    * Gaussian likelihood: the site posterior is exact, S_ii = noise variance.
+    * ``"prior"`` (default): L_R = L M^-T as above; B has eigenvalues >= 1,
+      so its factorisation is well conditioned however small S or Sigma is;
+    * ``"precision"``: L_R = C^-T with C C^T = Sigma^-1 + S^-1, the root of
+      Murray's released code (``chol(inv(K) + diag(1 ./ aux_var))``); it
+      tends to S^1/2 (site-local) as S -> 0, but needs the explicit inverse
+      of Sigma, whose condition number is up to about n / nugget.
 
-    Thresholding ("Any negative (S)_ii must be thresholded", M&A Sec. 3.2;
-    "Infinite variances were truncated to a large value", Sec. 5): a value
-    that is negative, zero, non-finite, or larger than ``max_noise_ratio *
-    Sigma_ii`` (default 1e6) is set to ``max_noise_ratio * Sigma_ii``.  Such a
-    site's surrogate observation carries at most 1e-6 of the prior
-    precision, i.e. it says "no information", which is what a site posterior
-    as wide as the prior means.  (For the probit S is always in range; for
-    the logistic and Poisson it can exceed the cap only when Sigma_ii is tiny
-    or the expected count is tiny.)
+    Both cost 3 O(n^3) operations per psi.  Measured mixing of the two is in
+    the README (Murray & Adams section).
+
+Posterior-based representation (post-site, post-taylor)
+    M&A eq. 14: the same algebra with a *fixed* Gaussian "observation"
+    N(g^; f, S_psi) whose S and centre g^ = S h are deterministic functions
+    of psi (``gpbayes.site_approximations``): f = L_R omega + m_psi,g^ and
+        log p(psi | omega, y) = log L(f) + log N(f; 0, Sigma) + log |L_R|
+                                + log p_h(psi) + const.
+
+Auxiliary noise S_psi (M&A Sec. 3.2, eqs. 12-13)
+    ``gpbayes.site_approximations``: moment matching for the probit and
+    logistic, Laplace for the Poisson, exact for the Gaussian; thresholded
+    at ``max_noise_ratio * Sigma_ii``.
 
 A psi whose covariance cannot be factorised even with ``linalg.cholesky``'s
 escalating jitter is given log-density -inf (the proposal is rejected).
@@ -92,22 +89,21 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import integrate
-from scipy.special import expit
 
-from . import linalg
+from . import linalg, priors
+from . import site_approximations as sites
+from .site_approximations import DEFAULT_MAX_NOISE_RATIO
 
 __all__ = [
     "LatentGaussianModel",
     "Evaluation",
     "prior_factor",
+    "log_normal_prior",
     "whiten",
     "unwhiten",
     "whitened_log_conditional",
-    "site_noise_variances",
-    "probit_site_noise",
-    "logistic_site_noise",
-    "poisson_laplace_site_noise",
+    "ROOTS",
+    "DEFAULT_ROOT",
     "SurrogateFactors",
     "surrogate_factors",
     "surrogate_factors_at",
@@ -117,12 +113,15 @@ __all__ = [
     "surrogate_whiten",
     "surrogate_unwhiten",
     "surrogate_log_marginal",
+    "surrogate_log_det_root",
     "surrogate_log_conditional",
     "DEFAULT_MAX_NOISE_RATIO",
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
-DEFAULT_MAX_NOISE_RATIO = 1e6
+_CACHE_SIZE = 64
+ROOTS = ("prior", "precision")
+DEFAULT_ROOT = "prior"
 
 
 # ---------------------------------------------------------------------------
@@ -130,11 +129,17 @@ DEFAULT_MAX_NOISE_RATIO = 1e6
 # ---------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class LatentGaussianModel:
-    """psi ~ prior, f ~ N(0, K_psi(X, X)), y_i ~ likelihood(f_i).
+    """psi ~ prior, f ~ N(0, K(X, X; psi)), y_i ~ likelihood(f_i [+ m]) (M&A eq. 3; F&G eq. 1).
 
-    ``kernel`` is a ``kernels.SquaredExponential`` (or anything with
-    ``kernel(psi, X) -> K``); ``prior`` an ``IndependentPrior`` on psi.
-    ``max_noise_ratio`` caps the surrogate noise, see the module docstring.
+    ``psi`` holds the kernel's log-parameters (``kernel.param_names``) and,
+    with ``sample_offset``, a last coordinate m added to the (Poisson)
+    likelihood's offset (not logged).  ``kernel`` follows
+    ``gpbayes.kernels.Kernel``; ``prior`` is an ``IndependentPrior`` over all
+    of psi.  ``max_noise_ratio`` caps the surrogate noise
+    (``gpbayes.site_approximations``).  The site fits are cached by
+    (diag Sigma, m): for a stationary kernel they depend on psi only through
+    sigma_f^2 and m, so the logistic quadratures are not redone when only a
+    lengthscale moves.
     """
 
     kernel: Any
@@ -142,31 +147,80 @@ class LatentGaussianModel:
     likelihood: Any
     y: np.ndarray
     prior: Any
+    sample_offset: bool = False
     max_noise_ratio: float = DEFAULT_MAX_NOISE_RATIO
+    _cache: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    _log_prior_fn: Any = dataclasses.field(default=None, init=False, compare=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "y", self.likelihood.check_targets(self.y))
+        object.__setattr__(self, "_log_prior_fn", priors.vectorised_log_density(self.prior))
+        if len(self.prior) != self.n_params:
+            raise ValueError(f"prior has {len(self.prior)} components, psi has {self.n_params} "
+                             f"{self.param_names}")
+        if self.sample_offset and getattr(self.likelihood, "name", None) != "poisson":
+            raise ValueError("sample_offset needs a Poisson likelihood (the offset of its log-rate)")
 
     @property
     def n(self) -> int:
         return int(np.shape(self.y)[0])
 
-    def covariance(self, psi) -> np.ndarray:
-        return self.kernel(psi, self.X)
+    @property
+    def n_params(self) -> int:
+        return self.kernel.n_params + int(self.sample_offset)
 
-    def log_likelihood(self, f) -> float:
-        return float(np.sum(self.likelihood.log_lik(self.y, f)))
+    @property
+    def param_names(self) -> list[str]:
+        return list(self.kernel.param_names) + (["offset"] if self.sample_offset else [])
+
+    def kernel_params(self, psi) -> np.ndarray:
+        """The kernel's log-parameters (psi without the offset)."""
+        return np.asarray(psi, dtype=np.float64)[: self.kernel.n_params]
+
+    def offset(self, psi) -> float:
+        return float(psi[-1]) if self.sample_offset else 0.0
+
+    def likelihood_at(self, psi):
+        """The likelihood with the offset m of psi added (the likelihood itself without ``sample_offset``)."""
+        if not self.sample_offset:
+            return self.likelihood
+        return dataclasses.replace(self.likelihood, offset=self.likelihood.offset + float(psi[-1]))
+
+    def log_likelihood(self, psi, f) -> float:
+        """log L(f) = sum_i log p(y_i | f_i [+ m])."""
+        return float(np.sum(self.likelihood_at(psi).log_lik(self.y, f)))
 
     def log_prior(self, psi) -> float:
+        """log p_h(psi), on psi (with the Jacobian of the log, ``gpbayes.priors``)."""
+        psi = np.asarray(psi, dtype=np.float64)
+        if self._log_prior_fn is not None:
+            return self._log_prior_fn(psi)
         return float(self.prior.log_density(psi))
 
-    def prior_variance(self, psi) -> np.ndarray:
-        """diag(Sigma_psi), without forming Sigma when the kernel offers ``diag``."""
-        if hasattr(self.kernel, "diag"):
-            return np.asarray(self.kernel.diag(psi, self.X), dtype=np.float64)
-        return np.diag(self.covariance(psi)).copy()
+    def covariance(self, psi) -> np.ndarray:
+        """Sigma_psi = K(X, X; psi)."""
+        return self.kernel(self.kernel_params(psi), self.X)
 
-    def site_noise(self, prior_var) -> np.ndarray:
-        return site_noise_variances(
-            self.likelihood, self.y, prior_var, max_noise_ratio=self.max_noise_ratio
-        )
+    def prior_variance(self, psi) -> np.ndarray:
+        """diag(Sigma_psi), without forming Sigma."""
+        return np.asarray(self.kernel.diag(self.kernel_params(psi), self.X), dtype=np.float64)
+
+    def noise_and_centre(self, psi, kind: str = "site") -> tuple[np.ndarray, np.ndarray]:
+        """(diag S_psi, h_psi) of the ``"site"`` (M&A eq. 12) or ``"taylor"`` (eq. 13) fit."""
+        s2 = self.prior_variance(psi)
+        key = (kind, s2.tobytes(), self.offset(psi))
+        hit = self._cache.get(key)
+        if hit is None:
+            fit = sites.site_noise_and_centre if kind == "site" else sites.taylor_noise_and_centre
+            hit = fit(self.likelihood_at(psi), self.y, s2, max_noise_ratio=self.max_noise_ratio)
+            if len(self._cache) >= _CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+    def site_noise(self, psi) -> np.ndarray:
+        """diag S_psi of the site fit (M&A eq. 12): the SURR auxiliary noise."""
+        return self.noise_and_centre(psi, "site")[0]
 
 
 class Evaluation(NamedTuple):
@@ -196,6 +250,12 @@ def prior_factor(model: LatentGaussianModel, psi) -> np.ndarray:
     return linalg.cholesky(model.covariance(psi), name="GP prior covariance K(psi)")
 
 
+def log_normal_prior(chol_prior: np.ndarray, f: np.ndarray) -> float:
+    """log N(f; 0, L L^T); O(n^2)."""
+    z = linalg.solve_triangular(chol_prior, f)
+    return -0.5 * float(z @ z) - 0.5 * linalg.logdet_from_cholesky(chol_prior) - 0.5 * f.shape[0] * _LOG_2PI
+
+
 # ---------------------------------------------------------------------------
 # whitened prior (AA): M&A eqs. 5-6, Alg. 2
 # ---------------------------------------------------------------------------
@@ -223,119 +283,51 @@ def whitened_log_conditional(model: LatentGaussianModel, psi, nu) -> Evaluation:
     except linalg.NotPositiveDefiniteError:
         return _rejected(log_prior)
     f = unwhiten(L, nu)
-    log_lik = model.log_likelihood(f)
+    log_lik = model.log_likelihood(psi, f)
     return Evaluation(log_lik + log_prior, f, log_lik, log_prior, L)
 
 
 # ---------------------------------------------------------------------------
-# surrogate noise S_psi: M&A Sec. 3.2, eq. 12
-# ---------------------------------------------------------------------------
-def _threshold(s: np.ndarray, prior_var: np.ndarray, max_noise_ratio: float) -> np.ndarray:
-    cap = max_noise_ratio * prior_var
-    bad = ~np.isfinite(s) | (s <= 0.0) | (s > cap)
-    return np.where(bad, cap, s)
-
-
-def probit_site_noise(prior_var) -> np.ndarray:
-    """Moment-matched S_ii for the probit: pi/2 + (pi/2 - 1) Sigma_ii."""
-    s2 = np.asarray(prior_var, dtype=np.float64)
-    return 0.5 * math.pi + (0.5 * math.pi - 1.0) * s2
-
-
-def _logistic_site_mean_abs(s2: float) -> float:
-    """|E f| of the site posterior sigma(y f) N(f; 0, s2) = s2 E[2 sigma(f) sigma(-f)]."""
-    sd = math.sqrt(s2)
-
-    def integrand(t):  # t ~ N(0, 1), f = sd t; symmetric, integrate t >= 0 twice
-        p = expit(sd * t)
-        return 2.0 * p * (1.0 - p) * math.exp(-0.5 * t * t)
-
-    val, _ = integrate.quad(integrand, 0.0, math.inf, epsabs=1e-13, epsrel=1e-11, limit=200)
-    return s2 * 2.0 * val / math.sqrt(2.0 * math.pi)
-
-
-def logistic_site_noise(prior_var) -> np.ndarray:
-    """Moment-matched S_ii for the logistic likelihood (unthresholded)."""
-    s2 = np.asarray(prior_var, dtype=np.float64)
-    out = np.empty_like(s2)
-    for value in np.unique(s2):  # one quadrature per distinct prior variance
-        mu = _logistic_site_mean_abs(float(value))
-        v = value - mu * mu  # site posterior variance; E f^2 = s2 by symmetry
-        out[s2 == value] = v * value / (mu * mu) if mu > 0 else math.inf
-    return out
-
-
-def poisson_laplace_site_noise(likelihood, y, prior_var, max_iter: int = 100) -> np.ndarray:
-    """Laplace site S_ii = 1 / rate(f^) for the Poisson likelihood (unthresholded).
-
-    f^ maximises y f - lam exp(f) - f^2 / (2 s2), lam = exposure exp(offset):
-    the root of g(f) = y - lam e^f - f / s2, which is decreasing and concave.
-    Newton's method started where g <= 0 stays right of the root and
-    converges monotonically.
-    """
-    y = np.asarray(y, dtype=np.float64)
-    s2 = np.broadcast_to(np.asarray(prior_var, dtype=np.float64), y.shape)
-    log_lam = np.broadcast_to(
-        np.log(likelihood.exposure) + np.asarray(likelihood.offset, dtype=np.float64), y.shape
-    )
-
-    def g(f):
-        with np.errstate(over="ignore"):
-            return y - np.exp(log_lam + f) - f / s2
-
-    # start: the smallest of these candidates at which g <= 0 (y s2 always is)
-    cands = np.stack([y * s2, np.log(y + 1.0) - log_lam, np.zeros_like(y)])
-    ok = np.stack([g(c) <= 0.0 for c in cands])
-    f = np.min(np.where(ok, cands, np.inf), axis=0)
-    for _ in range(max_iter):
-        rate = np.exp(log_lam + f)
-        step = (y - rate - f / s2) / (rate + 1.0 / s2)  # -g / g'
-        f = f + step
-        if np.all(np.abs(step) <= 1e-12 * (1.0 + np.abs(f))):
-            break
-    return np.exp(-(log_lam + f))
-
-
-def site_noise_variances(likelihood, y, prior_var, *, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO):
-    """Diagonal of S_psi from site fits to L_i(f_i) N(f_i; 0, Sigma_ii) (M&A eq. 12).
-
-    ``prior_var`` is diag(Sigma_psi).  See the module docstring for the
-    formulas and the thresholding.
-    """
-    y = np.asarray(y, dtype=np.float64)
-    s2 = np.broadcast_to(np.asarray(prior_var, dtype=np.float64), y.shape).copy()
-    name = getattr(likelihood, "name", None)
-    if name == "probit":
-        s = probit_site_noise(s2)
-    elif name == "logistic":
-        s = logistic_site_noise(s2)
-    elif name == "poisson":
-        s = poisson_laplace_site_noise(likelihood, y, s2)
-    elif name == "gaussian":
-        s = np.full(y.shape, float(likelihood.noise_variance))
-    else:
-        raise ValueError(f"no site approximation for likelihood {name!r}")
-    return _threshold(s, s2, max_noise_ratio)
-
-
-# ---------------------------------------------------------------------------
-# surrogate data (SURR): M&A eqs. 7-11, Alg. 3
+# surrogate data (SURR, and the post- representations): M&A eqs. 7-11, 14
 # ---------------------------------------------------------------------------
 class SurrogateFactors(NamedTuple):
-    """Factors for one psi: Sigma = L L^T, S = diag(noise_var), B = M M^T."""
+    """Everything O(n^3) the surrogate/posterior representations need at one psi.
 
-    chol_prior: np.ndarray  # L
-    noise_var: np.ndarray  # diag of S
-    chol_b: np.ndarray  # M, B = I + L^T S^-1 L
+    Sigma = L L^T, S = diag(noise_var); ``chol_root`` is M with
+    M M^T = B = I + L^T S^-1 L (``root="prior"``, L_R = L M^-T) or C with
+    C C^T = Sigma^-1 + S^-1 (``root="precision"``, L_R = C^-T).
+    """
+
+    chol_prior: np.ndarray
+    noise_var: np.ndarray
+    chol_root: np.ndarray
+    root: str = DEFAULT_ROOT
 
 
-def surrogate_factors(chol_prior: np.ndarray, noise_var: np.ndarray) -> SurrogateFactors:
-    """B = I + L^T S^-1 L and its factor M: 2 O(n^3) operations (product, Cholesky)."""
-    W = chol_prior / np.sqrt(noise_var)[:, None]  # S^-1/2 L
-    B = linalg.matmul(W.T, W)
-    B[np.diag_indices_from(B)] += 1.0
-    M = linalg.cholesky(B, name="surrogate I + L^T S^-1 L")
-    return SurrogateFactors(chol_prior, np.asarray(noise_var, dtype=np.float64), M)
+def surrogate_factors(chol_prior: np.ndarray, noise_var: np.ndarray, root: str = DEFAULT_ROOT) -> SurrogateFactors:
+    """Factors of R = (Sigma^-1 + S^-1)^-1 for the chosen square root: 2 O(n^3) operations.
+
+    ``"prior"``: the product B = I + L^T S^-1 L and chol(B); ``"precision"``:
+    Sigma^-1 from L (as Murray's code: ``inv(K)``) and chol(Sigma^-1 + S^-1).
+    """
+    s = np.asarray(noise_var, dtype=np.float64)
+    if root == "prior":
+        W = chol_prior / np.sqrt(noise_var)[:, None]  # S^-1/2 L
+        B = linalg.matmul(W.T, W)
+        B[np.diag_indices_from(B)] += 1.0
+        return SurrogateFactors(chol_prior, s, linalg.cholesky(B, name="surrogate I + L^T S^-1 L"), root)
+    if root != "precision":
+        raise ValueError(f"root must be one of {ROOTS}, got {root!r}")
+    A = linalg.cho_inverse(chol_prior)
+    A[np.diag_indices_from(A)] += 1.0 / s
+    return SurrogateFactors(chol_prior, s, linalg.cholesky(A, name="surrogate precision Sigma^-1 + S^-1"), root)
+
+
+def surrogate_factors_at(model: LatentGaussianModel, psi, kind: str = "site",
+                         root: str = DEFAULT_ROOT) -> SurrogateFactors:
+    """chol(Sigma_psi), S_psi of the ``kind`` fit and the root's factor: 3 O(n^3) operations."""
+    L = prior_factor(model, psi)
+    return surrogate_factors(L, model.noise_and_centre(psi, kind)[0], root)
 
 
 def draw_surrogate_data(rng: np.random.Generator, f: np.ndarray, noise_var: np.ndarray) -> np.ndarray:
@@ -344,54 +336,69 @@ def draw_surrogate_data(rng: np.random.Generator, f: np.ndarray, noise_var: np.n
 
 
 def _woodbury_vector(factors: SurrogateFactors, g: np.ndarray) -> np.ndarray:
-    """a = M^-1 L^T S^-1 g."""
-    return linalg.solve_triangular(factors.chol_b, factors.chol_prior.T @ (g / factors.noise_var))
-
-
-def surrogate_mean(factors: SurrogateFactors, g: np.ndarray) -> np.ndarray:
-    """m = R S^-1 g = L M^-T a (M&A eq. 9); O(n^2)."""
-    a = _woodbury_vector(factors, g)
-    return factors.chol_prior @ linalg.solve_triangular(factors.chol_b, a, trans=True)
+    """a with m_psi,g = L_R a: M^-1 L^T S^-1 g (prior root) or C^-1 S^-1 g (precision root)."""
+    if factors.root == "prior":
+        return linalg.solve_triangular(factors.chol_root, factors.chol_prior.T @ (g / factors.noise_var))
+    return linalg.solve_triangular(factors.chol_root, g / factors.noise_var)
 
 
 def surrogate_sqrt_apply(factors: SurrogateFactors, eta: np.ndarray) -> np.ndarray:
-    """L_R eta = L M^-T eta, with L_R L_R^T = R; O(n^2)."""
-    return factors.chol_prior @ linalg.solve_triangular(factors.chol_b, eta, trans=True)
+    """L_R eta, with L_R L_R^T = R: L M^-T eta or C^-T eta; O(n^2)."""
+    if factors.root == "prior":
+        return factors.chol_prior @ linalg.solve_triangular(factors.chol_root, eta, trans=True)
+    return linalg.solve_triangular(factors.chol_root, eta, trans=True)
+
+
+def surrogate_mean(factors: SurrogateFactors, g: np.ndarray) -> np.ndarray:
+    """m = R S^-1 g = L_R a (M&A eq. 9); O(n^2)."""
+    return surrogate_sqrt_apply(factors, _woodbury_vector(factors, g))
 
 
 def surrogate_whiten(factors: SurrogateFactors, f: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """eta = L_R^-1 (f - m) (M&A Alg. 3 step 2); O(n^2).
+    """eta = L_R^-1 (f - m) (M&A Alg. 3 step 2, Alg. 4 step 2); O(n^2).
 
-    With L_R = L M^-T and m = L M^-T a:  eta = M^T L^-1 f - a.
+    Prior root (L_R = L M^-T, m = L M^-T a): eta = M^T L^-1 f - a;
+    precision root (L_R = C^-T): eta = C^T f - a.
     """
     a = _woodbury_vector(factors, g)
-    return factors.chol_b.T @ linalg.solve_triangular(factors.chol_prior, f) - a
+    if factors.root == "prior":
+        return factors.chol_root.T @ linalg.solve_triangular(factors.chol_prior, f) - a
+    return factors.chol_root.T @ f - a
 
 
 def surrogate_unwhiten(factors: SurrogateFactors, eta: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """f = L_R eta + m = L M^-T (eta + a) (M&A eq. 10; Alg. 3 step 4); O(n^2)."""
+    """f = L_R eta + m = L_R (eta + a) (M&A eq. 10; Alg. 3 step 4, Alg. 4 step 7); O(n^2)."""
     return surrogate_sqrt_apply(factors, eta + _woodbury_vector(factors, g))
 
 
 def surrogate_log_marginal(factors: SurrogateFactors, g: np.ndarray) -> float:
-    """log N(g; 0, Sigma + S) (M&A eq. 8) by Woodbury and the determinant lemma."""
+    """log N(g; 0, Sigma + S) (M&A eq. 8) by Woodbury and the determinant lemma; O(n^2).
+
+    |Sigma + S| = |S| |B| (prior root) = |Sigma| |S| |Sigma^-1 + S^-1| (precision root).
+    """
     a = _woodbury_vector(factors, g)
     quad = float(g @ (g / factors.noise_var) - a @ a)
-    logdet = float(np.sum(np.log(factors.noise_var))) + linalg.logdet_from_cholesky(factors.chol_b)
+    if factors.root == "prior":
+        logdet = float(np.sum(np.log(factors.noise_var))) + linalg.logdet_from_cholesky(factors.chol_root)
+    else:
+        logdet = (linalg.logdet_from_cholesky(factors.chol_prior) + float(np.sum(np.log(factors.noise_var)))
+                  + linalg.logdet_from_cholesky(factors.chol_root))
     return -0.5 * (quad + logdet + g.shape[0] * _LOG_2PI)
 
 
-def surrogate_factors_at(model: LatentGaussianModel, psi) -> SurrogateFactors:
-    """chol(Sigma_psi), S_psi and chol(B): 3 O(n^3) operations."""
-    L = prior_factor(model, psi)
-    return surrogate_factors(L, model.site_noise(model.prior_variance(psi)))
+def surrogate_log_det_root(factors: SurrogateFactors) -> float:
+    """log |L_R|: log|L| - log|M| (prior root) or -log|C| (precision root); the Jacobian of eq. 14."""
+    half = 0.5 * linalg.logdet_from_cholesky(factors.chol_root)
+    if factors.root == "prior":
+        return 0.5 * linalg.logdet_from_cholesky(factors.chol_prior) - half
+    return -half
 
 
 def surrogate_log_conditional(model: LatentGaussianModel, psi, eta, g) -> Evaluation:
     """log p(psi | eta, g, y) = log L(f) + log N(g; 0, Sigma + S) + log p_h(psi)  (M&A eq. 11).
 
-    f = L_R eta + m_psi,g.  Costs 3 O(n^3) operations unless the prior density
-    is zero.
+    f = L_R eta + m_psi,g with the site noise of eq. 12 and the prior root.
+    Costs 3 O(n^3) operations unless the prior density is zero.
     """
     psi = np.asarray(psi, dtype=np.float64)
     log_prior = model.log_prior(psi)
@@ -402,7 +409,7 @@ def surrogate_log_conditional(model: LatentGaussianModel, psi, eta, g) -> Evalua
     except linalg.NotPositiveDefiniteError:
         return _rejected(log_prior)
     f = surrogate_unwhiten(factors, eta, g)
-    log_lik = model.log_likelihood(f)
+    log_lik = model.log_likelihood(psi, f)
     log_marg = surrogate_log_marginal(factors, g)
     return Evaluation(
         log_lik + log_marg + log_prior, f, log_lik, log_prior, factors.chol_prior, factors, log_marg

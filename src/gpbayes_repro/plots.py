@@ -20,7 +20,7 @@ def save_figure(fig, path) -> None:
     plt.close(fig)
 
 
-def trace_and_marginals(posterior, ml_values: dict, path, *, title: str = "", var: str = "phi") -> None:
+def trace_and_marginals(posterior, ml_values: dict, path, *, title: str = "", var: str = "psi") -> None:
     """Traces (left) and marginal histograms (right) per parameter; ML value marked in red."""
     da = posterior[var]
     params = list(da["param"].values)

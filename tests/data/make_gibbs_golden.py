@@ -33,8 +33,8 @@ cases = {"logistic": (Logistic(), yb, False), "gaussian": (Gaussian(0.1), np.sin
          "poisson": (Poisson(), rng.poisson(2.0, size=15).astype(float), True)}
 for lname, (lik, y, off) in cases.items():
     comps = [lu, lu, lu] + ([priors.LogNormal(np.log(2.0), 1.0)] if off else [])
-    model = hs.HyperModel(kma, X, lik, y, priors.IndependentPrior(tuple(comps)), sample_offset=off)
-    theta0 = np.zeros(model.n_theta)
+    model = LatentGaussianModel(kma, X, lik, y, priors.IndependentPrior(tuple(comps)), sample_offset=off)
+    theta0 = np.zeros(model.n_params)
     for meth in ("fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor"):
         if lname != "poisson" and meth.endswith("taylor"):
             continue

@@ -26,7 +26,7 @@ Cases (fixed seeds, tiny problems, a few seconds in all):
 * ``amis_*``: ``amis.setup`` (mode and (-H)^-1 by finite differences) for a
   regression (gradient differences) and a classification (value
   differences of the LA / EP marginal) data set; the AMIS log posterior and
-  value-and-gradient at ordinary and extreme phi;
+  value-and-gradient at ordinary and extreme psi;
 * ``rmh_*``: ``regression_mh.fit_ml``'s proposal covariance (gradient differences);
 * ``gplvm_*``: ``gplvm.pseudo_marginal.run_pm_chain`` for 8 iterations (both
   ``latent_start`` modes) and the experiment's ``run_block`` on the tiny case 3.
@@ -63,7 +63,7 @@ AMIS_CFG = {
     "nugget": 1e-6, "ep_mode": "parallel",
 }
 AMIS_SETTINGS = {"ml_restarts": 2, "n_max": None}
-AMIS_PHIS = np.array([[0.0, 0.0, -1.0], [1.0, -0.5, -2.0], [-30.0, 0.0, 0.0], [0.0, 800.0, 0.0],
+AMIS_PSIS = np.array([[0.0, 0.0, -1.0], [1.0, -0.5, -2.0], [-30.0, 0.0, 0.0], [0.0, 800.0, 0.0],
                       [0.0, 0.0, -60.0]])
 RMH_CFG = {"kernel": {"ard": True, "parameterisation": "amis"}, "standardise_target": True,
            "priors": {"scale": {"gamma": {"shape": 1.0, "rate": 0.5}}, "amplitude": {"gamma": {"shape": 1.2, "rate": 0.2}},
@@ -82,7 +82,7 @@ GPLVM_CFG = {
 #: the number of importance samples under the key the code of the time reads
 GPLVM_TINY = {"n_chains": 2, "chains_per_job": 2, "n_burn": 2, "n_draws": 4, "adapt_start": 3, "n_importance": 3,
               "vb_max_iter": 5, "n_inducing": 6, "ml_restarts": 1, "ml_max_iter": 30}
-GPLVM_TINY_PHI = np.array([math.log(0.3), 0.0, math.log(0.5), math.log(4.0)])
+GPLVM_TINY_PSI = np.array([math.log(0.3), 0.0, math.log(0.5), math.log(4.0)])
 
 
 def probit_problem(n=14, seed=4):
@@ -124,7 +124,7 @@ def gplvm_tiny_model():
     Y = 0.5 * np.sin(X) + 0.05 * rng.normal(size=(6, 1))
     Y = np.hstack([Y, 0.5 * np.cos(X)])
     model = SupervisedGPLVM(X, Y, 1, 3)
-    prior = priors.IndependentPrior(tuple(priors.LogNormal(float(p), 0.5) for p in GPLVM_TINY_PHI))
+    prior = priors.IndependentPrior(tuple(priors.LogNormal(float(p), 0.5) for p in GPLVM_TINY_PSI))
     blocks = (model.block(["sigma_0", "theta_0"]), model.block(["theta_S", "beta"]))
     return model, prior, blocks
 
@@ -169,9 +169,9 @@ def amis_cases(out):
     model, prior = amis.regression_model(X, y, "rbf", AMIS_CFG)
     logp, vg = amis._log_post(model, prior), amis._value_and_grad(model, prior)
     vals, vgv, vgg = [], [], []
-    for phi in AMIS_PHIS:
-        vals.append(logp(phi))
-        v, g = vg(phi)
+    for psi in AMIS_PSIS:
+        vals.append(logp(psi))
+        v, g = vg(psi)
         vgv.append(v)
         vgg.append(g)
     out["amis_log_post"], out["amis_vg_value"], out["amis_vg_grad"] = np.array(vals), np.array(vgv), np.array(vgg)
@@ -180,23 +180,23 @@ def amis_cases(out):
     yr = np.sin(Xr[:, 0]) + 0.5 * Xr[:, 1] + 0.1 * rng.normal(size=30)
     ds = xr.Dataset({"X": (("n", "feature"), Xr), "y": (("n",), yr)}, attrs={"name": "tiny", "task": "regression"})
     ml = regression_mh.fit_ml(ds, RMH_CFG, 2, np.random.default_rng(3))
-    out["rmh_phi_map"], out["rmh_proposal_cov"] = ml["phi_map"].values, ml["proposal_cov"].values
+    out["rmh_phi_map"], out["rmh_proposal_cov"] = ml["psi_map"].values, ml["proposal_cov"].values
 
 
 def gplvm_cases(out):
     model, prior, blocks = gplvm_tiny_model()
     config = gpm.PMGibbsConfig(blocks=blocks, n_importance=4, adapt_start=5, vb_options={"max_iter": 30})
     for mode in ("continue", "resample"):
-        ch = gpm.run_pm_chain(np.random.default_rng(7), model, prior, GPLVM_TINY_PHI, config, 8,
+        ch = gpm.run_pm_chain(np.random.default_rng(7), model, prior, GPLVM_TINY_PSI, config, 8,
                               n_latent_steps=2, latent_start=mode)
-        for key in ("phi", "log_marginal", "log_prior", "accepted", "acceptance_prob", "Z", "n_cubic",
+        for key in ("psi", "log_marginal", "log_prior", "accepted", "acceptance_prob", "Z", "n_cubic",
                     "n_bound_evals", "n_shrinkages"):
             out[f"gplvm_{mode}_{key}"] = ch[key]
         st = ch["state"]
         out[f"gplvm_{mode}_final_covs"] = np.concatenate([c.ravel() for c in st.proposal_covs])
         out[f"gplvm_{mode}_final_log_weights"] = st.log_weights
-    ch = gpm.run_pm_chain(np.random.default_rng(9), model, prior, GPLVM_TINY_PHI, config, 5, n_latent_steps=0)
-    out["gplvm_nolatent_phi"], out["gplvm_nolatent_log_marginal"] = ch["phi"], ch["log_marginal"]
+    ch = gpm.run_pm_chain(np.random.default_rng(9), model, prior, GPLVM_TINY_PSI, config, 5, n_latent_steps=0)
+    out["gplvm_nolatent_phi"], out["gplvm_nolatent_log_marginal"] = ch["psi"], ch["log_marginal"]
     ds = gplvm_exp.simulate_case("case3", GPLVM_SIM, 2)
     ml = gplvm_exp.fit_ml(ds, GPLVM_CFG, GPLVM_TINY, 2)
     groups = gplvm_exp.run_block(ds, ml, block=0, cfg=GPLVM_CFG, settings=GPLVM_TINY, seed=5)

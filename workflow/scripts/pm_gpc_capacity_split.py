@@ -9,7 +9,7 @@ with job(snakemake) as log:
     w = snakemake.wildcards
     n, k = int(w.n), int(w.k)
     keys = ("pm_gpc", "capacity", w.dataset, n, k)
-    ds = pm_gpc_capacity.split_dataset(
+    ds, groups = pm_gpc_capacity.split_dataset(
         xr.load_dataset(snakemake.input[0]), n, k, cfg=p.cfg, settings=p.settings,
         rng_split=rng.stream(p.seed, *keys, "split"), rng_fit=rng.stream(p.seed, *keys, "fit"),
         nugget=p.nugget, ep_mode=p.ep_mode)
@@ -18,4 +18,4 @@ with job(snakemake) as log:
     log.info("capacity AUC %s", dict(zip(ds["classifier"].values, ds["capacity_auc"].values.round(4))))
     log.info("acceptance %s, wall time %s", ds["acceptance_rate"].values.round(3), ds["wall_time"].values.round(2))
     ds.attrs.update(io.provenance({"capacity": p.cfg, "settings": p.settings, "scale": p.scale}, p.seed))
-    io.write_netcdf_atomic(ds, snakemake.output[0])
+    io.write_inference_data(groups, snakemake.output[0], root=ds)

@@ -7,7 +7,7 @@ from gpbayes_repro.workflow import job
 with job(snakemake):
     post = io.read_inference_data(snakemake.input.posterior, ["posterior"])["posterior"]
     ml = xr.load_dataset(snakemake.input.ml)
-    ml_values = dict(zip(ml["param"].values.tolist(), ml["phi_ml"].values.tolist()))
+    ml_values = dict(zip(ml["param"].values.tolist(), ml["psi_ml"].values.tolist()))
     name = snakemake.wildcards.dataset
     n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
     plots.trace_and_marginals(

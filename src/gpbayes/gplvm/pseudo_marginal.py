@@ -2,14 +2,14 @@
 
 * ``log_likelihood``: log p(Y | Z, theta, beta), eq. 1 (one Cholesky).
 * ``pseudo_marginal_estimate``: eq. 6, the importance-sampling estimate of
-  p(Y | X, phi) with Q draws from the variational q(Z) of Alg. 1, in log
+  p(Y | X, psi) with Q draws from the variational q(Z) of Alg. 1, in log
   space (log-mean-exp of the log-weights).
 * ``init`` / ``step``: Alg. 2, adaptive pseudo-marginal MH within Gibbs over
-  blocks of phi, with q re-optimised at every proposed phi.
+  blocks of psi, with q re-optimised at every proposed psi.
 * ``latent_init`` / ``latent_step``: Alg. 3, elliptical slice sampling of Z
-  given phi (using ``gpbayes.mcmc.elliptical_slice``).
+  given psi (using ``gpbayes.mcmc.elliptical_slice``).
 * ``within_gibbs_init`` / ``within_gibbs_step``: one iteration of Alg. 2
-  followed by Alg. 3, over a state holding both; ``run_pm_chain`` runs it
+  followed by Alg. 3, over a state holding both; ``run_chain`` runs it
   with ``gpbayes.mcmc.runner.run_chain``.
 * ``predictive_mixture`` / ``mixture_log_density``: eqs. 7-8;
   ``ml_predictive_mixture``: the type-II ML baseline with point estimates.
@@ -23,15 +23,15 @@ q(v_j) = N(a_j, W_j^-1), W_j = R_j R_j^T) and eps_j = R_j^T (v_j - a_j):
 
 (the log |K_z| terms cancel), so a weight costs one triangular solve with
 L_z and the Cholesky of K_f(Z) + beta^-1 I in log p(Y | Z).  The estimate
-exp(log p~) is unbiased for p(Y | X, phi) for any q with full support, so the
+exp(log p~) is unbiased for p(Y | X, psi) for any q with full support, so the
 chain targets the exact posterior (Andrieu & Roberts 2009) as long as q is a
-function of (phi, Y) only.
+function of (psi, Y) only.
 
 Which q: exactness and warm starts
 ----------------------------------
-By default q at a proposed phi' is optimised from the deterministic PCA
+By default q at a proposed psi' is optimised from the deterministic PCA
 initialisation of Alg. 1 (``initial_variational``), so q is a function of
-(phi', Y) alone and the stationary distribution is exactly p(phi | Y).
+(psi', Y) alone and the stationary distribution is exactly p(psi | Y).
 ``warm_start=True`` starts instead from the current state's q (the paper's
 "re-optimise"), which is cheaper but makes q depend on the chain's history
 through the optimiser's end point; the chain is then exact only up to the
@@ -40,15 +40,15 @@ optimiser's tolerance (the same caveat as
 
 Alg. 2 details
 --------------
-* Block r moves eta_r = phi[block_r] (phi is already log-transformed):
+* Block r moves eta_r = psi[block_r] (psi is already log-transformed):
   eta_r' = eta_r + N(0, Sigma_r) (line 3).  With priors stated on the
   log scale (``gpbayes.priors`` includes the Jacobian), the acceptance
   ratio of the paper, p~(Y|xi') p(xi') |dt/dxi(xi)| / (p~(Y|xi) p(xi)
-  |dt/dxi(xi')|), is p~(Y|phi') p_log(phi') / (p~(Y|phi) p_log(phi)).
+  |dt/dxi(xi')|), is p~(Y|psi') p_log(psi') / (p~(Y|psi) p_log(psi)).
 * The stored estimate of the current state is never recomputed.
-* If a matrix at the proposed phi' cannot be factorised even with the
+* If a matrix at the proposed psi' cannot be factorised even with the
   jitter of ``gpbayes.linalg.cholesky``, the proposal is rejected (as if
-  p~(Y | X, phi') were 0); this never happened in the tests.
+  p~(Y | X, psi') were 0); this never happened in the tests.
 * Adaptation (line 7), for g > g0 and (optionally) g <= ``adapt_stop``:
   Sigma_r^(g) = s_d/(g-1) [sum_{m=1}^g eta^(m) eta^(m)T - g etabar etabar^T] + s_d eps I,
   s_d = 2.38^2 / d; eta^(m) is the block after iteration m.  Running sums
@@ -69,7 +69,8 @@ from scipy.special import logsumexp
 from .. import linalg
 from ..estimators.importance import select_draw
 from ..mcmc import elliptical_slice as ess
-from ..mcmc.runner import Chain, run_chain
+from ..mcmc import runner
+from ..mcmc.runner import Chain
 from .vb import (
     LatentPosterior,
     SupervisedGPLVM,
@@ -100,7 +101,7 @@ __all__ = [
     "PMWithinGibbsInfo",
     "within_gibbs_init",
     "within_gibbs_step",
-    "run_pm_chain",
+    "run_chain",
     "PredictiveMixture",
     "predictive_mixture",
     "ml_predictive_mixture",
@@ -113,9 +114,9 @@ _LOG_2PI = float(np.log(2.0 * np.pi))
 # ---------------------------------------------------------------------------
 # eq. 1 and eq. 6
 # ---------------------------------------------------------------------------
-def log_likelihood(model: SupervisedGPLVM, phi, Z) -> float:
+def log_likelihood(model: SupervisedGPLVM, psi, Z) -> float:
     """log p(Y | Z, theta, beta) = sum_i log N(y_:,i | 0, K_f(Z) + beta^-1 I) (eq. 1)."""
-    _, psi_f, log_beta = model.split(phi)
+    _, psi_f, log_beta = model.split(psi)
     Z = np.asarray(Z, dtype=np.float64).reshape(model.n, model.latent_dim)
     C = model.latent_kernel(psi_f, Z)
     C[np.diag_indices_from(C)] += math.exp(-log_beta)
@@ -141,9 +142,9 @@ def sample_latent(rng: np.random.Generator, q: LatentPosterior, n_samples: int,
     return np.ascontiguousarray(draws.transpose(2, 1, 0))
 
 
-def _log_likelihoods(model: SupervisedGPLVM, phi, samples: np.ndarray) -> np.ndarray:
+def _log_likelihoods(model: SupervisedGPLVM, psi, samples: np.ndarray) -> np.ndarray:
     """eq. 1 for each of the (Q, N, k_z) samples: one Cholesky each."""
-    _, psi_f, log_beta = model.split(phi)
+    _, psi_f, log_beta = model.split(psi)
     a, w = model.latent_kernel.amplitude_and_precisions(psi_f)
     n, D = model.Y.shape
     noise = math.exp(-log_beta)
@@ -160,7 +161,7 @@ def _log_likelihoods(model: SupervisedGPLVM, phi, samples: np.ndarray) -> np.nda
     return out
 
 
-def importance_log_weights(model: SupervisedGPLVM, phi, q: LatentPosterior, samples,
+def importance_log_weights(model: SupervisedGPLVM, psi, q: LatentPosterior, samples,
                            sign_symmetric: bool = False) -> np.ndarray:
     """log w = log p(Y|Z) + log p(Z|X, sigma) - log q(Z) for each Z in ``samples`` (Q, N, k_z).
 
@@ -179,11 +180,11 @@ def importance_log_weights(model: SupervisedGPLVM, phi, q: LatentPosterior, samp
             Eps_m = q.chol_w[j].T @ (-V - q.whitened_mean[:, j, None])
             quad = -np.logaddexp(-quad, -0.5 * np.sum(Eps_m * Eps_m, axis=0)) + math.log(2.0)
         prior_minus_q += -0.5 * np.sum(V * V, axis=0) + quad - 0.5 * q.logdet_w[j]
-    return _log_likelihoods(model, phi, samples) + prior_minus_q
+    return _log_likelihoods(model, psi, samples) + prior_minus_q
 
 
 class PMEstimate(NamedTuple):
-    log_marginal: float  # log p~(Y | X, phi), eq. 6
+    log_marginal: float  # log p~(Y | X, psi), eq. 6
     log_weights: np.ndarray  # (Q,)
     samples: np.ndarray  # (Q, N, k_z) the importance draws
     variational: VariationalParams  # q used
@@ -194,7 +195,7 @@ class PMEstimate(NamedTuple):
 def pseudo_marginal_estimate(
     rng: np.random.Generator,
     model: SupervisedGPLVM,
-    phi,
+    psi,
     n_imp: int,
     *,
     params: VariationalParams | None = None,
@@ -204,7 +205,7 @@ def pseudo_marginal_estimate(
 ) -> PMEstimate:
     """Eq. 6: log of (1/Q) sum_q p(Y|Z_q) p(Z_q|X) / q(Z_q), Z_q ~ q iid.
 
-    q is obtained by Alg. 1 at phi (``optimise_variational`` with
+    q is obtained by Alg. 1 at psi (``optimise_variational`` with
     ``vb_options``), started from ``params`` or, if None, from the PCA
     initialisation; ``optimise=False`` uses ``params`` (or the PCA
     initialisation) as q directly.  ``rng`` is used only for the draws.
@@ -220,17 +221,17 @@ def pseudo_marginal_estimate(
     n_imp = int(n_imp)
     if n_imp < 1:
         raise ValueError(f"n_imp must be >= 1, got {n_imp}")
-    phi = np.asarray(phi, dtype=np.float64)
+    psi = np.asarray(psi, dtype=np.float64)
     with linalg.count_ops() as ops:
         vb = None
         if optimise:
-            vb = optimise_variational(model, phi, params, **(vb_options or {}))
+            vb = optimise_variational(model, psi, params, **(vb_options or {}))
             params = vb.params
         elif params is None:
-            params = initial_variational(model, phi)
-        q = latent_posterior(model, phi, params)
+            params = initial_variational(model, psi)
+        q = latent_posterior(model, psi, params)
         samples = sample_latent(rng, q, n_imp, sign_symmetric)
-        log_w = importance_log_weights(model, phi, q, samples, sign_symmetric)
+        log_w = importance_log_weights(model, psi, q, samples, sign_symmetric)
         log_est = float(logsumexp(log_w) - math.log(n_imp))
     return PMEstimate(log_est, log_w, samples, params, vb, ops.cubic)
 
@@ -242,8 +243,8 @@ def pseudo_marginal_estimate(
 class PMGibbsConfig:
     """Settings of Alg. 2 (see the module docstring).
 
-    blocks : index arrays into phi, one per Gibbs block (e.g. from
-        ``SupervisedGPLVM.block``); they need not cover phi (the rest stays fixed).
+    blocks : index arrays into psi, one per Gibbs block (e.g. from
+        ``SupervisedGPLVM.block``); they need not cover psi (the rest stays fixed).
     n_imp : Q of eq. 6.
     adapt_start : g0; adaptation from iteration g0 + 1 on.
     adapt_stop : last adapting iteration (None: never stop, as in the paper).
@@ -275,9 +276,9 @@ class PMGibbsConfig:
 
 
 class PMGibbsState(NamedTuple):
-    position: np.ndarray  # phi
-    log_marginal: float  # stored log p~(Y | X, phi): never recomputed
-    log_prior: float  # log p(phi) on the log scale
+    position: np.ndarray  # psi
+    log_marginal: float  # stored log p~(Y | X, psi): never recomputed
+    log_prior: float  # log p(psi) on the log scale
     variational: VariationalParams  # q at position
     samples: np.ndarray  # (Q, N, k_z) importance draws behind log_marginal
     log_weights: np.ndarray  # (Q,)
@@ -300,39 +301,39 @@ class PMGibbsInfo(NamedTuple):
     vb_converged: np.ndarray  # (R,) bool
 
 
-def _estimate(rng, model, phi, config: PMGibbsConfig, params0):
+def _estimate(rng, model, psi, config: PMGibbsConfig, params0):
     return pseudo_marginal_estimate(
-        rng, model, phi, config.n_imp,
+        rng, model, psi, config.n_imp,
         params=params0 if config.warm_start else None, vb_options=config.vb_options,
         sign_symmetric=config.sign_symmetric,
     )
 
 
-def state_from_estimate(phi, estimate: PMEstimate, prior, config: PMGibbsConfig, proposal_covs) -> PMGibbsState:
-    """A chain state (iteration 0) at phi carrying ``estimate``, e.g. one built from given draws."""
-    phi = np.array(phi, dtype=np.float64)
+def state_from_estimate(psi, estimate: PMEstimate, prior, config: PMGibbsConfig, proposal_covs) -> PMGibbsState:
+    """A chain state (iteration 0) at psi carrying ``estimate``, e.g. one built from given draws."""
+    psi = np.array(psi, dtype=np.float64)
     covs = tuple(np.array(c, dtype=np.float64) for c in proposal_covs)
     for b, c in zip(config.blocks, covs):
         if c.shape != (b.size, b.size):
             raise ValueError(f"proposal covariance for block {b.tolist()} must be {b.size}x{b.size}, got {c.shape}")
     return PMGibbsState(
-        phi, estimate.log_marginal, float(prior.log_density(phi)), estimate.variational,
+        psi, estimate.log_marginal, float(prior.log_density(psi)), estimate.variational,
         estimate.samples, estimate.log_weights, 0, covs,
         tuple(np.zeros(b.size) for b in config.blocks),
         tuple(np.zeros((b.size, b.size)) for b in config.blocks),
     )
 
 
-def init(rng: np.random.Generator, model: SupervisedGPLVM, prior, phi, config: PMGibbsConfig,
+def init(rng: np.random.Generator, model: SupervisedGPLVM, prior, psi, config: PMGibbsConfig,
          proposal_covs=None) -> PMGibbsState:
-    """State at phi with a fresh estimate (eq. 6); default proposals 0.01 I per block."""
-    phi = np.array(phi, dtype=np.float64)
-    if not np.isfinite(prior.log_density(phi)):
-        raise ValueError(f"initial phi {phi} has zero prior density")
+    """State at psi with a fresh estimate (eq. 6); default proposals 0.01 I per block."""
+    psi = np.array(psi, dtype=np.float64)
+    if not np.isfinite(prior.log_density(psi)):
+        raise ValueError(f"initial psi {psi} has zero prior density")
     if proposal_covs is None:
         proposal_covs = [0.01 * np.eye(b.size) for b in config.blocks]
-    est = _estimate(rng, model, phi, config, None)
-    return state_from_estimate(phi, est, prior, config, proposal_covs)
+    est = _estimate(rng, model, psi, config, None)
+    return state_from_estimate(psi, est, prior, config, proposal_covs)
 
 
 def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, prior,
@@ -344,15 +345,15 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
     prop_lm = np.full(R, -np.inf)
     converged = np.ones(R, dtype=bool)
     n_evals = 0
-    phi, lm, lp = state.position, state.log_marginal, state.log_prior
+    psi, lm, lp = state.position, state.log_marginal, state.log_prior
     variational, samples, log_w = state.variational, state.samples, state.log_weights
     g = state.iteration + 1
     with linalg.count_ops() as ops:
         for r, block in enumerate(config.blocks):  # line 2
             # line 3: eta' = eta + N(0, Sigma_r^(g-1))
             L = linalg.cholesky(state.proposal_covs[r], name=f"proposal covariance of block {r}", count=False)
-            proposal = phi.copy()
-            proposal[block] = phi[block] + L @ rng.standard_normal(block.size)
+            proposal = psi.copy()
+            proposal[block] = psi[block] + L @ rng.standard_normal(block.size)
             lp_new = float(prior.log_density(proposal))
             if not np.isfinite(lp_new):
                 continue  # zero prior density: reject without touching the data
@@ -368,15 +369,15 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
             # line 5: accept with probability min(1, ratio) against the *stored* estimate
             log_ratio = est.log_marginal + lp_new - lm - lp
             if np.isnan(log_ratio):
-                raise FloatingPointError(f"NaN acceptance ratio at phi' = {proposal}")
+                raise FloatingPointError(f"NaN acceptance ratio at psi' = {proposal}")
             acc_prob[r] = 1.0 if log_ratio >= 0 else math.exp(log_ratio)
             if math.log(rng.uniform()) < log_ratio:
                 accepted[r] = True
-                phi, lm, lp = proposal, est.log_marginal, lp_new
+                psi, lm, lp = proposal, est.log_marginal, lp_new
                 variational, samples, log_w = est.variational, est.samples, est.log_weights
     # lines 6-8: running sums over eta^(1..g) and the Haario update
-    eta_sum = tuple(s + phi[b] for s, b in zip(state.eta_sum, config.blocks))
-    eta_outer = tuple(o + np.outer(phi[b], phi[b]) for o, b in zip(state.eta_outer, config.blocks))
+    eta_sum = tuple(s + psi[b] for s, b in zip(state.eta_sum, config.blocks))
+    eta_outer = tuple(o + np.outer(psi[b], psi[b]) for o, b in zip(state.eta_outer, config.blocks))
     covs = state.proposal_covs
     adapting = g > config.adapt_start and (config.adapt_stop is None or g <= config.adapt_stop)
     if adapting and g > 1:
@@ -388,23 +389,23 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
             cov = s_d / (g - 1) * (o - g * np.outer(mean, mean)) + s_d * config.adapt_epsilon * np.eye(d)
             new.append(0.5 * (cov + cov.T))
         covs = tuple(new)
-    new_state = PMGibbsState(phi, lm, lp, variational, samples, log_w, g, covs, eta_sum, eta_outer)
+    new_state = PMGibbsState(psi, lm, lp, variational, samples, log_w, g, covs, eta_sum, eta_outer)
     return new_state, PMGibbsInfo(accepted, acc_prob, prop_lm, ops.cubic, n_evals, converged)
 
 
 # ---------------------------------------------------------------------------
-# Alg. 3: elliptical slice sampling of Z given phi
+# Alg. 3: elliptical slice sampling of Z given psi
 # ---------------------------------------------------------------------------
 class LatentState(NamedTuple):
     Z: np.ndarray  # (N, k_z)
-    log_likelihood: float  # log p(Y | Z, theta, beta) at ``phi``
-    phi: np.ndarray  # the hyperparameters the log-likelihood was evaluated at
+    log_likelihood: float  # log p(Y | Z, theta, beta) at ``psi``
+    psi: np.ndarray  # the hyperparameters the log-likelihood was evaluated at
 
 
-def latent_init(model: SupervisedGPLVM, phi, Z) -> LatentState:
-    phi = np.array(phi, dtype=np.float64)
+def latent_init(model: SupervisedGPLVM, psi, Z) -> LatentState:
+    psi = np.array(psi, dtype=np.float64)
     Z = np.array(Z, dtype=np.float64).reshape(model.n, model.latent_dim)
-    return LatentState(Z, log_likelihood(model, phi, Z), phi)
+    return LatentState(Z, log_likelihood(model, psi, Z), psi)
 
 
 def _block_factor(L: np.ndarray, kz: int):
@@ -430,21 +431,21 @@ def elliptical_latent_step(rng, Z, log_lik, chol_prior, log_lik_fn):
     return st.position.reshape(kz, n).T.copy(), st.log_likelihood, info
 
 
-def latent_step(rng: np.random.Generator, state: LatentState, model: SupervisedGPLVM, phi,
+def latent_step(rng: np.random.Generator, state: LatentState, model: SupervisedGPLVM, psi,
                 chol_prior: np.ndarray | None = None) -> tuple[LatentState, ess.EllipticalSliceInfo]:
-    """One Alg. 3 update of Z | Y, X, phi (target eq. in Sec. 4.2).
+    """One Alg. 3 update of Z | Y, X, psi (target eq. in Sec. 4.2).
 
-    If phi differs from the state's, log p(Y | Z) is re-evaluated first (the
-    slice threshold must use the current phi).  ``chol_prior`` is L_z at phi
+    If psi differs from the state's, log p(Y | Z) is re-evaluated first (the
+    slice threshold must use the current psi).  ``chol_prior`` is L_z at psi
     if already available.
     """
-    phi = np.asarray(phi, dtype=np.float64)
-    if not np.array_equal(phi, state.phi):
-        state = latent_init(model, phi, state.Z)
-    L = model.latent_prior_chol(phi) if chol_prior is None else chol_prior
+    psi = np.asarray(psi, dtype=np.float64)
+    if not np.array_equal(psi, state.psi):
+        state = latent_init(model, psi, state.Z)
+    L = model.latent_prior_chol(psi) if chol_prior is None else chol_prior
     Z, ll, info = elliptical_latent_step(rng, state.Z, state.log_likelihood, L,
-                                         lambda Z: log_likelihood(model, phi, Z))
-    return LatentState(Z, ll, phi.copy()), info
+                                         lambda Z: log_likelihood(model, psi, Z))
+    return LatentState(Z, ll, psi.copy()), info
 
 
 # ---------------------------------------------------------------------------
@@ -453,7 +454,7 @@ def latent_step(rng: np.random.Generator, state: LatentState, model: SupervisedG
 class PMWithinGibbsState(NamedTuple):
     """What carries from one iteration (Alg. 2 then Alg. 3) to the next."""
 
-    gibbs: PMGibbsState  # phi, its stored estimate (eq. 6) and the Alg. 2 adaptation sums
+    gibbs: PMGibbsState  # psi, its stored estimate (eq. 6) and the Alg. 2 adaptation sums
     latent: LatentState | None  # Z of Alg. 3 (None without latent steps)
 
     @property
@@ -462,7 +463,7 @@ class PMWithinGibbsState(NamedTuple):
 
     @property
     def log_density(self) -> float:
-        """log p~(Y | X, phi) + log p(phi): the PM chain's stored (noisy) log target."""
+        """log p~(Y | X, psi) + log p(psi): the PM chain's stored (noisy) log target."""
         return self.gibbs.log_density
 
 
@@ -486,19 +487,19 @@ def _selected_latent(rng, model: SupervisedGPLVM, gibbs: PMGibbsState) -> Latent
     return latent_init(model, gibbs.position, gibbs.samples[select_draw(rng, gibbs.log_weights)])
 
 
-def within_gibbs_init(rng: np.random.Generator, model: SupervisedGPLVM, prior, phi, config: PMGibbsConfig, *,
+def within_gibbs_init(rng: np.random.Generator, model: SupervisedGPLVM, prior, psi, config: PMGibbsConfig, *,
                       proposal_covs=None, n_latent_steps: int = 1) -> PMWithinGibbsState:
-    """Alg. 2's state at phi (``init``) and, with latent steps, Z = one of its importance draws ∝ w_k."""
-    gibbs = init(rng, model, prior, phi, config, proposal_covs)
+    """Alg. 2's state at psi (``init``) and, with latent steps, Z = one of its importance draws ∝ w_k."""
+    gibbs = init(rng, model, prior, psi, config, proposal_covs)
     return PMWithinGibbsState(gibbs, _selected_latent(rng, model, gibbs) if n_latent_steps > 0 else None)
 
 
 def within_gibbs_step(rng: np.random.Generator, state: PMWithinGibbsState, model: SupervisedGPLVM, prior,
                       config: PMGibbsConfig, *, n_latent_steps: int = 1,
                       latent_start: str = "continue") -> tuple[PMWithinGibbsState, PMWithinGibbsInfo]:
-    """One iteration g: Alg. 2 (``step``), then ``n_latent_steps`` of Alg. 3 (``latent_step``) at the new phi.
+    """One iteration g: Alg. 2 (``step``), then ``n_latent_steps`` of Alg. 3 (``latent_step``) at the new psi.
 
-    ``latent_start`` (see ``run_pm_chain``): ``"continue"`` starts Alg. 3 from
+    ``latent_start`` (see ``run_chain``): ``"continue"`` starts Alg. 3 from
     the previous Z, ``"resample"`` from an importance draw of the current
     estimate chosen ∝ w_k.
     """
@@ -528,11 +529,11 @@ def _record(state: PMWithinGibbsState, info: PMWithinGibbsInfo) -> dict:
     return out
 
 
-def run_pm_chain(
+def run_chain(
     rng: np.random.Generator,
     model: SupervisedGPLVM,
     prior,
-    phi0,
+    psi0,
     config: PMGibbsConfig,
     n_draws: int,
     *,
@@ -545,7 +546,7 @@ def run_pm_chain(
     """Alg. 2 with ``n_latent_steps`` of Alg. 3 after each iteration: ``n_warmup`` discarded, ``n_draws`` kept.
 
     A use of ``gpbayes.mcmc.runner.run_chain`` with the kernel
-    ``within_gibbs_step`` from ``within_gibbs_init(rng, ..., phi0)``.  The
+    ``within_gibbs_step`` from ``within_gibbs_init(rng, ..., psi0)``.  The
     proposal adaptation of Alg. 2 (line 7) runs inside the kernel in every
     iteration, warm-up (the paper's n0 burn-in) or not, as the paper does.
 
@@ -553,16 +554,16 @@ def run_pm_chain(
 
     * ``"continue"`` (the paper, Sec. 4.2): from the previous iteration's Z
       (initially an importance draw picked with probability proportional to
-      its weight).  Z then lags behind phi: (phi^(g), Z^(g)) is a draw from
-      p(phi, Z | Y) only approximately.
+      its weight).  Z then lags behind psi: (psi^(g), Z^(g)) is a draw from
+      p(psi, Z | Y) only approximately.
     * ``"resample"``: from the current state's importance draw Z_k picked with
       probability w_k / sum w.  The PM chain's stationary law is
-      p(phi | Y) (1/Q) sum_k p(Z_k | phi, Y) prod_{q != k} q(Z_q), under which
-      the picked Z_k is an exact draw from p(Z | phi, Y); Alg. 3 keeps it so.
+      p(psi | Y) (1/Q) sum_k p(Z_k | psi, Y) prod_{q != k} q(Z_q), under which
+      the picked Z_k is an exact draw from p(Z | psi, Y); Alg. 3 keeps it so.
       (``tests/test_gplvm.py``'s Geweke test checks exactly this construction.)
 
-    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws`` phi (n_draws, p);
-    stats ``lp`` (log p~(Y | X, phi) + log p(phi)), ``n_cubic`` (Alg. 2 + Alg. 3),
+    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws`` psi (n_draws, p);
+    stats ``lp`` (log p~(Y | X, psi) + log p(psi)), ``n_cubic`` (Alg. 2 + Alg. 3),
     ``n_bound_evals``, ``n_shrinkages``, ``wall_time``; ``extra``
     ``log_marginal``, ``log_prior``, ``accepted`` (n_draws, R),
     ``acceptance_prob`` (n_draws, R) and, with latent steps, ``Z``
@@ -578,10 +579,10 @@ def run_pm_chain(
                                  latent_start=latent_start)
 
     def start():
-        return within_gibbs_init(rng, model, prior, phi0, config, proposal_covs=proposal_covs,
+        return within_gibbs_init(rng, model, prior, psi0, config, proposal_covs=proposal_covs,
                                  n_latent_steps=n_latent_steps)
 
-    return run_chain(rng, kernel, start, n_draws=int(n_draws), n_warmup=int(n_warmup), callback=callback,
+    return runner.run_chain(rng, kernel, start, n_draws=int(n_draws), n_warmup=int(n_warmup), callback=callback,
                      record=_record)
 
 
@@ -595,13 +596,13 @@ class PredictiveMixture(NamedTuple):
     var: np.ndarray  # (G, n_test), including beta^-1
 
 
-def _predict_one(rng, model: SupervisedGPLVM, phi, Z, X_star, n_latent_draws):
-    psi_z, psi_f, log_beta = model.split(phi)
+def _predict_one(rng, model: SupervisedGPLVM, psi, Z, X_star, n_latent_draws):
+    psi_z, psi_f, log_beta = model.split(psi)
     X_star = np.asarray(X_star, dtype=np.float64).reshape(-1, model.input_dim)
     t = X_star.shape[0]
     kz = model.latent_dim
     # eq. 8: z*_j | Z ~ N(K_z*^T K_z^-1 z_j, s*)
-    Lz = model.latent_prior_chol(phi)
+    Lz = model.latent_prior_chol(psi)
     Kzs = model.input_kernel(psi_z, model.X, X_star)  # (N, t)
     Vz = linalg.solve_triangular(Lz, Kzs, lower=True)
     mz = Vz.T @ linalg.solve_triangular(Lz, Z, lower=True)  # (t, kz)
@@ -623,31 +624,31 @@ def _predict_one(rng, model: SupervisedGPLVM, phi, Z, X_star, n_latent_draws):
     return means, variances
 
 
-def predictive_mixture(rng: np.random.Generator, model: SupervisedGPLVM, phis, Zs, X_star,
+def predictive_mixture(rng: np.random.Generator, model: SupervisedGPLVM, psis, Zs, X_star,
                        n_latent_draws: int = 1) -> PredictiveMixture:
-    """Eqs. 7-8 from posterior draws (phi^(g), Z^(g)), g = 1..G.
+    """Eqs. 7-8 from posterior draws (psi^(g), Z^(g)), g = 1..G.
 
     For each draw, z* is drawn ``n_latent_draws`` times from eq. 8 at every
     test input independently, and the Gaussian p(y* | z*, Z, Y, theta, beta)
     is kept as one mixture component.
     """
-    phis = np.atleast_2d(np.asarray(phis, dtype=np.float64))
-    Zs = np.asarray(Zs, dtype=np.float64).reshape(phis.shape[0], model.n, model.latent_dim)
+    psis = np.atleast_2d(np.asarray(psis, dtype=np.float64))
+    Zs = np.asarray(Zs, dtype=np.float64).reshape(psis.shape[0], model.n, model.latent_dim)
     means, variances = [], []
-    for phi, Z in zip(phis, Zs):
-        m, v = _predict_one(rng, model, phi, Z, X_star, n_latent_draws)
+    for psi, Z in zip(psis, Zs):
+        m, v = _predict_one(rng, model, psi, Z, X_star, n_latent_draws)
         means += m
         variances += v
     return PredictiveMixture(np.array(means), np.array(variances))
 
 
-def ml_predictive_mixture(rng: np.random.Generator, model: SupervisedGPLVM, phi, params: VariationalParams,
+def ml_predictive_mixture(rng: np.random.Generator, model: SupervisedGPLVM, psi, params: VariationalParams,
                           X_star, n_samples: int = 200) -> PredictiveMixture:
-    """The type-II ML baseline: phi fixed at its point estimate, Z ~ q(Z) (``n_samples`` draws)."""
-    q = latent_posterior(model, phi, params)
+    """The type-II ML baseline: psi fixed at its point estimate, Z ~ q(Z) (``n_samples`` draws)."""
+    q = latent_posterior(model, psi, params)
     Zs = sample_latent(rng, q, n_samples)
-    phis = np.repeat(np.asarray(phi, dtype=np.float64)[None], n_samples, axis=0)
-    return predictive_mixture(rng, model, phis, Zs, X_star)
+    psis = np.repeat(np.asarray(psi, dtype=np.float64)[None], n_samples, axis=0)
+    return predictive_mixture(rng, model, psis, Zs, X_star)
 
 
 def mixture_log_density(mix: PredictiveMixture, Y_star) -> tuple[np.ndarray, np.ndarray]:

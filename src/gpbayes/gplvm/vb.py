@@ -10,9 +10,9 @@ Inputs X (N x k_x), outputs Y (N x k_y), latent Z (N x k_z):
     k_f(z, z') = theta_S exp(-1/2 sum_j theta_j (z_j - z'_j)^2)        (Sec. 6.1)
 
 All hyperparameters are positive and handled on the log scale.  The vector
-``phi`` is always laid out as
+``psi`` is always laid out as
 
-    phi = (log sigma_1..k_x, log theta_1..k_z, log theta_S, log beta)
+    psi = (log sigma_1..k_x, log theta_1..k_z, log theta_S, log beta)
 
 (``SupervisedGPLVM.param_names``).  ``eps`` (``latent_jitter``) is the
 paper's fixed white-noise term of k_z; it is part of the model.  Y is used as
@@ -202,7 +202,7 @@ class SupervisedGPLVM:
         )
 
     def block(self, names) -> np.ndarray:
-        """Indices into phi of the named parameters (e.g. ``["theta_S", "beta"]``)."""
+        """Indices into psi of the named parameters (e.g. ``["theta_S", "beta"]``)."""
         idx = []
         for name in names:
             if name not in self.param_names:
@@ -211,25 +211,25 @@ class SupervisedGPLVM:
         return np.array(idx, dtype=int)
 
     # ------------------------------------------------------------ transforms
-    def split(self, phi) -> tuple[np.ndarray, np.ndarray, float]:
+    def split(self, psi) -> tuple[np.ndarray, np.ndarray, float]:
         """(psi of k_z, psi of k_f = (log theta_1..k_z, log theta_S), log beta)."""
-        phi = np.asarray(phi, dtype=np.float64)
-        if phi.shape != (self.n_params,):
-            raise ValueError(f"phi must have {self.n_params} entries {self.param_names}, got shape {phi.shape}")
-        if not np.all(np.isfinite(phi)):
-            raise ValueError(f"non-finite log-hyperparameters {phi}")
+        psi = np.asarray(psi, dtype=np.float64)
+        if psi.shape != (self.n_params,):
+            raise ValueError(f"psi must have {self.n_params} entries {self.param_names}, got shape {psi.shape}")
+        if not np.all(np.isfinite(psi)):
+            raise ValueError(f"non-finite log-hyperparameters {psi}")
         kx = self.input_dim
-        return phi[:kx], phi[kx:-1], float(phi[-1])
+        return psi[:kx], psi[kx:-1], float(psi[-1])
 
-    def latent_prior_cov(self, phi) -> np.ndarray:
+    def latent_prior_cov(self, psi) -> np.ndarray:
         """K_z = k_z(X, X; sigma) + eps I."""
-        psi_z, _, _ = self.split(phi)
+        psi_z, _, _ = self.split(psi)
         K = self.input_kernel(psi_z, self.X)
         K[np.diag_indices_from(K)] += self.latent_jitter
         return K
 
-    def latent_prior_chol(self, phi) -> np.ndarray:
-        return linalg.cholesky(self.latent_prior_cov(phi), name="K_z")
+    def latent_prior_chol(self, psi) -> np.ndarray:
+        return linalg.cholesky(self.latent_prior_cov(psi), name="K_z")
 
     def inducing_cov(self, psi_f, inducing) -> np.ndarray:
         """K_u = k_f(Z_u, Z_u) + eps_u theta_S I."""
@@ -257,7 +257,7 @@ class VariationalParams(NamedTuple):
 
 
 class LatentPosterior(NamedTuple):
-    """q(Z) at a given phi, in the forms the bound and the sampler need."""
+    """q(Z) at a given psi, in the forms the bound and the sampler need."""
 
     chol_prior: np.ndarray  # L_z, (N, N)
     mean: np.ndarray  # mu, (N, k_z)
@@ -280,9 +280,9 @@ class LatentPosterior(NamedTuple):
         return linalg.matmul(T, T.T)
 
 
-def latent_posterior(model: SupervisedGPLVM, phi, params: VariationalParams, chol_prior=None) -> LatentPosterior:
-    """q(Z) at phi from the free parameters (one Cholesky of K_z unless given)."""
-    L = model.latent_prior_chol(phi) if chol_prior is None else chol_prior
+def latent_posterior(model: SupervisedGPLVM, psi, params: VariationalParams, chol_prior=None) -> LatentPosterior:
+    """q(Z) at psi from the free parameters (one Cholesky of K_z unless given)."""
+    L = model.latent_prior_chol(psi) if chol_prior is None else chol_prior
     n, kz = model.n, model.latent_dim
     a = np.asarray(params.whitened_mean, dtype=np.float64)
     lam = np.exp(np.asarray(params.log_lambda, dtype=np.float64))
@@ -308,7 +308,7 @@ class BoundGradients(NamedTuple):
     whitened_mean: np.ndarray
     log_lambda: np.ndarray
     inducing: np.ndarray
-    phi: np.ndarray | None  # only with hyper_gradient=True
+    psi: np.ndarray | None  # only with hyper_gradient=True
 
     def pack(self) -> np.ndarray:
         return np.concatenate([self.whitened_mean.ravel(), self.log_lambda.ravel(), self.inducing.ravel()])
@@ -323,17 +323,17 @@ def _cholesky_adjoint(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
     return linalg.solve_triangular(L, tmp.T, lower=True, trans=True).T  # L^-T P L^-1
 
 
-def elbo(model: SupervisedGPLVM, phi, params: VariationalParams, *, gradient: bool = False,
+def elbo(model: SupervisedGPLVM, psi, params: VariationalParams, *, gradient: bool = False,
          hyper_gradient: bool = False, chol_prior: np.ndarray | None = None):
-    """The lower bound F~ - KL of the module docstring at (phi, params).
+    """The lower bound F~ - KL of the module docstring at (psi, params).
 
     Returns the value, or (value, ``BoundGradients``) with ``gradient``;
-    ``hyper_gradient`` adds the gradient in phi (type-II ML).  ``chol_prior``
-    is L_z at phi if already available (saves a Cholesky per evaluation
-    when phi is fixed, as in Alg. 1).
+    ``hyper_gradient`` adds the gradient in psi (type-II ML).  ``chol_prior``
+    is L_z at psi if already available (saves a Cholesky per evaluation
+    when psi is fixed, as in Alg. 1).
     """
     gradient = gradient or hyper_gradient
-    psi_z, psi_f, log_beta = model.split(phi)
+    psi_z, psi_f, log_beta = model.split(psi)
     beta = float(np.exp(log_beta))
     Y = model.Y
     n, D = Y.shape
@@ -346,7 +346,7 @@ def elbo(model: SupervisedGPLVM, phi, params: VariationalParams, *, gradient: bo
     w_f = np.exp(psi_f[:-1])
 
     # q(Z) and its KL to p(Z | X, sigma)
-    q = latent_posterior(model, phi, params, chol_prior)
+    q = latent_posterior(model, psi, params, chol_prior)
     kl = q.kl()
 
     # Alg. 1 line 3: the Psi-statistics
@@ -415,15 +415,15 @@ def elbo(model: SupervisedGPLVM, phi, params: VariationalParams, *, gradient: bo
         return value, BoundGradients(g_a, g_loglam, g_ind, None)
 
     # hyperparameters: theta (Psi + K_u), beta, sigma (through K_z)
-    g_phi = np.empty(model.n_params)
+    g_psi = np.empty(model.n_params)
     kx = model.input_dim
     dKu = model.latent_kernel.gradients(psi_f, Zu, K0)
     g_theta = np.array([float(np.sum(g_Ku * dK)) for dK in dKu])
     g_theta[-1] = float(np.sum(g_Ku * Ku))  # jitter scales with theta_S too
     g_theta[:-1] += gp.log_precisions
     g_theta[-1] += gp.log_amplitude
-    g_phi[kx:-1] = g_theta
-    g_phi[-1] = beta * g_beta
+    g_psi[kx:-1] = g_theta
+    g_psi[-1] = beta * g_beta
 
     L = q.chol_prior
     K_bar = _cholesky_adjoint(L, np.tril(g_mu @ q.whitened_mean.T))
@@ -436,8 +436,8 @@ def elbo(model: SupervisedGPLVM, phi, params: VariationalParams, *, gradient: bo
     K_bar = 0.5 * (K_bar + K_bar.T)
     Kx = model.input_kernel(psi_z, model.X)
     for l, dK in enumerate(model.input_kernel.gradients(psi_z, model.X, Kx)):
-        g_phi[l] = float(np.sum(K_bar * dK))
-    return value, BoundGradients(g_a, g_loglam, g_ind, g_phi)
+        g_psi[l] = float(np.sum(K_bar * dK))
+    return value, BoundGradients(g_a, g_loglam, g_ind, g_psi)
 
 
 # ---------------------------------------------------------------------------
@@ -460,7 +460,7 @@ def _pca_scores(Y: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def initial_variational(model: SupervisedGPLVM, phi, chol_prior=None) -> VariationalParams:
+def initial_variational(model: SupervisedGPLVM, psi, chol_prior=None) -> VariationalParams:
     """Alg. 1 line 1: means from PCA on Y, variances at the neutral value 0.5.
 
     * means: the PCA scores m_pca (unit variance per component) are mapped to
@@ -474,9 +474,9 @@ def initial_variational(model: SupervisedGPLVM, phi, chol_prior=None) -> Variati
     * inducing inputs: M rows of mu at evenly spaced ranks of its first
       coordinate (all rows if M = N).
 
-    Deterministic in (model, phi), as the pseudo-marginal sampler requires.
+    Deterministic in (model, psi), as the pseudo-marginal sampler requires.
     """
-    L = model.latent_prior_chol(phi) if chol_prior is None else chol_prior
+    L = model.latent_prior_chol(psi) if chol_prior is None else chol_prior
     n, kz, m = model.n, model.latent_dim, model.n_inducing
     m_pca = _pca_scores(model.Y, kz)
     G = L.T @ L
@@ -499,23 +499,23 @@ class VBResult(NamedTuple):
 
 def optimise_variational(
     model: SupervisedGPLVM,
-    phi,
+    psi,
     params0: VariationalParams | None = None,
     *,
     max_iter: int = 500,
     tol: float = 1e-7,
     optimise_inducing: bool = True,
 ) -> VBResult:
-    """Alg. 1: maximise the bound over (mu, S, Z_u) with phi fixed (L-BFGS-B).
+    """Alg. 1: maximise the bound over (mu, S, Z_u) with psi fixed (L-BFGS-B).
 
     Starts from ``params0`` or, if None, from ``initial_variational``;
     deterministic given its inputs.  ``tol`` is L-BFGS-B's ``ftol``
     (relative change of the bound) and ``gtol``; ``max_iter`` caps the
     iterations (each needs one or a few bound evaluations).
     """
-    phi = np.asarray(phi, dtype=np.float64)
-    L = model.latent_prior_chol(phi)
-    p0 = initial_variational(model, phi, L) if params0 is None else params0
+    psi = np.asarray(psi, dtype=np.float64)
+    L = model.latent_prior_chol(psi)
+    p0 = initial_variational(model, psi, L) if params0 is None else params0
     n, kz = model.n, model.latent_dim
     m = p0.inducing.shape[0]
     fixed_ind = p0.inducing
@@ -528,7 +528,7 @@ def optimise_variational(
 
     def fun(x):
         try:
-            val, g = elbo(model, phi, unpack(x), gradient=True, chol_prior=L)
+            val, g = elbo(model, psi, unpack(x), gradient=True, chol_prior=L)
         except np.linalg.LinAlgError:
             return np.inf, np.zeros_like(x)
         gx = g.pack() if optimise_inducing else np.concatenate([g.whitened_mean.ravel(), g.log_lambda.ravel()])
@@ -547,10 +547,10 @@ def optimise_variational(
 
 # ---------------------------------------------------------------------------
 # type-II maximum likelihood baseline (the paper's "ML"): bound maximised in
-# (q, Z_u, phi) jointly, with restarts
+# (q, Z_u, psi) jointly, with restarts
 # ---------------------------------------------------------------------------
 class MLResult(NamedTuple):
-    phi: np.ndarray
+    psi: np.ndarray
     params: VariationalParams
     bound: float
     all_bounds: np.ndarray  # final bound of every restart
@@ -560,37 +560,37 @@ class MLResult(NamedTuple):
 def fit_type2_ml(
     rng: np.random.Generator,
     model: SupervisedGPLVM,
-    phi0,
+    psi0,
     *,
     n_restarts: int = 3,
     restart_scale: float = 0.5,
     max_iter: int = 2000,
     tol: float = 1e-9,
-    phi_bounds: tuple[float, float] = (-12.0, 12.0),
+    psi_bounds: tuple[float, float] = (-12.0, 12.0),
 ) -> MLResult:
-    """Maximise the bound jointly in (a, log lambda, Z_u, phi) (L-BFGS-B).
+    """Maximise the bound jointly in (a, log lambda, Z_u, psi) (L-BFGS-B).
 
-    The first start is ``phi0``; the other ``n_restarts - 1`` are phi0 plus
+    The first start is ``psi0``; the other ``n_restarts - 1`` are psi0 plus
     N(0, restart_scale^2) noise drawn from ``rng``.  Each start initialises
-    q by ``initial_variational`` at its phi.  Returns the best.
+    q by ``initial_variational`` at its psi.  Returns the best.
     """
-    phi0 = np.asarray(phi0, dtype=np.float64)
+    psi0 = np.asarray(psi0, dtype=np.float64)
     n, kz, m, p = model.n, model.latent_dim, model.n_inducing, model.n_params
     nv = 2 * n * kz + m * kz
     bounds = [(None, None)] * (n * kz) + [LOG_LAMBDA_BOUNDS] * (n * kz) + [(None, None)] * (m * kz)
-    bounds += [phi_bounds] * p
+    bounds += [psi_bounds] * p
 
     def fun(x):
         try:
             val, g = elbo(model, x[nv:], VariationalParams.unpack(x[:nv], n, kz, m), hyper_gradient=True)
         except (np.linalg.LinAlgError, ValueError):
             return np.inf, np.zeros_like(x)
-        return -val, -np.concatenate([g.pack(), g.phi])
+        return -val, -np.concatenate([g.pack(), g.psi])
 
     best, results = None, []
     for r in range(max(1, int(n_restarts))):
-        start = phi0 if r == 0 else phi0 + restart_scale * rng.standard_normal(p)
-        start = np.clip(start, *phi_bounds)
+        start = psi0 if r == 0 else psi0 + restart_scale * rng.standard_normal(p)
+        start = np.clip(start, *psi_bounds)
         try:
             p_init = initial_variational(model, start)
         except np.linalg.LinAlgError:

@@ -60,7 +60,8 @@ import numpy as np
 
 from .. import linalg
 from .adaptation import DA_GAMMA, DA_KAPPA, DA_T0, TARGET_ACCEPT, StepSizeAdaptation
-from .runner import Chain, run_chain
+from . import runner
+from .runner import Chain
 
 __all__ = [
     "MassMatrix",
@@ -74,7 +75,7 @@ __all__ = [
     "kinetic_energy",
     "draw_momentum",
     "find_reasonable_step_size",
-    "run_hmc_chain",
+    "run_chain",
     "warmup_gradients",
     "TARGET_ACCEPT",
     "DA_GAMMA",
@@ -308,7 +309,7 @@ def find_reasonable_step_size(
 # ---------------------------------------------------------------------------
 # chain: dual-averaging warm-up, then frozen step size (a use of the runner)
 # ---------------------------------------------------------------------------
-def run_hmc_chain(
+def run_chain(
     rng: np.random.Generator,
     position0,
     value_and_grad_fn: ValueAndGradFn,
@@ -345,7 +346,7 @@ def run_hmc_chain(
         find_step_size=lambda r, st: find_reasonable_step_size(r, st, value_and_grad_fn, mass),
         target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
     )
-    return run_chain(rng, None, lambda: init(position0, value_and_grad_fn), n_draws=n_draws,
+    return runner.run_chain(rng, None, lambda: init(position0, value_and_grad_fn), n_draws=n_draws,
                      n_warmup=n_tune, adapt=adapt, callback=callback)
 
 

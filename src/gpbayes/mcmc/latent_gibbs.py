@@ -110,7 +110,7 @@ def init(model: rep.LatentGaussianModel, psi, f, method: str = "aa") -> LatentGi
     log_prior = model.log_prior(psi)
     if not math.isfinite(log_prior):
         raise ValueError(f"initial psi {psi} has zero prior density")
-    log_lik = model.log_likelihood(f)
+    log_lik = model.log_likelihood(psi, f)
     if not math.isfinite(log_lik):
         raise ValueError(f"initial f has log-likelihood {log_lik}")
     if method == "surr":
@@ -174,9 +174,7 @@ def surr_theta_step(
     with linalg.count_ops() as ops:
         factors = state.surrogate
         if factors is None:  # e.g. after an AA update: 2 extra O(n^3) operations
-            factors = rep.surrogate_factors(
-                state.chol_prior, model.site_noise(model.prior_variance(state.psi))
-            )
+            factors = rep.surrogate_factors(state.chol_prior, model.site_noise(state.psi))
             state = state._replace(surrogate=factors)
         # step 1: draw surrogate data g ~ N(f, S_psi)
         g = rep.draw_surrogate_data(rng, state.f, factors.noise_var)
@@ -202,7 +200,7 @@ def latent_step(
 ) -> tuple[LatentGibbsState, elliptical_slice.EllipticalSliceInfo]:
     """One ELL-SS update of f | psi, y with the stored factor of Sigma_psi."""
     es = elliptical_slice.EllipticalSliceState(state.f, state.log_likelihood)
-    es, info = elliptical_slice.step(rng, es, state.chol_prior, model.log_likelihood)
+    es, info = elliptical_slice.step(rng, es, state.chol_prior, lambda f: model.log_likelihood(state.psi, f))
     return state._replace(f=es.position, log_likelihood=es.log_likelihood), info
 
 

@@ -62,9 +62,10 @@ from .hmc import (
     kinetic_energy,
     leapfrog,
 )
-from .runner import Chain, run_chain
+from . import runner
+from .runner import Chain
 
-__all__ = ["NUTSState", "NUTSInfo", "init", "step", "run_nuts_chain", "XIONG_STEP_SIZE", "MAX_TREE_DEPTH"]
+__all__ = ["NUTSState", "NUTSInfo", "init", "step", "run_chain", "XIONG_STEP_SIZE", "MAX_TREE_DEPTH"]
 
 NUTSState = HMCState  # position, log density, gradient
 #: Xiong et al. Sec. 4.3.1: "we set the stepsize of NUTS to 0.1".
@@ -190,7 +191,7 @@ def step(
     return new, info
 
 
-def run_nuts_chain(
+def run_chain(
     rng: np.random.Generator,
     position0,
     value_and_grad_fn: ValueAndGradFn,
@@ -228,8 +229,8 @@ def run_nuts_chain(
             find_step_size=lambda r, st: find_reasonable_step_size(r, st, value_and_grad_fn, mass),
             target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
         )
-        return run_chain(rng, None, start, n_draws=n_draws, n_warmup=n_adapt, adapt=adapt, callback=callback)
+        return runner.run_chain(rng, None, start, n_draws=n_draws, n_warmup=n_adapt, adapt=adapt, callback=callback)
     if step_size is None:
         raise ValueError("NUTS without adaptation needs a step_size")
-    chain = run_chain(rng, make_step(float(step_size)), start, n_draws=n_draws, callback=callback)
+    chain = runner.run_chain(rng, make_step(float(step_size)), start, n_draws=n_draws, callback=callback)
     return dataclasses.replace(chain, params={"step_size": float(step_size)})

@@ -35,9 +35,11 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
+from . import runner
 from .random_walk import _checked  # NaN raises, as in F&G Alg. 1's step
+from .runner import Chain
 
-__all__ = ["PMMHState", "PMMHInfo", "init", "step"]
+__all__ = ["PMMHState", "PMMHInfo", "init", "step", "run_chain"]
 
 LogDensityAndLatentFn = Callable[[np.ndarray, np.random.Generator], tuple[float, "np.ndarray | None"]]
 
@@ -89,3 +91,27 @@ def step(
         accepted = bool(np.log(rng.uniform()) < log_ratio)
     new_state = PMMHState(proposal, value, latent) if accepted else state
     return new_state, PMMHInfo(accepted, acc_prob, value, ops.cubic)
+
+
+def run_chain(rng: np.random.Generator, log_density_and_latent_fn: LogDensityAndLatentFn, position0,
+              proposal_factor, *, n_burn: int, n_draws: int, callback=None) -> Chain:
+    """PMMH with a frozen proposal, carrying the selected latent draw (a use of ``runner.run_chain``).
+
+    Starts at ``position0`` with a fresh estimate and its selected latent
+    (``init``), then ``n_burn`` discarded and ``n_draws`` kept iterations of
+    ``step`` (propose, estimate at the proposal and select f' ∝ w_k, accept
+    against the *stored* estimate; psi, estimate and f move together).
+    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws`` (n_draws, p),
+    stats ``lp`` (the stored estimates), ``accepted``, ``acceptance_rate``,
+    ``n_cubic``, ...; ``extra["latent"]`` (n_draws, n) the f carried at every
+    kept draw; ``warmup`` the burn-in (``n_accepted``; its ``n_cubic``
+    includes the first estimate).
+    """
+    factor = np.asarray(proposal_factor, dtype=np.float64)
+    n_burn, n_draws = int(n_burn), int(n_draws)
+    if n_draws < 1 or n_burn < 0:
+        raise ValueError(f"need n_draws >= 1, n_burn >= 0; got {n_draws}, {n_burn}")
+    fn = log_density_and_latent_fn
+    return runner.run_chain(rng, lambda r, st: step(r, st, fn, factor), lambda: init(position0, fn, rng),
+                            n_draws=n_draws, n_warmup=n_burn, callback=callback,
+                            record=lambda st, info: {"latent": st.latent})

@@ -13,13 +13,13 @@ The transition is F&G (2014) Alg. 1, implemented once in
    accepted.  It is never recomputed; this is what makes the chain target the
    exact posterior p(psi | y) (Andrieu & Roberts 2009; F&G Sec. 3.3.2).
 
-``run_pm_chain`` is the whole run of F&G Sec. 4.4:
+``run_chain`` is the whole run of F&G Sec. 4.4:
 
 * phase 1, adaptive (``n_adapt`` iterations): plain MH on the deterministic
   approximate log posterior log p^(y | theta) + log p(psi) (the Laplace
   marginal, R&W eq. 3.32, by default; ``adapt_on="ep"`` for log Z_EP), with
   the proposal scale and covariance adapted by
-  ``gpbayes.mcmc.driver.run_rwmh_chain`` towards ``target_accept``.  F&G do
+  ``gpbayes.mcmc.random_walk.run_chain`` towards ``target_accept``.  F&G do
   this "to overcome the problems that may arise when chains get trapped due to
   a largely overestimated value of the marginal likelihood";
 * phase 2, pseudo-marginal: the proposal is frozen; the chain restarts from
@@ -41,10 +41,11 @@ import time
 import numpy as np
 
 from .. import linalg
-from . import driver, random_walk
-from .runner import Chain, run_chain
+from . import random_walk
+from . import runner
+from .runner import Chain
 
-__all__ = ["deterministic_log_posterior", "run_pm_chain"]
+__all__ = ["deterministic_log_posterior", "run_chain"]
 
 def deterministic_log_posterior(target, adapt_on: str = "laplace"):
     """The deterministic approximate log posterior used in the adaptive phase.
@@ -68,7 +69,7 @@ def deterministic_log_posterior(target, adapt_on: str = "laplace"):
     return source, log_density_fn
 
 
-def run_pm_chain(
+def run_chain(
     rng: np.random.Generator,
     target,
     psi0,
@@ -99,11 +100,11 @@ def run_pm_chain(
     target_accept : acceptance rate phase 1 adapts towards (F&G: 20-30 %).
     adapt_on : ``"laplace"`` (F&G) or ``"ep"``: which deterministic
         approximate marginal phase 1 runs on (``deterministic_log_posterior``).
-    initial_scale, adapt_covariance : passed to ``driver.run_rwmh_chain``
+    initial_scale, adapt_covariance : passed to ``random_walk.run_chain``
         (default scale 2.38 / sqrt(p); covariance re-estimated at 1/2 and 3/4
         of phase 1 when p > 1; for p = 1 only the scale is adapted).
 
-    Phase 1 is ``driver.run_rwmh_chain`` with ``n_burn=n_adapt`` adapted
+    Phase 1 is ``random_walk.run_chain`` with ``n_burn=n_adapt`` adapted
     iterations followed by one iteration with the now frozen proposal (the
     driver reports positions only for frozen draws), whose end point starts
     phase 2.  All ``n_adapt + 1`` iterations evaluate only the deterministic
@@ -142,7 +143,7 @@ def run_pm_chain(
         _, det_fn = deterministic_log_posterior(target, adapt_on)
         t0 = time.perf_counter()
         with linalg.count_ops() as ops:
-            adapt = driver.run_rwmh_chain(
+            adapt = random_walk.run_chain(
                 rng, psi0, det_fn, proposal_cov,
                 n_burn=int(n_adapt), n_draws=1, target_accept=target_accept,
                 initial_scale=initial_scale,
@@ -180,7 +181,7 @@ def run_pm_chain(
         first["lp"] = float(st.log_density)
         return st
 
-    chain = run_chain(rng, kernel, start, n_draws=n_draws, n_warmup=n_burn, callback=callback)
+    chain = runner.run_chain(rng, kernel, start, n_draws=n_draws, n_warmup=n_burn, callback=callback)
     params = dict(proposal_factor=factor, proposal_scale=float(scale), adapt_on=adapt_on,
                   init_log_density=first["lp"],
                   n_failures=int(getattr(target, "n_failures", 0) - failures0), **phase1)

@@ -23,8 +23,11 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
+from . import runner
+from .adaptation import RandomWalkAdaptation
+from .runner import Chain
 
-__all__ = ["RWMHState", "RWMHInfo", "init", "step"]
+__all__ = ["RWMHState", "RWMHInfo", "init", "step", "run_chain"]
 
 LogDensityFn = Callable[[np.ndarray, np.random.Generator], float]
 
@@ -75,3 +78,41 @@ def step(
         accepted = bool(np.log(rng.uniform()) < log_ratio)
     new_state = RWMHState(proposal, value) if accepted else state
     return new_state, RWMHInfo(accepted, acc_prob, value, ops.cubic)
+
+
+def run_chain(
+    rng: np.random.Generator,
+    position0,
+    log_density_fn,
+    proposal_cov: np.ndarray,
+    *,
+    n_burn: int,
+    n_draws: int,
+    target_accept: float = 0.25,
+    initial_scale: float | None = None,
+    adapt_covariance: bool = True,
+    callback=None,
+) -> Chain:
+    """Adaptive random-walk Metropolis (a use of ``runner.run_chain``): burn-in with proposal adaptation (``adaptation.RandomWalkAdaptation``), then ``n_draws`` kept draws.
+
+    The proposal is ``s^2 * Sigma`` with ``Sigma = proposal_cov`` at the
+    start; see :class:`gpbayes.mcmc.adaptation.RandomWalkAdaptation` for the
+    Robbins–Monro scale and Haario covariance updates, confined to burn-in.
+    After burn-in everything is frozen, so the kept draws come from one fixed,
+    valid MH kernel.  ``log_density_fn(position, rng)`` may be noisy (a
+    pseudo-marginal estimate): the state stores its value at the current point.
+
+    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws``, ``stats``
+    (``lp``, ``accepted``, ``acceptance_rate``, ``proposal_lp``, ``n_cubic``,
+    ``wall_time``), ``warmup`` (burn-in cost and acceptance) and ``params``
+    (``proposal_scale``, ``proposal_factor``).
+    """
+    position0 = np.asarray(position0, dtype=float)
+
+    def make_step(factor):
+        return lambda r, st: step(r, st, log_density_fn, factor)
+
+    adapt = RandomWalkAdaptation(make_step, proposal_cov, int(n_burn), target_accept=target_accept,
+                                 initial_scale=initial_scale, adapt_covariance=adapt_covariance)
+    return runner.run_chain(rng, None, lambda: init(position0, log_density_fn, rng),
+                     n_draws=n_draws, n_warmup=n_burn, adapt=adapt, callback=callback)

@@ -75,7 +75,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
-from .runner import Chain, run_chain
+from . import runner
+from .runner import Chain
 
 __all__ = [
     "SliceState",
@@ -85,7 +86,7 @@ __all__ = [
     "step",
     "neal_step",
     "murray_adams_step",
-    "run_slice_chain",
+    "run_chain",
     "MAX_SHRINKAGES",
     "XIONG_WIDTH",
 ]
@@ -314,7 +315,7 @@ def murray_adams_step(rng, state, log_density_fn, sigma, *, step_out=0, order="r
     return step(rng, state, log_density_fn, sigma, step_out=step_out, order=order)
 
 
-def run_slice_chain(
+def run_chain(
     rng: np.random.Generator,
     position0,
     log_density_fn: LogDensityFn,
@@ -334,5 +335,5 @@ def run_slice_chain(
     def kernel(r, st):
         return step(r, st, log_density_fn, width, **step_options)
 
-    return run_chain(rng, kernel, lambda: init(position0, log_density_fn), n_draws=n_draws, n_warmup=n_burn,
+    return runner.run_chain(rng, kernel, lambda: init(position0, log_density_fn), n_draws=n_draws, n_warmup=n_burn,
                      callback=callback)

@@ -139,21 +139,21 @@ def build_prior(model: SupervisedGPLVM, cfg: dict) -> priors.IndependentPrior:
     return priors.IndependentPrior(tuple(builders.prior(cfg["priors"][_group(p)]) for p in model.param_names))
 
 
-def _phi_from_groups(model: SupervisedGPLVM, values: dict) -> np.ndarray:
+def _psi_from_groups(model: SupervisedGPLVM, values: dict) -> np.ndarray:
     return np.log(np.array([float(values[_group(p)]) for p in model.param_names]))
 
 
 def fit_ml(ds: xr.Dataset, cfg: dict, settings: dict, seed: int) -> xr.Dataset:
-    """Type-II ML: the bound maximised jointly in (q, Z_u, phi), ``ml_restarts`` starts."""
+    """Type-II ML: the bound maximised jointly in (q, Z_u, psi), ``ml_restarts`` starts."""
     model = build_model(ds, cfg, settings)
     case = ds.attrs["case"]
-    phi0 = _phi_from_groups(model, cfg["ml"]["start"])
-    res = fit_type2_ml(rngmod.stream(seed, "gplvm", case, "ml"), model, phi0,
+    psi0 = _psi_from_groups(model, cfg["ml"]["start"])
+    res = fit_type2_ml(rngmod.stream(seed, "gplvm", case, "ml"), model, psi0,
                        n_restarts=int(settings["ml_restarts"]), restart_scale=float(cfg["ml"]["restart_scale"]),
                        max_iter=int(settings["ml_max_iter"]))
     p = res.params
     return xr.Dataset(
-        {"phi": (("param",), res.phi), "value": (("param",), np.exp(res.phi)),
+        {"psi": (("param",), res.psi), "value": (("param",), np.exp(res.psi)),
          "whitened_mean": (("point", "latent"), p.whitened_mean),
          "log_lambda": (("point", "latent"), p.log_lambda),
          "inducing": (("inducing_point", "latent"), p.inducing),
@@ -196,16 +196,16 @@ def run_chain(ds: xr.Dataset, ml: xr.Dataset, chain: int, cfg: dict, settings: d
     config = gibbs_config(model, cfg, settings)
     case = ds.attrs["case"]
     start_rng = rngmod.stream(seed, "gplvm", case, "start", chain)
-    phi0 = ml["phi"].values + float(cfg["start_noise_sd"]) * start_rng.standard_normal(model.n_params)
+    psi0 = ml["psi"].values + float(cfg["start_noise_sd"]) * start_rng.standard_normal(model.n_params)
     sd = float(cfg["initial_proposal_sd"])
     covs = [sd**2 * np.eye(b.size) for b in config.blocks]
-    ch = pm.run_pm_chain(rngmod.stream(seed, "gplvm", case, "chain", chain), model, prior, phi0, config,
+    ch = pm.run_chain(rngmod.stream(seed, "gplvm", case, "chain", chain), model, prior, psi0, config,
                          int(settings["n_draws"]), n_warmup=int(settings["n_burn"]), proposal_covs=covs)
-    return {"phi": ch.draws, "Z": ch.extra["Z"], "log_marginal": ch.extra["log_marginal"],
+    return {"psi": ch.draws, "Z": ch.extra["Z"], "log_marginal": ch.extra["log_marginal"],
             "log_prior": ch.extra["log_prior"], "accepted": ch.extra["accepted"],
             "acceptance_prob": ch.extra["acceptance_prob"], "n_bound_evals": ch.stats["n_bound_evals"],
             "n_shrinkages": ch.stats["n_shrinkages"], "n_cubic": ch.stats["n_cubic"],
-            "wall_time": ch.stats["wall_time"], "phi0": phi0}
+            "wall_time": ch.stats["wall_time"], "psi0": psi0}
 
 
 def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings: dict, seed: int) -> dict:
@@ -213,7 +213,7 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
     model = build_model(ds, cfg, settings)
     chains = list(block_chains(block, settings["n_chains"], settings["chains_per_job"]))
     runs = [run_chain(ds, ml, c, cfg, settings, seed) for c in chains]
-    post = {name: np.stack([np.exp(r["phi"][:, i]) for r in runs]) for i, name in enumerate(model.param_names)}
+    post = {name: np.stack([np.exp(r["psi"][:, i]) for r in runs]) for i, name in enumerate(model.param_names)}
     post["Z"] = np.stack([r["Z"] for r in runs])
     st = {k: np.stack([r[k] for r in runs])
           for k in ("log_marginal", "log_prior", "accepted", "acceptance_prob", "n_bound_evals", "n_shrinkages",
@@ -225,7 +225,7 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
         attrs={"case": ds.attrs["case"], "block": int(block)})
     for g in groups.values():
         g["chain"] = np.array(chains)
-    groups["sample_stats"]["start"] = (("chain", "param"), np.stack([r["phi0"] for r in runs]))
+    groups["sample_stats"]["start"] = (("chain", "param"), np.stack([r["psi0"] for r in runs]))
     groups["sample_stats"] = groups["sample_stats"].assign_coords(param=model.param_names)
     return groups
 
@@ -282,13 +282,13 @@ def evaluate_case(ds: xr.Dataset, ml: xr.Dataset, chains: dict, cfg: dict, setti
     case = ds.attrs["case"]
     x_test, edges = test_grid(ds, settings, cfg)
     post = chains["posterior"].stack(sample=("chain", "draw"))
-    phis = np.log(np.column_stack([post[p].values for p in model.param_names]))
+    psis = np.log(np.column_stack([post[p].values for p in model.param_names]))
     Zs = post["Z"].transpose("sample", "point", "latent").values
-    pick = _thin(phis.shape[0], settings["n_predictive_draws"])
+    pick = _thin(psis.shape[0], settings["n_predictive_draws"])
     rng = rngmod.stream(seed, "gplvm", case, "predict")
     n_lat = int(cfg["prediction"]["n_latent_draws"])
-    marg = pm.predictive_mixture(rng, model, phis[pick], Zs[pick], x_test[:, None], n_latent_draws=n_lat)
-    ml_mix = pm.ml_predictive_mixture(rngmod.stream(seed, "gplvm", case, "predict_ml"), model, ml["phi"].values,
+    marg = pm.predictive_mixture(rng, model, psis[pick], Zs[pick], x_test[:, None], n_latent_draws=n_lat)
+    ml_mix = pm.ml_predictive_mixture(rngmod.stream(seed, "gplvm", case, "predict_ml"), model, ml["psi"].values,
                                       _ml_params(ml), x_test[:, None],
                                       n_samples=int(settings["ml_predictive_samples"]))
     truth = true_binned_density(ds, x_test, edges)

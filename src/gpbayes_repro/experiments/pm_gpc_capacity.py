@@ -34,7 +34,7 @@ The four classifiers (Sec. 5.2), isotropic kernel for all:
 * ``ep_ml``: type-II ML of log Z_EP (``fit_ep_type2_ml``, no prior), then the
   EP predictive at psi_ML (eq. 8);
 * ``mcmc_ep``: random-walk MH on log Z_EP(psi) + log p(psi)
-  (``gpbayes.mcmc.driver.run_rwmh_chain``; proposal adapted during burn-in,
+  (``gpbayes.mcmc.random_walk.run_chain``; proposal adapted during burn-in,
   then frozen), started at the EP MAP; predictive eq. 8 averaged over
   ``n_predict`` thinned draws of psi (``mcmc_predictive`` without latents);
 * ``mcmc_pm_ep``: pseudo-marginal MH (F&G Alg. 1) with the EP importance
@@ -60,7 +60,7 @@ posterior, as F&G's eq. 26-28 argument shows for N_imp = 1.  The library has
 it: ``PseudoMarginalTarget.log_density_and_latent`` (estimate plus selected
 draw, ``gpbayes.estimators.importance.select_draw``) and
 ``gpbayes.mcmc.particle_marginal`` (init/step, state = (psi, stored
-estimate, f)); ``run_pm_chain_with_latents`` runs it with
+estimate, f)); ``gpbayes.mcmc.particle_marginal.run_chain`` runs it with
 ``gpbayes.mcmc.runner.run_chain``.
 """
 
@@ -73,14 +73,13 @@ import xarray as xr
 from scipy.stats import rankdata
 
 from .. import builders
-from gpbayes import linalg, priors
+from gpbayes import io, linalg, priors
 from ..baselines import probabilistic_svm
 from gpbayes.classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
-from gpbayes.mcmc import driver, particle_marginal
-from gpbayes.mcmc.runner import Chain, run_chain
+from gpbayes.mcmc import particle_marginal, random_walk
 from gpbayes.metrics import capacity_curve
 
 __all__ = [
@@ -89,7 +88,6 @@ __all__ = [
     "dataset_label",
     "capacity_prior",
     "balanced_split",
-    "run_pm_chain_with_latents",
     "classify_split",
     "split_dataset",
     "collect_splits",
@@ -161,34 +159,6 @@ def balanced_split(y, n: int, rng: np.random.Generator, *,
 
 
 # --------------------------------------------------------------------------
-# pseudo-marginal MH carrying a latent draw (F&G eq. 20)
-# --------------------------------------------------------------------------
-def run_pm_chain_with_latents(rng: np.random.Generator, target: PseudoMarginalTarget, psi0, proposal_factor, *,
-                              n_burn: int, n_draws: int, callback=None) -> Chain:
-    """F&G Alg. 1 with a frozen proposal, carrying the selected latent draw (ADH 2010 PMMH).
-
-    Starts at ``psi0`` with a fresh estimate and its selected latent
-    (``particle_marginal.init`` on ``target.log_density_and_latent``), then
-    ``n_burn`` discarded and ``n_draws`` kept iterations of
-    ``particle_marginal.step`` (propose, estimate at the proposal and select
-    f' ∝ w_k, accept against the *stored* estimate; psi, estimate and f move
-    together).  Returns the runner's :class:`~gpbayes.mcmc.runner.Chain`:
-    ``draws`` (n_draws, p), stats ``lp`` (the stored estimates),
-    ``accepted``, ``acceptance_rate``, ``n_cubic``, ...; ``extra["latent"]``
-    (n_draws, n) the f carried at every kept draw; ``warmup`` the burn-in
-    (``n_accepted``; its ``n_cubic`` includes the first estimate).
-    """
-    factor = np.asarray(proposal_factor, dtype=np.float64)
-    n_burn, n_draws = int(n_burn), int(n_draws)
-    if n_draws < 1 or n_burn < 0:
-        raise ValueError(f"need n_draws >= 1, n_burn >= 0; got {n_draws}, {n_burn}")
-    fn = target.log_density_and_latent
-    return run_chain(rng, lambda r, st: particle_marginal.step(r, st, fn, factor),
-                     lambda: particle_marginal.init(psi0, fn, rng), n_draws=n_draws, n_warmup=n_burn,
-                     callback=callback, record=lambda st, info: {"latent": st.latent})
-
-
-# --------------------------------------------------------------------------
 # one (data set, n, split)
 # --------------------------------------------------------------------------
 def _deterministic(target: PseudoMarginalTarget):
@@ -232,9 +202,14 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
     Dataset with ``probability(classifier, test)``; ``capacity_accuracy``,
     ``capacity_auc``, ``accuracy``, ``auc`` per classifier; the capacity curves
     ``abstention``, ``curve_accuracy``, ``curve_auc`` (classifier, rho); the
-    hyperparameters (``psi_ep_ml``, ``psi_map``, kept chains ``chain_psi``),
-    acceptance rates, SVM tuning, and cost per classifier (``n_cubic`` O(n^3)
-    operations and ``wall_time`` seconds).
+    hyperparameters (``psi_ep_ml``, ``psi_map``), acceptance rates, SVM
+    tuning, and cost per classifier (``n_cubic`` O(n^3) operations and
+    ``wall_time`` seconds); and the ArviZ groups of the two chains
+    (``chain_groups``): ``posterior`` ``psi_mcmc_ep`` and ``psi_mcmc_pm_ep``
+    (chain, draw, param), ``sample_stats`` their statistics with the same
+    suffixes.  The two are chains of different targets (EP's approximate
+    posterior and the exact one), so each is its own variable, not a second
+    chain of one.
     """
     X_train = np.asarray(X_train, dtype=np.float64)
     X_test = np.asarray(X_test, dtype=np.float64)
@@ -272,7 +247,7 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
                                   init=np.clip(ml.psi, -4.0, 4.0), ep_mode=ep_mode)
         ep_target = PseudoMarginalTarget(X_train, y_train, kernel, _PROBIT, prior, approx="ep",
                                          ep_mode=ep_mode, warm_start=True)
-        chain_ep = driver.run_rwmh_chain(
+        chain_ep = random_walk.run_chain(
             r_ep, fit_map.psi, _deterministic(ep_target),
             float(cfg["initial_proposal_sd"]) ** 2 * np.eye(kernel.n_params),
             n_burn=n_adapt, n_draws=n_draws, target_accept=float(cfg["target_accept"]))
@@ -286,8 +261,8 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
     with linalg.count_ops() as ops:
         pm_target = PseudoMarginalTarget(X_train, y_train, kernel, _PROBIT, prior, approx="ep",
                                          n_imp=int(cfg["n_imp"]), ep_mode=ep_mode)
-        chain_pm = run_pm_chain_with_latents(r_pm, pm_target, chain_ep.draws[-1],
-                                             chain_ep.params["proposal_factor"], n_burn=n_burn, n_draws=n_draws)
+        chain_pm = particle_marginal.run_chain(r_pm, pm_target.log_density_and_latent, chain_ep.draws[-1],
+                                               chain_ep.params["proposal_factor"], n_burn=n_burn, n_draws=n_draws)
         # eq. 20 over the thinned pairs (theta, f) at draws 0, thin, 2 thin, ...
         probs["mcmc_pm_ep"] = mcmc_predictive(X_train, y_train, X_test, kernel, chain_pm.draws[::thin],
                                               f_samples=chain_pm.extra["latent"][::thin])
@@ -321,8 +296,6 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
             "wall_time": per_classifier(lambda c: wall[c]),
             "psi_ep_ml": ("param", ml.psi),
             "psi_map": ("param", fit_map.psi),
-            "chain_psi": (("chain", "draw", "param"),
-                          np.stack([chain_ep.draws, chain_pm.draws])),
             "acceptance_rate": ("chain", np.array([np.mean(chain_ep.stats["accepted"]),
                                                    np.mean(chain_pm.stats["accepted"])])),
         },
@@ -340,21 +313,39 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
             "mcmc_ep_predictive": "F&G eq. 8 averaged over thinned draws of theta",
         },
     )
-    return ds
+    return ds, chain_groups({"mcmc_ep": chain_ep, "mcmc_pm_ep": chain_pm}, params)
+
+
+_CHAIN_STATS = ["lp", "accepted", "acceptance_rate", "n_cubic", "wall_time"]
+
+
+def chain_groups(chains: dict, params: list[str]) -> dict[str, xr.Dataset]:
+    """ArviZ ``posterior``/``sample_stats`` groups with one variable per named chain (suffix ``_<name>``)."""
+    post, stats = [], []
+    for name, ch in chains.items():
+        g = io.to_inference_groups([ch], var_name="psi", coords={"param": params}, stats=_CHAIN_STATS)
+        post.append(g["posterior"][["psi"]].rename({"psi": f"psi_{name}"}))
+        ss = g["sample_stats"]
+        stats.append(ss.rename({v: f"{v}_{name}" for v in ss.data_vars}))
+    return {"posterior": xr.merge(post, combine_attrs="override"),
+            "sample_stats": xr.merge(stats, combine_attrs="drop_conflicts")}
 
 
 def split_dataset(data: xr.Dataset, n: int, split: int, *, cfg: dict, settings: dict,
                   rng_split: np.random.Generator, rng_fit: np.random.Generator,
-                  nugget: float, ep_mode: str) -> xr.Dataset:
-    """One workflow job: draw split ``split`` of size ``n`` of a prepared data set and classify."""
+                  nugget: float, ep_mode: str) -> tuple[xr.Dataset, dict[str, xr.Dataset]]:
+    """One workflow job: draw split ``split`` of size ``n`` of a prepared data set and classify.
+
+    Returns the scores (the file's root group) and the chains' ArviZ groups.
+    """
     X, y = data["X"].values, data["y"].values
     train, test = balanced_split(y, n, rng_split, min_test_per_class=int(cfg["min_test_per_class"]))
-    ds = classify_split(X[train], y[train], X[test], y[test], cfg=cfg, settings=settings, rng=rng_fit,
-                        nugget=nugget, ep_mode=ep_mode)
+    ds, groups = classify_split(X[train], y[train], X[test], y[test], cfg=cfg, settings=settings, rng=rng_fit,
+                                nugget=nugget, ep_mode=ep_mode)
     ds = ds.assign(train_index=("train", train), test_index=("test", test))
     ds.attrs.update(dataset=str(data.attrs.get("name", "")), n=int(n), split=int(split),
                     stand_in=int(data.attrs.get("stand_in", 0)))
-    return ds
+    return ds, groups
 
 
 # --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ Stages (each a Snakemake rule calling one function here):
 3. ``merge_chains`` / ``diagnostics`` / ``claims``.
 
 The model is the AMIS paper's: y = f + e, f ~ GP(0, sigma exp(-sum_r
-(x_r-x'_r)^2/tau_r^2)), e ~ N(0, lambda I); phi = (log tau_1..d, log sigma,
+(x_r-x'_r)^2/tau_r^2)), e ~ N(0, lambda I); psi = (log tau_1..d, log sigma,
 log lambda).
 """
 
@@ -25,7 +25,7 @@ import xarray as xr
 
 from .. import builders
 from gpbayes import diagnostics, io, linalg, priors
-from gpbayes.mcmc import driver
+from gpbayes.mcmc import random_walk
 from gpbayes.mcmc.runner import Progress
 from gpbayes.finite_differences import hessian_from_gradients
 from gpbayes.posterior import log_posterior, log_posterior_value_and_grad
@@ -58,16 +58,16 @@ def fit_ml(ds: xr.Dataset, exp_cfg: dict, n_restarts: int, rng: np.random.Genera
     prior = build_prior(model, exp_cfg)
     ml = fit_type2_ml(model, rng, n_restarts=n_restarts)
     # posterior mode, started from the ML estimate, for the proposal shape
-    mode = fit_type2_ml(model, rng, n_restarts=1, init=ml.phi, log_prior=prior)
+    mode = fit_type2_ml(model, rng, n_restarts=1, init=ml.psi, log_prior=prior)
 
     value_and_grad = log_posterior_value_and_grad(model, prior)
-    H = hessian_from_gradients(lambda phi: value_and_grad(phi)[1], mode.phi)
+    H = hessian_from_gradients(lambda psi: value_and_grad(psi)[1], mode.psi)
     cov = linalg.inverse_of_negative_definite(H)
     names = model.param_names
     return xr.Dataset(
         {
-            "phi_ml": (("param",), ml.phi),
-            "phi_map": (("param",), mode.phi),
+            "psi_ml": (("param",), ml.psi),
+            "psi_map": (("param",), mode.psi),
             "log_marginal_ml": ((), ml.log_marginal),
             "restart_objectives": (("restart",), ml.all_objectives),
             "proposal_cov": (("param", "param2"), cov),
@@ -85,13 +85,13 @@ def run_chain(ds: xr.Dataset, ml: xr.Dataset, exp_cfg: dict, settings: dict,
     prior = build_prior(model, exp_cfg)
     target = log_posterior(model, prior)
     cov = ml["proposal_cov"].values
-    start = ml["phi_ml"].values + linalg.cholesky(cov, name="proposal covariance", count=False) @ rng.standard_normal(cov.shape[0])
-    chain_out = driver.run_rwmh_chain(rng, start, target, cov, n_burn=settings["n_burn"],
+    start = ml["psi_ml"].values + linalg.cholesky(cov, name="proposal covariance", count=False) @ rng.standard_normal(cov.shape[0])
+    chain_out = random_walk.run_chain(rng, start, target, cov, n_burn=settings["n_burn"],
                                       n_draws=settings["n_draws"], target_accept=exp_cfg["target_accept"],
                                       callback=Progress(f"regression_mh chain {chain}"))
     # one exact marginal (one likelihood evaluation) per MH iteration
     chain_out.stats["n_likelihood"] = np.ones_like(chain_out.stats["n_cubic"])
-    groups = io.to_inference_groups([chain_out], var_name="phi", dims=("param",),
+    groups = io.to_inference_groups([chain_out], var_name="psi", dims=("param",),
                                     coords={"param": np.array(model.param_names)},
                                     stats=["lp", "accepted", "acceptance_rate", "n_cubic", "n_likelihood",
                                            "wall_time", "proposal_lp"])
@@ -114,25 +114,25 @@ def diagnostics_table(groups: dict[str, xr.Dataset], ml: xr.Dataset) -> xr.Datas
     rank-normalised split R-hat of Vehtari et al. (2021), for which they
     recommend the threshold 1.01 that the slice's claim uses.
     """
-    phi = groups["posterior"]["phi"]
+    psi = groups["posterior"]["psi"]
     ss = groups["sample_stats"]
     rows = {k: [] for k in ("mean", "sd", "ml", "ess", "ess_coda", "rhat", "rank_rhat")}
-    for p in phi["param"].values:
-        x = phi.sel(param=p).values
+    for p in psi["param"].values:
+        x = psi.sel(param=p).values
         rows["mean"].append(float(x.mean()))
         rows["sd"].append(float(x.std()))
-        rows["ml"].append(float(ml["phi_ml"].sel(param=p)))
+        rows["ml"].append(float(ml["psi_ml"].sel(param=p)))
         rows["ess"].append(float(diagnostics.ess(x)))
         rows["ess_coda"].append(float(diagnostics.ess_coda(x)))
         rows["rhat"].append(float(diagnostics.rhat(x)))
         rows["rank_rhat"].append(float(diagnostics.split_rhat(x, rank_normalize=True)))
     total_time = float(ss["wall_time"].sum())
     out = xr.Dataset({k: (("param",), np.array(v)) for k, v in rows.items()},
-                     coords={"param": phi["param"].values})
+                     coords={"param": psi["param"].values})
     out["ess_per_second"] = out["ess"] / total_time
     out.attrs.update(
         acceptance=float(ss["accepted"].mean()),
-        n_chains=int(phi.sizes["chain"]), n_draws=int(phi.sizes["draw"]),
+        n_chains=int(psi.sizes["chain"]), n_draws=int(psi.sizes["draw"]),
         wall_time_s=total_time, cubic_per_iteration=float(ss["n_cubic"].mean()),
     )
     return out

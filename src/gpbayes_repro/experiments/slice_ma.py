@@ -39,13 +39,13 @@ Runs (M&A Sec. 5): 10 chains per method, 1000 burn-in + 5000 kept iterations
 (mining: 20000 kept, "we re-ran each chain for 20,000 iterations"); each
 iteration is a slice sweep over the hyperparameters and 10 elliptical slice
 updates of f.  All methods of a data set start chain c from the same draw
-(theta from the prior, f ~ N(0, Sigma_theta)); each chain has its own random
+(psi from the prior, f ~ N(0, Sigma_psi)); each chain has its own random
 stream keyed by (data set, method, chain), so results do not depend on how
 chains are grouped into jobs.
 
 Efficiency (M&A Fig. 3): the effective sample size (R-CODA effectiveSize,
 ``diagnostics.ess_coda``) of the complete-data log-likelihood
-log p(y, f | theta) over the kept iterations of one chain, divided by the
+log p(y, f | psi) over the kept iterations of one chain, divided by the
 chain's likelihood evaluations, covariance constructions and seconds over
 the same iterations; mean and standard error over chains; each data set's
 bars divided by the surr-site mean.
@@ -67,6 +67,7 @@ from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Gaussian, Logistic, Poisson
 from gpbayes.mcmc import hyper_slice as hs
 from gpbayes.mcmc.runner import Progress
+from gpbayes.representations import LatentGaussianModel
 
 __all__ = [
     "DATASETS",
@@ -231,7 +232,7 @@ def problem_data(name: str, cfg: dict, settings: dict, seed: int, source: xr.Dat
 # ---------------------------------------------------------------------------
 # model and chains
 # ---------------------------------------------------------------------------
-def build_model(ds: xr.Dataset, cfg: dict) -> hs.HyperModel:
+def build_model(ds: xr.Dataset, cfg: dict) -> LatentGaussianModel:
     """Likelihood, SE-ARD kernel (M&A eq. 2) and priors for one data set."""
     X, y = ds["X"].values, ds["y"].values
     task = ds.attrs["task"]
@@ -249,15 +250,15 @@ def build_model(ds: xr.Dataset, cfg: dict) -> hs.HyperModel:
         comps.append(priors.LogNormal(math.log(max(float(np.mean(y)), 1e-3)), float(cfg["priors"]["offset_sd"])))
     else:
         raise ValueError(f"data set {ds.attrs.get('name')!r}: unknown task {task!r}")
-    return hs.HyperModel(kernel, X, lik, y, priors.IndependentPrior(tuple(comps)), sample_offset=offset,
+    return LatentGaussianModel(kernel, X, lik, y, priors.IndependentPrior(tuple(comps)), sample_offset=offset,
                          max_noise_ratio=float(cfg["max_noise_ratio"]))
 
 
-def initial_point(model: hs.HyperModel, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """theta from the prior, f ~ N(0, Sigma_theta)."""
-    theta = model.prior.sample_psi(rng)
-    L = linalg.cholesky(model.covariance(theta), name="initial GP covariance", count=False)
-    return theta, L @ rng.standard_normal(model.n)
+def initial_point(model: LatentGaussianModel, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """psi from the prior, f ~ N(0, Sigma_psi)."""
+    psi = model.prior.sample_psi(rng)
+    L = linalg.cholesky(model.covariance(psi), name="initial GP covariance", count=False)
+    return psi, L @ rng.standard_normal(model.n)
 
 
 def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: dict,
@@ -269,14 +270,14 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
     chains = _block_chains(block, settings["n_chains"], settings["chains_per_job"])
     results = []
     for c in chains:
-        theta0, f0 = initial_point(model, rngmod.stream(seed, "slice_ma", name, "init", c))
+        psi0, f0 = initial_point(model, rngmod.stream(seed, "slice_ma", name, "init", c))
         gen = rngmod.stream(seed, "slice_ma", name, method, "chain", c)
         t0 = time.perf_counter()
-        out = hs.run_chain(gen, model, theta0, f0, method, n_burn=int(s["n_burn"]), n_draws=int(s["n_draws"]),
+        out = hs.run_chain(gen, model, psi0, f0, method, n_burn=int(s["n_burn"]), n_draws=int(s["n_draws"]),
                            n_latent_updates=int(cfg["n_latent_updates"]),
                            callback=Progress(f"slice_ma {name} {method} chain {c}"))
         results.append((out, time.perf_counter() - t0))
-    post = {"theta": np.stack([r.draws for r, _ in results]),
+    post = {"psi": np.stack([r.draws for r, _ in results]),
             "complete_ll": np.stack([r.stats["lp"] for r, _ in results])}
     stats = {"log_likelihood": np.stack([r.extra["log_likelihood"] for r, _ in results])}
     # the stored names of these counters (M&A's cost units), from the runner's ArviZ names
@@ -284,13 +285,13 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
                      ("n_cubic", "n_cubic"), ("n_density_evals", "n_density_evals"),
                      ("n_shrinkages", "n_shrinkages"), ("wall_time", "wall_time")):
         stats[old] = np.stack([r.stats[new] for r, _ in results])
-    # ArviZ names: lp = log p(y, f, theta) (complete-data log-likelihood + log prior); slice samplers always move
+    # ArviZ names: lp = log p(y, f, psi) (complete-data log-likelihood + log prior); slice samplers always move
     stats["lp"] = post["complete_ll"] + np.array([[model.log_prior(t) for t in r.draws] for r, _ in results])
     stats["accepted"] = np.ones_like(stats["wall_time"], dtype=bool)
     attrs = {"dataset": name, "method": method, "n": int(model.n), "d": int(ds["X"].shape[1]),
              "first_chain": int(chains[0]), "n_burn": int(s["n_burn"]), "stand_in": int(ds.attrs.get("stand_in", 0)),
              "n_latent_updates": int(cfg["n_latent_updates"])}
-    groups = io.make_inference_groups(post, stats, extra_dims={"theta": ("param",)},
+    groups = io.make_inference_groups(post, stats, extra_dims={"psi": ("param",)},
                                       coords={"param": np.array(model.param_names)}, attrs=attrs)
     groups["sample_stats"]["burn_wall_time"] = ("chain", np.array([r.warmup["wall_time"] for r, _ in results]))
     groups["sample_stats"]["total_wall_time"] = ("chain", np.array([t for _, t in results]))
@@ -303,15 +304,15 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
 def chain_efficiency(groups: dict[str, xr.Dataset]) -> xr.Dataset:
     """Per chain: ESS of the complete-data log-likelihood, the three costs, and ESS per cost."""
     cll = groups["posterior"]["complete_ll"].values  # (chain, draw)
-    theta = groups["posterior"]["theta"]
+    psi = groups["posterior"]["psi"]
     ss = groups["sample_stats"]
     ess = np.array([diagnostics.ess_coda(cll[c][None, :]) for c in range(cll.shape[0])])
     # for reading the figure: which hyperparameters limit the mixing
-    ess_theta = np.array([[diagnostics.ess_coda(theta.values[c, :, j][None, :]) for j in range(theta.shape[2])]
-                          for c in range(theta.shape[0])])
-    amp = list(theta["param"].values).index("sigma_f")
-    out = {"ess": ("chain", ess), "ess_theta_median": ("chain", np.median(ess_theta, axis=1)),
-           "ess_theta_min": ("chain", ess_theta.min(axis=1)), "ess_log_sigma_f": ("chain", ess_theta[:, amp])}
+    ess_psi = np.array([[diagnostics.ess_coda(psi.values[c, :, j][None, :]) for j in range(psi.shape[2])]
+                          for c in range(psi.shape[0])])
+    amp = list(psi["param"].values).index("sigma_f")
+    out = {"ess": ("chain", ess), "ess_psi_median": ("chain", np.median(ess_psi, axis=1)),
+           "ess_psi_min": ("chain", ess_psi.min(axis=1)), "ess_log_sigma_f": ("chain", ess_psi[:, amp])}
     for metric, key in _COST.items():
         cost = ss[key].values.sum(axis=1).astype(float)
         out[key] = ("chain", cost)
@@ -352,7 +353,7 @@ def fig3_table(efficiencies: list[xr.Dataset], methods_order=hs.METHODS):
         e = xr.concat(parts, dim="chain")
         row = {"dataset": dataset, "method": method, "n": int(e.attrs.get("n", 0)), "n_chains": e.sizes["chain"],
                "ess_mean": float(e["ess"].mean())}
-        for k in ("ess_theta_median", "ess_theta_min", "ess_log_sigma_f"):
+        for k in ("ess_psi_median", "ess_psi_min", "ess_log_sigma_f"):
             if k in e:
                 row[f"{k}_mean"] = float(e[k].mean())
         for metric, key in _COST.items():

@@ -56,6 +56,7 @@ from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
 from gpbayes.mcmc.runner import Progress
 from gpbayes.sparse import mcmc, svgp
+from gpbayes.sparse.target import SparseTarget, initial_position, predict_latent_draws
 from gpbayes.sparse.multiclass import RobustMax
 
 __all__ = [
@@ -202,10 +203,10 @@ def _psi0(problem: str, cfg: dict, kernel: SquaredExponential) -> np.ndarray:
     return np.log(np.r_[np.full(kernel.n_scale, float(init["lengthscale"])), float(init["amplitude"])])
 
 
-def _target(ds: xr.Dataset, problem: str, kernel_name: str, Z: np.ndarray, cfg: dict) -> mcmc.SparseTarget:
+def _target(ds: xr.Dataset, problem: str, kernel_name: str, Z: np.ndarray, cfg: dict) -> SparseTarget:
     X, y = train_part(ds)
     kernel = build_kernel(kernel_name, X.shape[1])
-    return mcmc.SparseTarget(X, y, Z, kernel, build_likelihood(problem, cfg, y), build_prior(problem, cfg, kernel),
+    return SparseTarget(X, y, Z, kernel, build_likelihood(problem, cfg, y), build_prior(problem, cfg, kernel),
                              n_quad=int(cfg["n_quad"]), jitter=float(cfg["jitter"]))
 
 
@@ -307,7 +308,7 @@ def predict_summary(ds: xr.Dataset, fit: xr.Dataset, chain_groups: list[dict], *
     mu, var = gaussian_latent(target.kernel, params, Xs, target.jitter)
     rows = [{"method": "gaussian", **predictive_metrics(target.likelihood, ys, mu[None], var[None], target.n_quad)}]
     v, psi = _pooled_draws(chain_groups, max_draws)
-    means, variances = mcmc.predict_latent_draws(target, v, psi, Xs)
+    means, variances = predict_latent_draws(target, v, psi, Xs)
     var_s = np.repeat(variances[:, :, None], means.shape[2], axis=2)
     rows.append({"method": sampler, **predictive_metrics(target.likelihood, ys, means, var_s, target.n_quad)})
     acc = [float(g["sample_stats"]["acceptance_rate"].mean()) for g in chain_groups]
@@ -336,7 +337,7 @@ def intensity_bands(ds: xr.Dataset, fit: xr.Dataset, chain_groups: list[dict], *
     mu, var = gaussian_latent(target.kernel, _svgp_params(fit), X, target.jitter)
     mu, sd = mu[:, 0], np.sqrt(var[:, 0])
     v, psi = _pooled_draws(chain_groups, max_draws)
-    means, variances = mcmc.predict_latent_draws(target, v, psi, X)
+    means, variances = predict_latent_draws(target, v, psi, X)
     rng = rngmod.stream(seed, _TAG, "coal_band")
     f = means[:, :, 0][:, None, :] + np.sqrt(variances)[:, None, :] * rng.standard_normal((len(v), n_f, X.shape[0]))
     lam = scale * np.exp(f.reshape(-1, X.shape[0]))
@@ -377,7 +378,7 @@ def run_block(ds: xr.Dataset, fit: xr.Dataset, *, study: str, problem: str, kern
     sample = mcmc.sample_joint if sampler == "joint" else mcmc.sample_gibbs
     runs = []
     for c in chains:
-        x0 = mcmc.initial_position(rngmod.stream(seed, _TAG, study, kernel, "M", M, "init", c), target, params)
+        x0 = initial_position(rngmod.stream(seed, _TAG, study, kernel, "M", M, "init", c), target, params)
         progress = Progress(f"sparse_mcmc {study} {kernel} {sampler} M={M} chain {c}")
         runs.append(sample(rngmod.stream(seed, _TAG, study, kernel, sampler, "M", M, "chain", c), target, x0,
                            callback=progress, **opts))
@@ -482,7 +483,7 @@ def equivalence_check(ds: xr.Dataset, *, n_points: int, n_checks: int, noise_var
     X, y = X[:n_points], y[:n_points].astype(float)
     k = build_kernel("rbf", X.shape[1])
     prior = priors.IndependentPrior((priors.LogNormal(math.log(3.0), 0.3), priors.LogNormal(0.0, 0.3)))
-    target = mcmc.SparseTarget(X, y, X, k, likelihoods.Gaussian(noise_variance), prior, jitter=0.0)
+    target = SparseTarget(X, y, X, k, likelihoods.Gaussian(noise_variance), prior, jitter=0.0)
     rng = rngmod.stream(seed, _TAG, "equivalence")
     rows = []
     for i in range(int(n_checks)):

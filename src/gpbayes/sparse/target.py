@@ -1,0 +1,218 @@
+"""MCMC for variationally sparse GPs (Hensman, Matthews, Filippone & Ghahramani 2015).
+
+Target (poster, "Tricks: whiten/center"): with u = L v, L L^T = K_uu(theta),
+
+    log q*(v, theta) = sum_n E_{p(f_n | u = L v, theta)}[log p(y_n | f_n)]
+                       + log N(v; 0, I) + log p(theta) + const,            (T1)
+
+the optimal free-form variational distribution over (u, theta) written in
+whitened coordinates (poster, "Optimal q*(u, theta)").  p(f_n | u = L v) =
+N(W^T v, k_nn - |W_:n|^2), W = L^-1 K_uf (``svgp.whitened_conditional``),
+and each 1-D expectation is Gauss-Hermite quadrature (poster, "Tricks:
+quadrature").  ``log_q_star`` evaluates (T1) with its exact gradient in
+O(N M^2) (plus one M x M Cholesky and the O(M^3) Cholesky backward, poster
+"Cholesky backpropagation").  The constant -M C/2 log 2 pi of N(v; 0, I) is
+included, so with Z = X and a Gaussian likelihood (T1) is the whitened
+full-GP joint log p(y | f = L v) + log N(v; 0, I) + log p(theta) exactly.
+theta is sampled as psi = log theta; ``prior`` is on psi (``gpbayes.priors``
+adds the Jacobian).  Where K_uu cannot be factorised (or the kernel
+overflows at extreme psi), or psi is outside the prior's support, (T1) is
+-inf.
+
+Posterior predictive from draws: ``predict_latent_draws``,
+``predict_class_probabilities`` (binary or robust-max multiclass),
+``predict_intensity`` (Poisson / log-Gaussian Cox process).
+The samplers are in ``gpbayes.sparse.mcmc``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from .. import linalg
+from . import svgp
+
+__all__ = [
+    "SparseTarget",
+    "log_q_star",
+    "initial_position",
+    "predict_latent_draws",
+    "predict_class_probabilities",
+    "predict_intensity",
+]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+LogDensityAndGrad = Callable[[np.ndarray], tuple[float, np.ndarray]]
+
+
+# ---------------------------------------------------------------------------
+# the target (T1)
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class SparseTarget:
+    """Data, inducing inputs Z (fixed), kernel, likelihood and prior of (T1).
+
+    The flat position used by the samplers is x = (v.ravel(), psi) with v of
+    shape (M, C) in C order.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    Z: np.ndarray
+    kernel: object
+    likelihood: object
+    prior: object
+    n_quad: int = 20
+    jitter: float = 1e-6
+
+    def __post_init__(self):
+        X = np.asarray(self.X, dtype=np.float64)
+        X = X[:, None] if X.ndim == 1 else X
+        Z = np.asarray(self.Z, dtype=np.float64)
+        Z = Z[:, None] if Z.ndim == 1 else Z
+        if Z.shape[1] != X.shape[1]:
+            raise ValueError(f"Z has {Z.shape[1]} columns but X has {X.shape[1]}")
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "Z", Z)
+        object.__setattr__(self, "y", self.likelihood.check_targets(self.y))
+        if self.y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {self.y.shape[0]} targets")
+        if len(self.prior) != self.kernel.n_params:
+            raise ValueError(
+                f"prior has {len(self.prior)} components, kernel has {self.kernel.n_params} "
+                f"parameters {self.kernel.param_names}"
+            )
+
+    @property
+    def n_latent(self) -> int:
+        return int(getattr(self.likelihood, "n_latent", 1))
+
+    @property
+    def n_inducing(self) -> int:
+        return int(self.Z.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return self.n_inducing * self.n_latent + self.kernel.n_params
+
+    def split(self, position) -> tuple[np.ndarray, np.ndarray]:
+        """(v (M, C), psi) from a flat position."""
+        position = np.asarray(position, dtype=np.float64)
+        k = self.n_inducing * self.n_latent
+        return position[:k].reshape(self.n_inducing, self.n_latent), position[k:]
+
+    def join(self, v, psi) -> np.ndarray:
+        return np.concatenate([np.asarray(v, dtype=np.float64).ravel(), np.asarray(psi, dtype=np.float64)])
+
+    def log_density(self, position) -> float:
+        v, psi = self.split(position)
+        return log_q_star(self, v, psi, grad="none")[0]
+
+    def logdensity_and_grad(self, position) -> tuple[float, np.ndarray]:
+        """(T1) and its gradient w.r.t. the flat position (v, psi)."""
+        v, psi = self.split(position)
+        value, dv, dpsi = log_q_star(self, v, psi, grad="joint")
+        return value, np.concatenate([dv.ravel(), dpsi])
+
+
+def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
+    """(T1) at (v, psi) and its gradients ``(value, dv (M, C), dpsi)``.
+
+    ``grad``: ``"joint"`` (both), ``"v"`` (dpsi is None: no Cholesky
+    backward, what the Gibbs sampler's HMC on v needs) or ``"none"``.
+    With g_mu = dE/dmu (N, C), g_s = sum_c dE/dvar_c (N,):
+
+      dv      = W g_mu - v
+      W_bar   = v g_mu^T - 2 W diag(g_s),  knn_bar = g_s
+      dpsi    = ``whitened_conditional_backward`` + d log p(psi)
+    """
+    if grad not in ("joint", "v", "none"):
+        raise ValueError(f"grad must be 'joint', 'v' or 'none', got {grad!r}")
+    M, C = target.n_inducing, target.n_latent
+    v = np.asarray(v, dtype=np.float64).reshape(M, C)
+    psi = np.asarray(psi, dtype=np.float64)
+    zero = (np.zeros((M, C)), np.zeros(psi.shape) if grad == "joint" else None)
+    if not (np.all(np.isfinite(psi)) and np.all(np.isfinite(v))):
+        return -np.inf, *zero
+    with np.errstate(over="ignore"):
+        log_prior_psi = float(target.prior.log_density(psi))
+    if not np.isfinite(log_prior_psi):
+        return -np.inf, *zero
+    try:
+        cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter)
+    except linalg.NotPositiveDefiniteError:
+        return -np.inf, *zero
+    # p(f_n | u = L v): mean W^T v, variance k_nn - |W_:n|^2 (the same for every c)
+    mu = cond.W.T @ v
+    var = np.repeat(cond.var[:, None], C, axis=1)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # far out in the tails (trial points of the step-size search) the
+        # likelihood's derivatives can overflow; such points get density 0
+        E, g_mu, g_var = svgp.expected_log_lik(target.likelihood, target.y, mu, var, target.n_quad)
+    value = float(np.sum(E)) - 0.5 * float(np.sum(v * v)) - 0.5 * M * C * _LOG_2PI + log_prior_psi
+    if not (np.isfinite(value) and np.all(np.isfinite(g_mu)) and np.all(np.isfinite(g_var))):
+        return -np.inf, *zero
+    if grad == "none":
+        return value, None, None
+    dv = cond.W @ g_mu - v
+    if grad == "v":
+        return value, dv, None
+    g_s = g_var.sum(axis=1)
+    W_bar = v @ g_mu.T - 2.0 * cond.W * g_s[None, :]
+    dpsi, _ = svgp.whitened_conditional_backward(
+        target.kernel, psi, target.Z, target.X, cond, W_bar, g_s, inputs=False
+    )
+    return value, dv, dpsi + target.prior.grad_log_density(psi)
+
+
+# ---------------------------------------------------------------------------
+# initialisation and posterior predictive
+# ---------------------------------------------------------------------------
+def initial_position(rng: np.random.Generator, target: SparseTarget, params: svgp.SVGPParams) -> np.ndarray:
+    """A draw v ~ q(v) = N(m, R R^T) of a fitted SVGP, with its psi (poster,
+    "Fit a Gaussian approximation to init the sampler")."""
+    M, C = params.m.shape
+    z = rng.standard_normal((C, M))
+    v = params.m + np.einsum("cmk,ck->mc", np.tril(params.R), z)
+    return target.join(v, params.psi)
+
+
+def predict_latent_draws(target: SparseTarget, v_draws, psi_draws, Xstar):
+    """p(f* | u = L v_s, theta_s) for each draw s: means (S, N*, C), variances (S, N*)."""
+    v_draws = np.asarray(v_draws, dtype=np.float64)
+    psi_draws = np.asarray(psi_draws, dtype=np.float64)
+    means, variances = [], []
+    for v, psi in zip(v_draws, psi_draws):
+        mu, var = svgp.predict_latent(target.kernel, psi, target.Z, v, Xstar, target.jitter)
+        means.append(mu)
+        variances.append(var)
+    return np.array(means), np.array(variances)
+
+
+def predict_class_probabilities(target: SparseTarget, v_draws, psi_draws, Xstar, n_points: int = 20):
+    """Per-draw predictive class probabilities; average over axis 0 for the
+    posterior predictive.
+
+    Binary likelihoods (labels +-1): p(y* = +1 | v_s, theta_s) =
+    E_{p(f*|u)}[p(y* = +1 | f*)] by Gauss-Hermite, shape (S, N*).
+    Robust-max: (S, N*, C) from ``RobustMax.predict_proba``.
+    """
+    means, variances = predict_latent_draws(target, v_draws, psi_draws, Xstar)
+    lik = target.likelihood
+    if hasattr(lik, "predict_proba"):
+        return np.array([lik.predict_proba(m, np.repeat(s[:, None], m.shape[1], axis=1), n_points)
+                         for m, s in zip(means, variances)])
+    t, w = svgp.gauss_hermite(n_points)
+    F = means[:, :, 0][:, None, :] + np.sqrt(variances)[:, None, :] * t[None, :, None]  # (S, Q, N*)
+    return np.einsum("q,sqn->sn", w, np.exp(lik.log_lik(1.0, F)))
+
+
+def predict_intensity(target: SparseTarget, v_draws, psi_draws, Xstar, exposure=1.0, offset=0.0):
+    """Per-draw E[exposure exp(f* + offset) | v_s, theta_s] = exposure exp(offset + mu + s2/2),
+    the intensity of a log-Gaussian Cox process / Poisson rate, shape (S, N*)."""
+    means, variances = predict_latent_draws(target, v_draws, psi_draws, Xstar)
+    return exposure * np.exp(offset + means[:, :, 0] + 0.5 * variances)
