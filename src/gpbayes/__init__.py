@@ -26,9 +26,19 @@ diagnostics  ESS, R-hat
 io           NetCDF (ArviZ layout), atomic writes, provenance
 rng          per-experiment random streams
 
+The public API (``gpbayes.api``, re-exported here): models ``GPRegressor``,
+``GPClassifier``, ``PoissonGP``; ``sample(model, method=...)`` returning an
+``arviz.InferenceData``; ``summary``; ``predict``.
+
 The reproduction of the five papers (config, vendored data, claims, figures,
 one module per paper) is the separate package ``gpbayes_repro``, which this
 library never imports.
 """
 
 __version__ = "0.1.0"
+
+from . import kernels, likelihoods, priors  # noqa: E402,F401  (gb.kernels.SquaredExponential, gb.priors.Gamma)
+from .api import GPClassifier, GPRegressor, PoissonGP, methods, predict, sample, summary  # noqa: E402
+
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "methods", "sample", "summary", "predict",
+           "kernels", "likelihoods", "priors"]

@@ -1,0 +1,595 @@
+"""The public API: a model of the user's data, a method by name, an ArviZ ``InferenceData``.
+
+::
+
+    import gpbayes as gb
+    model = gb.GPClassifier(X, y)                                  # priors default (F&G Sec. 4.4)
+    idata = gb.sample(model, method="pseudo-marginal", approximation="ep", n_imp=64,
+                      chains=4, draws=1000, seed=1)
+    print(gb.summary(idata))                                       # ESS, R-hat, O(n^3) cost per draw
+    p = gb.predict(model, idata, X_new)                            # class probabilities
+
+Models (each checks its data at the door and standardises the inputs by
+default, recording the shift and scale):
+
+* :class:`GPRegressor` -- y = f(x) + e, e ~ N(0, lambda), exact marginal
+  (R&W Alg. 2.1); the target is standardised too.
+* :class:`GPClassifier` -- probit classification (F&G eq. 3); labels in
+  {-1, +1}, {0, 1}, booleans or two strings, with the mapping reported.
+* :class:`PoissonGP` -- a log-Gaussian Cox process on binned counts with
+  exposure (M&A Sec. 5): y_i ~ Poisson(exposure_i exp(f_i + m)), m the log
+  mean rate.
+
+Every model uses the squared-exponential kernel in Filippone & Girolami's
+parameterisation (eq. 5: sigma exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2),
+ARD by default) and, unless given, their priors (Sec. 4.4, shape/rate):
+tau_d ~ Gamma(1, 1/sqrt(d)), sigma ~ Gamma(1.1, 0.1), and for regression
+lambda ~ Gamma(1, 1) on the standardised target.  Parameters are sampled as
+psi = log theta.
+
+Methods (``sample(model, method=...)``; ``methods(model)`` lists them):
+
+==================  =============================  ==============================================
+method              models                         what
+==================  =============================  ==============================================
+``"rwmh"``          GPRegressor                    random-walk MH on the exact posterior, proposal (-H)^-1 at the MAP, adapted in warm-up
+``"hmc"``           GPRegressor                    HMC (Neal 2011), dual-averaged step size, mass (-H)^-1
+``"nuts"``          GPRegressor                    NUTS (Hoffman & Gelman 2014 Alg. 6)
+``"slice"``         GPRegressor                    univariate slice sampling (Neal 2003) on the exact posterior
+``"amis"``          GPRegressor                    AMIS (Xiong et al. Alg. 1), q_0 = N(MAP, (-H)^-1); weighted
+``"mamis"``         GPRegressor                    MAMIS (Xiong et al. Alg. 2); weighted
+``"pseudo-marginal"`` GPClassifier, PoissonGP      F&G Alg. 1 with the unbiased importance estimate (eq. 25), Laplace or EP importance density
+``"pm-amis"``       GPClassifier                   PM-AMIS (Xiong et al. Sec. 3.1); weighted
+``"aa"``, ``"surr"``  GPClassifier, PoissonGP      F&G's Gibbs baselines: MH on psi in the whitened / surrogate-data representation + 10 ELL-SS
+``"slice-<rep>"``   GPClassifier, PoissonGP        M&A Alg. 4 in representation <rep>: fixed, prior-white, surr-site, surr-taylor, post-site, post-taylor
+``"type2-ml"``      GPRegressor                    type-II maximum likelihood (point estimate; one "draw")
+``"ep-ml"``         GPClassifier                   EP type-II maximum likelihood (point estimate)
+==================  =============================  ==============================================
+
+Importance-sampling methods return the weighted sample in ``posterior`` with
+its normalised weights in ``sample_stats["weight"]`` and, in the group
+``posterior_resampled``, draws resampled in proportion to the weights (use
+this one for summaries that expect equally weighted draws).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from . import amis as amis_mod
+from . import io, linalg, priors
+from .classification import fit_ep_type2_ml, mcmc_predictive
+from .estimators.importance import PseudoMarginalTarget
+from .finite_differences import hessian_from_gradients
+from .kernels import SquaredExponential
+from .likelihoods import Poisson, Probit
+from .mcmc import hmc, hyper_slice, latent_gibbs, nuts, pseudo_marginal, random_walk
+from .mcmc import slice as slice_mod
+from .mcmc.runner import Chain, Progress
+from .posterior import log_posterior, log_posterior_value_and_grad
+from .regression import GPRegression, fit_type2_ml
+from .representations import LatentGaussianModel
+
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "methods", "sample", "summary", "predict"]
+
+_log = logging.getLogger(__name__)
+_NUGGET = 1e-6  # relative diagonal term of the latent covariance (F&G deviation, README)
+
+
+# ---------------------------------------------------------------------------
+# input checks
+# ---------------------------------------------------------------------------
+def _check_X(X, name: str = "X") -> np.ndarray:
+    X = np.asarray(X)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError(f"{name} must be a 2-D array (n, d) with n >= 2, got shape {X.shape}")
+    try:
+        X = X.astype(np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be numeric: {err}") from None
+    bad = ~np.isfinite(X)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        kind = "NaN" if np.isnan(X[rows[0], cols[0]]) else "infinite"
+        raise ValueError(f"{name} has {int(bad.sum())} non-finite entries (first: row {rows[0]}, column "
+                         f"{cols[0]} is {kind})")
+    return X
+
+
+def _check_vector(y, n: int, name: str) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"{name} must be 1-D with one entry per row of X ({n}), got shape {y.shape}")
+    return y
+
+
+def _standardiser(X: np.ndarray, standardize: bool):
+    if not standardize:
+        return np.zeros(X.shape[1]), np.ones(X.shape[1])
+    shift, scale = X.mean(axis=0), X.std(axis=0)
+    const = scale == 0
+    if const.any():
+        raise ValueError(f"X has constant columns {np.flatnonzero(const).tolist()}: drop them "
+                         "(they carry no information and cannot be standardised)")
+    return shift, scale
+
+
+def _binary_labels(y) -> tuple[np.ndarray, tuple]:
+    """Map labels to {-1, +1}; return (y, (negative label, positive label))."""
+    y = np.asarray(y)
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y has NaN or infinite labels")
+    values = np.unique(y)
+    if y.dtype.kind in "iufb":
+        values = np.unique(y.astype(np.float64))
+    if len(values) != 2:
+        raise ValueError(f"binary classification needs exactly two label values, got {len(values)}: "
+                         f"{values[:10].tolist()}")
+    if y.dtype.kind in "iufb":
+        v = values.tolist()
+        if v == [-1.0, 1.0]:
+            return y.astype(np.float64), (-1, 1)
+        if v == [0.0, 1.0]:
+            return np.where(y.astype(np.float64) == 1.0, 1.0, -1.0), (0, 1) if y.dtype.kind != "b" else (False, True)
+        raise ValueError(f"numeric labels must be {{-1, +1}} or {{0, 1}}, got {v}")
+    neg, pos = values.tolist()
+    _log.info("labels mapped: %r -> -1, %r -> +1", neg, pos)
+    return np.where(y == pos, 1.0, -1.0), (neg, pos)
+
+
+def _fg_prior(d_scales: int, extra=()) -> priors.IndependentPrior:
+    """F&G Sec. 4.4 (shape/rate): tau ~ G(1, 1/sqrt(d)) per scale, sigma ~ G(1.1, 0.1)."""
+    d = max(d_scales, 1)
+    return priors.IndependentPrior((priors.Gamma(1.0, 1.0 / math.sqrt(d)),) * d_scales
+                                   + (priors.Gamma(1.1, 0.1),) + tuple(extra))
+
+
+# ---------------------------------------------------------------------------
+# models
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class _Model:
+    X: np.ndarray
+    kernel: Any
+    prior: Any
+    standardize: bool
+    x_shift: np.ndarray = dataclasses.field(init=False)
+    x_scale: np.ndarray = dataclasses.field(init=False)
+
+    def _setup_inputs(self, ard: bool):
+        self.X_raw = _check_X(self.X)
+        self.x_shift, self.x_scale = _standardiser(self.X_raw, self.standardize)
+        self.X = (self.X_raw - self.x_shift) / self.x_scale
+        if self.kernel is None:
+            self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="fg",
+                                             nugget=getattr(self, "_nugget", 0.0))
+
+    def transform(self, X_new) -> np.ndarray:
+        """New inputs on the model's (standardised) scale."""
+        X_new = _check_X(X_new, "X_new") if np.ndim(X_new) == 2 else _check_X(np.atleast_2d(X_new), "X_new")
+        if X_new.shape[1] != self.X.shape[1]:
+            raise ValueError(f"X_new has {X_new.shape[1]} columns, the model was fitted on {self.X.shape[1]}")
+        return (X_new - self.x_shift) / self.x_scale
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def param_names(self) -> list[str]:
+        return list(self.kernel.param_names)
+
+    def _attrs(self) -> dict:
+        return {"model": type(self).__name__, "standardized": int(self.standardize),
+                "x_shift": self.x_shift, "x_scale": self.x_scale, "kernel": repr(self.kernel),
+                "prior": repr(self.prior)}
+
+
+class GPRegressor(_Model):
+    """GP regression with the exact marginal likelihood (R&W Alg. 2.1).
+
+    y = f(x) + e, f ~ GP(0, k_psi), e ~ N(0, lambda).  Parameters psi =
+    (log tau_1..d, log sigma, log lambda) with F&G's eq. 5 kernel; default
+    priors F&G Sec. 4.4 plus lambda ~ Gamma(1, 1) on the standardised target.
+    ``standardize`` (default True) centres and scales X's columns and y;
+    predictions are returned on the original scale.
+    """
+
+    def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True):
+        super().__init__(X, kernel, prior, standardize)
+        self._setup_inputs(ard)
+        y = _check_vector(y, self.n, "y").astype(np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinite values")
+        self.y_raw = y
+        self.y_shift, self.y_scale = (float(y.mean()), float(y.std())) if standardize else (0.0, 1.0)
+        if self.y_scale == 0:
+            raise ValueError("y is constant")
+        self.y = (y - self.y_shift) / self.y_scale
+        self.gp = GPRegression(self.X, self.y, self.kernel)
+        if self.prior is None:
+            self.prior = _fg_prior(self.kernel.n_params - 1, (priors.Gamma(1.0, 1.0),))
+        if len(self.prior) != self.gp.n_params:
+            raise ValueError(f"prior has {len(self.prior)} components, the model {self.gp.n_params}: "
+                             f"{self.gp.param_names}")
+
+    @property
+    def param_names(self) -> list[str]:
+        return self.gp.param_names
+
+    def _attrs(self) -> dict:
+        return {**super()._attrs(), "y_shift": self.y_shift, "y_scale": self.y_scale}
+
+
+class GPClassifier(_Model):
+    """Binary GP classification with the probit likelihood (F&G eqs. 1-3).
+
+    Labels: {-1, +1}, {0, 1}, booleans or any two strings (the sorted second
+    one is the positive class); ``classes_`` holds (negative, positive) and
+    the mapping is logged.  The latent covariance gets a relative nugget of
+    1e-6 (as in our F&G reproduction) so that long lengthscales stay
+    factorisable.  Priors: F&G Sec. 4.4.
+    """
+
+    _nugget = _NUGGET
+
+    def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True,
+                 likelihood: str = "probit"):
+        if likelihood != "probit":
+            raise ValueError(f"likelihood {likelihood!r}: GPClassifier supports 'probit' (the logistic "
+                             "likelihood is in gpbayes.likelihoods for the lower-level samplers)")
+        super().__init__(X, kernel, prior, standardize)
+        self._setup_inputs(ard)
+        self.y, self.classes_ = _binary_labels(_check_vector(y, self.n, "y"))
+        self.likelihood = Probit()
+        if self.prior is None:
+            self.prior = _fg_prior(self.kernel.n_params - 1)
+        if len(self.prior) != self.kernel.n_params:
+            raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}")
+
+    def _attrs(self) -> dict:
+        return {**super()._attrs(), "classes": [str(c) for c in self.classes_], "likelihood": "probit"}
+
+
+class PoissonGP(_Model):
+    """Log-Gaussian Cox process on binned counts (M&A Sec. 5).
+
+    y_i ~ Poisson(exposure_i exp(f_i + m)), f ~ GP(0, k_psi), m = log of the
+    mean rate sum(y) / sum(exposure) (fixed).  Counts must be non-negative
+    integers.  Priors: F&G Sec. 4.4 on (tau, sigma).
+    """
+
+    _nugget = _NUGGET
+
+    def __init__(self, X, counts, *, exposure=1.0, kernel=None, prior=None, ard: bool = True,
+                 standardize: bool = True):
+        super().__init__(X, kernel, prior, standardize)
+        self._setup_inputs(ard)
+        y = _check_vector(counts, self.n, "counts").astype(np.float64)
+        if not np.all(np.isfinite(y)) or np.any(y < 0) or np.any(y != np.round(y)):
+            raise ValueError("counts must be non-negative integers")
+        exposure = np.asarray(exposure, dtype=np.float64)
+        if exposure.ndim not in (0, 1) or (exposure.ndim == 1 and exposure.shape != y.shape):
+            raise ValueError(f"exposure must be a scalar or one value per count ({y.size}), got shape {exposure.shape}")
+        if np.any(exposure <= 0) or not np.all(np.isfinite(exposure)):
+            raise ValueError("exposure must be positive and finite")
+        self.y = y
+        self.offset = float(np.log(max(y.sum(), 0.5) / np.broadcast_to(exposure, y.shape).sum()))
+        self.likelihood = Poisson(exposure=exposure, offset=self.offset)
+        if self.prior is None:
+            self.prior = _fg_prior(self.kernel.n_params - 1)
+
+    def _attrs(self) -> dict:
+        return {**super()._attrs(), "offset": self.offset, "likelihood": "poisson"}
+
+
+_REPRESENTATIONS = tuple(f"slice-{m}" for m in hyper_slice.METHODS)
+_METHODS = {
+    GPRegressor: ("rwmh", "hmc", "nuts", "slice", "amis", "mamis", "type2-ml"),
+    GPClassifier: ("pseudo-marginal", "pm-amis", "aa", "surr", *_REPRESENTATIONS, "ep-ml"),
+    PoissonGP: ("pseudo-marginal", "aa", "surr", *_REPRESENTATIONS),
+}
+
+
+def methods(model) -> tuple[str, ...]:
+    """The method names ``sample`` accepts for this model."""
+    return _METHODS[type(model)]
+
+
+# ---------------------------------------------------------------------------
+# sampling
+# ---------------------------------------------------------------------------
+def _progress(progress):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    return Progress() if progress else None
+
+
+def _mode_and_cov(model: GPRegressor, rng):
+    """MAP by L-BFGS and (-H)^-1 there (finite differences of the analytic gradient)."""
+    fit = fit_type2_ml(model.gp, rng, n_restarts=2, log_prior=model.prior)
+    vg = log_posterior_value_and_grad(model.gp, model.prior)
+    H = hessian_from_gradients(lambda p: vg(p)[1], fit.psi)
+    return fit, linalg.inverse_of_negative_definite(H)
+
+
+def _latent_start(model, psi0, rng):
+    K = model.kernel(psi0, model.X)
+    return linalg.cholesky(K, name="K(psi0)", count=False) @ rng.standard_normal(model.n)
+
+
+def _chains_regression(model: GPRegressor, method, rngs, draws, warmup, callback, options):
+    fit, cov = _mode_and_cov(model, rngs[0])
+    p = model.gp.n_params
+    logp = log_posterior(model.gp, model.prior)
+    vg = log_posterior_value_and_grad(model.gp, model.prior)
+    out = []
+    for r in rngs:
+        start = r.multivariate_normal(fit.psi, cov)  # over-dispersed starts: draws of the Gaussian at the mode
+        if method == "rwmh":
+            out.append(random_walk.run_chain(r, start, lambda x, _r: logp(x), cov, n_burn=warmup, n_draws=draws,
+                                             callback=callback, **options))
+        elif method == "hmc":
+            mass = hmc.mass_matrix("dense", cov)
+            out.append(hmc.run_chain(r, start, vg, mass, n_tune=warmup, n_draws=draws, callback=callback, **options))
+        elif method == "nuts":
+            mass = hmc.mass_matrix("dense", cov)
+            out.append(nuts.run_chain(r, start, vg, mass, n_draws=draws, n_adapt=warmup, step_size=None,
+                                      callback=callback, **options))
+        else:  # slice
+            width = options.pop("width", 2.0 * np.sqrt(np.diag(cov)))
+            out.append(slice_mod.run_chain(r, start, lambda x: logp(x), width, n_draws=draws, n_burn=warmup,
+                                           callback=callback, **options))
+    return out, p
+
+
+def _chains_latent(model, method, rngs, draws, warmup, callback, options):
+    out = []
+    psi_init = model.kernel.initial_psi(model.X)
+    for r in rngs:
+        psi0 = psi_init + 0.1 * r.standard_normal(psi_init.size)
+        if method == "pseudo-marginal":
+            approx = options.pop("approximation", "laplace")
+            if isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
+                raise ValueError("PoissonGP with per-bin exposure: the importance estimator takes a scalar "
+                                 "exposure; use method 'aa', 'surr' or 'slice-<representation>'")
+            if isinstance(model, PoissonGP) and approx != "laplace":
+                raise ValueError("PoissonGP: the pseudo-marginal importance density is Laplace's "
+                                 "(approximation='laplace'); EP is implemented for the probit")
+            n_imp = int(options.pop("n_imp", 64))
+            target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
+                                          approx=approx, n_imp=n_imp)
+            n_adapt = int(options.pop("n_adapt", warmup))
+            cov = options.pop("proposal_cov", 0.1 * np.eye(psi0.size))
+            out.append(pseudo_marginal.run_chain(r, target, psi0, n_adapt=n_adapt, n_burn=0, n_draws=draws,
+                                                 proposal_cov=cov, callback=callback, **options))
+            options = dict(options, approximation=approx, n_imp=n_imp, n_adapt=n_adapt, proposal_cov=cov)
+            continue
+        lgm = LatentGaussianModel(model.kernel, model.X, model.likelihood, model.y, model.prior)
+        f0 = _latent_start(model, psi0, r)
+        if method in ("aa", "surr"):
+            out.append(latent_gibbs.run_chain(r, lgm, psi0, f0, method=method, n_burn=warmup, n_draws=draws,
+                                              keep_latent=options.get("keep_latent", False), callback=callback))
+        else:
+            rep = method[len("slice-"):]
+            out.append(hyper_slice.run_chain(r, lgm, psi0, f0, rep, n_burn=warmup, n_draws=draws,
+                                             callback=callback))
+    return out
+
+
+def _posterior_groups(model, chains: list[Chain], method: str, attrs: dict) -> dict[str, xr.Dataset]:
+    names = model.param_names
+    groups = io.to_inference_groups(chains, var_name="psi", coords={"param": names},
+                                    observed_data={"X": model.X, "y": model.y}, attrs=attrs)
+    post = groups["posterior"]
+    theta = np.exp(post["psi"].values)
+    for j, n in enumerate(names):
+        post[n] = (("chain", "draw"), theta[:, :, j])
+    post = post.drop_vars([v for v in post.data_vars if v not in (*names, "psi")])
+    groups["posterior"] = post
+    return groups
+
+
+def _weighted_groups(model, res: amis_mod.AMISResult, rng, n_resample: int, attrs: dict):
+    names = model.param_names
+    w = res.normalised_weights
+    X = np.asarray(res.samples)
+    post = {n: np.exp(X[None, :, j]) for j, n in enumerate(names)}
+    post["psi"] = X[None]
+    stats = {"weight": w[None], "log_weight": np.asarray(res.log_weights)[None]}
+    groups = io.make_inference_groups(post, stats, extra_dims={"psi": ("param",)}, coords={"param": names},
+                                      attrs={**io.arviz_attrs(), **attrs})
+    idx = rng.choice(w.size, size=n_resample, replace=True, p=w)
+    res_post = {n: v[:, idx] for n, v in post.items()}
+    groups["posterior_resampled"] = io.make_inference_groups(res_post, {"weight": w[None, idx]},
+                                                             extra_dims={"psi": ("param",)},
+                                                             coords={"param": names})["posterior"]
+    groups["sample_stats"].attrs.update(ess=1.0 / float(np.sum(w * w)), n_cubic=int(np.asarray(res.n_cubic)[-1]),
+                                        n_target_evals=int(res.n_target_evals))
+    return groups
+
+
+def _amis(model, method, rng, options):
+    if isinstance(model, GPRegressor):
+        fit, cov = _mode_and_cov(model, rng)
+        logt = amis_mod.exact(log_posterior(model.gp, model.prior))
+        if method == "amis":
+            kw = {"n_iterations": 100, "n_per_iteration": 50, **options}
+            return amis_mod.amis(rng, logt, fit.psi, cov, **kw)
+        n_it = int(options.pop("n_iterations", 30))
+        sizes = amis_mod.mamis_sample_sizes(n_it, base=int(options.pop("base", 0)),
+                                            slope=int(options.pop("slope", 20)))
+        return amis_mod.mamis(rng, logt, fit.psi, cov, sizes, **options)
+    # pm-amis: q_0 = EP's Laplace-style Gaussian at the EP type-II MAP
+    approx = options.pop("approximation", "ep")
+    n_imp = int(options.pop("n_imp", 64))
+    target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
+                                  approx=approx, n_imp=n_imp)
+    ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior)
+    cov = np.eye(ml.psi.size) * 0.25
+    kw = {"n_iterations": 20, "n_per_iteration": 100, **options}
+    return amis_mod.pm_amis(rng, target, ml.psi, cov, **kw)
+
+
+def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: int = 500, seed: int = 0,
+           progress: bool | None = None, **options):
+    """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
+
+    Parameters
+    ----------
+    model : GPRegressor, GPClassifier or PoissonGP.
+    method : one of ``methods(model)`` (module docstring: what each is and which equation).
+    chains, draws, warmup : MCMC chains and their lengths (warm-up draws tune the
+        sampler and are discarded; their cost is in ``sample_stats`` as ``warmup_n_cubic``).
+    seed : one seed gives identical results on any machine; chain c uses the c-th
+        child of ``numpy.random.SeedSequence(seed)`` (independent streams).
+    progress : a progress bar (default: when stderr is a terminal).
+    options : the method's own options, e.g. ``approximation="ep"``, ``n_imp=64`` for
+        ``"pseudo-marginal"``; ``n_iterations``, ``n_per_iteration`` for ``"amis"``.
+
+    Returns
+    -------
+    arviz.InferenceData with groups ``posterior`` (one variable per
+    hyperparameter on its natural scale, and ``psi`` = their logs over
+    ``param``), ``sample_stats`` (``lp``, ``acceptance_rate``, ``n_cubic``
+    O(n^3) operations per draw, ``wall_time``, ...), ``observed_data``
+    (the standardised X and the y used); importance-sampling methods add
+    ``weight`` and ``posterior_resampled``; point estimates give one draw.
+    """
+    import arviz as az
+
+    if type(model) not in _METHODS:
+        raise TypeError(f"model must be one of {[t.__name__ for t in _METHODS]}, got {type(model).__name__}")
+    allowed = methods(model)
+    if method not in allowed:
+        raise ValueError(f"method {method!r} does not apply to {type(model).__name__}; choose one of {allowed}")
+    if chains < 1 or draws < 1 or warmup < 0:
+        raise ValueError(f"need chains >= 1, draws >= 1, warmup >= 0; got {chains}, {draws}, {warmup}")
+    options = dict(options)
+    seeds = np.random.SeedSequence(seed).spawn(chains)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    attrs = {**model._attrs(), "method": method, "seed": int(seed),
+             "options": repr(sorted(options.items()))}
+    bar = _progress(progress)
+    callback = bar
+    try:
+        if method in ("type2-ml", "ep-ml"):
+            if method == "type2-ml":
+                fit = fit_type2_ml(model.gp, rngs[0], n_restarts=3)
+            else:
+                fit = fit_ep_type2_ml(model.X, model.y, model.kernel, rngs[0])
+            ch = Chain(draws=fit.psi[None, :], stats={"lp": np.array([fit.log_marginal])}, warmup={}, params={},
+                       state=None)
+            groups = _posterior_groups(model, [ch], method, attrs)
+        elif method in ("amis", "mamis", "pm-amis"):
+            n_resample = int(options.pop("n_resample", 1000))
+            res = _amis(model, method, rngs[0], options)
+            groups = _weighted_groups(model, res, rngs[0], n_resample, attrs)
+        elif isinstance(model, GPRegressor):
+            out, _ = _chains_regression(model, method, rngs, draws, warmup, callback, options)
+            groups = _posterior_groups(model, out, method, attrs)
+        else:
+            out = _chains_latent(model, method, rngs, draws, warmup, callback, options)
+            groups = _posterior_groups(model, out, method, attrs)
+    finally:
+        if bar is not None:
+            bar.close()
+    return az.InferenceData(**groups)
+
+
+def summary(idata, **kwargs):
+    """``arviz.summary`` of the hyperparameters plus the cost columns of the papers.
+
+    Adds ``n_cubic_per_draw`` (mean O(n^3) operations per kept draw, warm-up
+    excluded) and ``ess_bulk_per_1k_cubic`` (bulk ESS per 1,000 O(n^3)
+    operations including warm-up), the cost measure of F&G Table I and
+    Xiong et al. Sec. 4.4.  Weighted (importance-sampling) results are
+    summarised on ``posterior_resampled``.
+    """
+    import arviz as az
+
+    names = [v for v in idata.posterior.data_vars if v != "psi" and idata.posterior[v].ndim == 2]
+    if idata.posterior.sizes["draw"] * idata.posterior.sizes["chain"] == 1:  # a point estimate
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table = az.summary(idata, var_names=names, kind="stats")
+        return table[["mean"]].rename(columns={"mean": "estimate"})
+    if "posterior_resampled" in idata.groups():
+        resampled = az.InferenceData(posterior=idata.posterior_resampled)
+        table = az.summary(resampled, var_names=names, **kwargs)
+        # the resampled draws' ESS overstates the weighted sample's: report Kish's 1 / sum w^2 beside it
+        table["ess_importance"] = float(idata.sample_stats.attrs.get("ess", np.nan))
+        table["n_cubic_total"] = int(idata.sample_stats.attrs.get("n_cubic", -1))
+        return table
+    table = az.summary(idata, var_names=names, **kwargs)
+    ss = idata.sample_stats
+    if "n_cubic" in ss:
+        total = float(ss["n_cubic"].sum()) + float(ss.get("warmup_n_cubic", xr.DataArray(0)).sum())
+        table["n_cubic_per_draw"] = float(ss["n_cubic"].mean())
+        if total > 0 and "ess_bulk" in table:
+            table["ess_bulk_per_1k_cubic"] = table["ess_bulk"] / total * 1000.0
+    return table
+
+
+def _draw_matrix(idata, max_draws: int, rng) -> np.ndarray:
+    grp = idata.posterior_resampled if "posterior_resampled" in idata.groups() else idata.posterior
+    psi = grp["psi"].values.reshape(-1, grp["psi"].shape[-1])
+    if psi.shape[0] > max_draws:
+        psi = psi[np.sort(rng.choice(psi.shape[0], size=max_draws, replace=False))]
+    return psi
+
+
+def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
+    """Posterior predictive at ``X_new``, averaged over (up to ``max_draws``) posterior draws.
+
+    GPRegressor: mean and standard deviation of f(x_*) and a 95 % interval
+    for a new y (mixture of the exact GP predictives, R&W eqs. 2.25-2.26),
+    on the original scale of y.  GPClassifier: probability of the positive
+    class, F&G eq. 8 (EP predictive at each draw) averaged over draws.
+    PoissonGP: posterior mean rate per unit exposure exp(f_* + m) from the
+    Laplace latent predictive at each draw (mean of the log-normal).
+    """
+    rng = np.random.default_rng(seed)
+    Xs = model.transform(X_new)
+    psi = _draw_matrix(idata, max_draws, rng)
+    if isinstance(model, GPRegressor):
+        means, variances = zip(*(model.gp.predict(p, Xs) for p in psi))
+        means, variances = np.array(means), np.array(variances)
+        noise = np.exp(psi[:, -1])[:, None]
+        mean = means.mean(axis=0)
+        var_f = (variances + means**2).mean(axis=0) - mean**2
+        # 95 % interval of the mixture for a new y: quantiles of draws from the mixture
+        k = rng.integers(0, means.shape[0], size=(2000,))
+        ys = means[k] + np.sqrt(variances[k] + noise[k]) * rng.standard_normal((2000, Xs.shape[0]))
+        lo, hi = np.quantile(ys, [0.025, 0.975], axis=0)
+        s, c = model.y_scale, model.y_shift
+        return xr.Dataset({"mean": ("point", mean * s + c), "sd_f": ("point", np.sqrt(np.maximum(var_f, 0)) * s),
+                           "y_lower": ("point", lo * s + c), "y_upper": ("point", hi * s + c)})
+    if isinstance(model, GPClassifier):
+        p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep")
+        return xr.Dataset({"probability": ("point", np.asarray(p))},
+                          attrs={"positive_class": str(model.classes_[1])})
+    from .approx.laplace import laplace_approximation
+
+    rates = []
+    for p in psi:
+        K = model.kernel(p, model.X)
+        a = laplace_approximation(K, model.y, model.likelihood)
+        Ks = model.kernel(p, model.X, Xs)
+        # R&W Alg. 3.2 lines 4-6: mean k_*^T grad log p(y | f^) = k_*^T alpha; v = L \ (W^1/2 k_*)
+        m = Ks.T @ a.alpha
+        V = linalg.solve_triangular(a.B_chol, np.sqrt(a.w)[:, None] * Ks)
+        v = model.kernel.diag(p, Xs) - np.sum(V * V, axis=0)
+        rates.append(np.exp(m + model.offset + 0.5 * np.maximum(v, 0.0)))
+    return xr.Dataset({"rate": ("point", np.mean(rates, axis=0))})

@@ -1,0 +1,131 @@
+"""The public API (gpbayes.api): models, methods by name, ArviZ results, predictions, and the docs' examples."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpbayes as gb
+from gpbayes.classification import fit_ep_type2_ml, predictive_probabilities
+from gpbayes.regression import fit_type2_ml
+
+ROOT = Path(__file__).resolve().parents[1]
+az = pytest.importorskip("arviz")
+
+
+def python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
+
+
+@pytest.mark.parametrize("doc", ["docs/user_guide.md", "README.md"])
+def test_every_example_in_the_docs_runs(doc):
+    blocks = python_blocks(ROOT / doc)
+    if doc == "README.md":  # the README's library example (the other blocks are shell/config)
+        blocks = [b for b in blocks if "import gpbayes as gb" in b]
+    assert blocks, doc
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, f"{doc}:python-block", "exec"), namespace)
+
+
+def _regression(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+def test_labels_are_mapped_and_reported_or_refused():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    for y, classes in (([0, 1, 1, 0, 1, 0], (0, 1)), ([-1, 1, 1, -1.0, 1, -1], (-1, 1)),
+                       (["b", "a", "a", "b", "a", "b"], ("a", "b")), ([True, False] * 3, (False, True))):
+        m = gb.GPClassifier(X, y)
+        assert m.classes_ == classes
+        assert set(np.unique(m.y)) == {-1.0, 1.0}
+    np.testing.assert_array_equal(gb.GPClassifier(X, ["b", "a"] * 3).y, [1, -1] * 3)
+    with pytest.raises(ValueError, match="exactly two label values"):
+        gb.GPClassifier(X, [0, 1, 2, 0, 1, 2])
+    with pytest.raises(ValueError, match=r"\{-1, \+1\} or \{0, 1\}"):
+        gb.GPClassifier(X, [1, 2, 1, 2, 1, 2])
+    with pytest.raises(ValueError, match="non-finite"):
+        gb.GPClassifier(np.where(np.eye(6, 2) > 0, np.inf, X), [0, 1] * 3)
+    with pytest.raises(ValueError, match="one entry per row"):
+        gb.GPClassifier(X, [0, 1, 0])
+
+
+def test_a_method_that_does_not_apply_names_those_that_do():
+    X, y = _regression()
+    with pytest.raises(ValueError, match="choose one of .*'nuts'"):
+        gb.sample(gb.GPRegressor(X, y), method="aa")
+    with pytest.raises(ValueError, match="pseudo-marginal"):
+        gb.sample(gb.GPClassifier(X, y > 0), method="nuts")
+
+
+def test_point_estimate_and_predictions_match_the_library():
+    """type2-ml is fit_type2_ml on the standardised data; its prediction is GPRegression.predict, unstandardised."""
+    X, y = _regression()
+    reg = gb.GPRegressor(X, y)
+    idata = gb.sample(reg, method="type2-ml", seed=5, progress=False)
+    ref = fit_type2_ml(reg.gp, np.random.default_rng(np.random.SeedSequence(5).spawn(1)[0]), n_restarts=3)
+    np.testing.assert_array_equal(idata.posterior["psi"].values[0, 0], ref.psi)
+    Xn = np.array([[0.3, -0.2], [1.0, 1.0]])
+    mean, var = reg.gp.predict(ref.psi, (Xn - reg.x_shift) / reg.x_scale)
+    pred = gb.predict(reg, idata, Xn)
+    np.testing.assert_allclose(pred["mean"].values, mean * reg.y_scale + reg.y_shift, rtol=1e-12)
+    np.testing.assert_allclose(pred["sd_f"].values, np.sqrt(var) * reg.y_scale, rtol=1e-10)
+    # classification: EP-ML's predictive is F&G eq. 8 at the EP type-II ML estimate
+    clf = gb.GPClassifier(X, y > 0)
+    idata = gb.sample(clf, method="ep-ml", seed=6, progress=False)
+    psi = idata.posterior["psi"].values[0, 0]
+    ref = fit_ep_type2_ml(clf.X, clf.y, clf.kernel, np.random.default_rng(np.random.SeedSequence(6).spawn(1)[0]))
+    np.testing.assert_array_equal(psi, ref.psi)
+    p = gb.predict(clf, idata, Xn)["probability"].values
+    np.testing.assert_allclose(p, predictive_probabilities(clf.X, clf.y, clf.transform(Xn), clf.kernel, psi),
+                               atol=1e-6)
+
+
+def test_nuts_posterior_mean_matches_a_long_reference_chain_of_another_sampler():
+    """Two different samplers (NUTS, slice) on the exact marginal agree within Monte Carlo error."""
+    X, y = _regression(n=25, seed=1)
+    reg = gb.GPRegressor(X, y, ard=False)
+    a = gb.sample(reg, method="nuts", chains=2, draws=400, warmup=200, seed=1, progress=False)
+    b = gb.sample(reg, method="slice", chains=2, draws=800, warmup=100, seed=2, progress=False)
+    for v in ("tau", "noise_variance"):
+        sa, sb = az.summary(a, var_names=["psi"]), az.summary(b, var_names=["psi"])
+        assert sa is not None and sb is not None
+    pa, pb = a.posterior["psi"].values.reshape(-1, 3), b.posterior["psi"].values.reshape(-1, 3)
+    ess_a = az.ess(a, var_names=["psi"])["psi"].values
+    ess_b = az.ess(b, var_names=["psi"])["psi"].values
+    se = np.sqrt(pa.var(axis=0) / ess_a + pb.var(axis=0) / ess_b)
+    assert np.all(np.abs(pa.mean(axis=0) - pb.mean(axis=0)) < 4 * se), (pa.mean(axis=0), pb.mean(axis=0), se)
+
+
+def test_same_seed_same_result_and_chains_are_independent_streams():
+    X, y = _regression()
+    clf = gb.GPClassifier(X, y > 0)
+    a = gb.sample(clf, method="aa", chains=2, draws=20, warmup=10, seed=3, progress=False)
+    b = gb.sample(clf, method="aa", chains=2, draws=20, warmup=10, seed=3, progress=False)
+    c = gb.sample(clf, method="aa", chains=3, draws=20, warmup=10, seed=3, progress=False)
+    np.testing.assert_array_equal(a.posterior["psi"].values, b.posterior["psi"].values)
+    # adding a chain does not change the others
+    np.testing.assert_array_equal(a.posterior["psi"].values, c.posterior["psi"].values[:2])
+    assert not np.array_equal(a.posterior["psi"].values[0], a.posterior["psi"].values[1])
+    assert {"lp", "n_cubic", "wall_time"} <= set(a.sample_stats.data_vars)
+    assert a.posterior.attrs["method"] == "aa" and a.posterior.attrs["seed"] == 3
+
+
+def test_weighted_methods_return_weights_and_a_resampled_posterior(tmp_path):
+    X, y = _regression()
+    idata = gb.sample(gb.GPRegressor(X, y), method="amis", n_iterations=4, n_per_iteration=20, seed=1,
+                      progress=False, n_resample=50)
+    w = idata.sample_stats["weight"].values
+    assert w.shape == (1, 80) and np.isclose(w.sum(), 1.0) and np.all(w >= 0)
+    assert idata.posterior_resampled["psi"].shape == (1, 50, 4)
+    table = gb.summary(idata)
+    assert 1.0 <= table["ess_importance"].iloc[0] <= 80
+    idata.to_netcdf(tmp_path / "amis.nc")
+    again = az.from_netcdf(tmp_path / "amis.nc")
+    np.testing.assert_array_equal(again.sample_stats["weight"].values, w)
