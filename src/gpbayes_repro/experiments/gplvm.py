@@ -54,6 +54,7 @@ from gpbayes import io, priors
 from gpbayes import rng as rngmod
 from gpbayes.gplvm import SupervisedGPLVM, VariationalParams, fit_type2_ml
 from gpbayes.gplvm import pseudo_marginal as pm
+from ..indices import block_chains, evenly_spaced as _thin
 
 __all__ = [
     "CASES",
@@ -170,14 +171,6 @@ def _ml_params(ml: xr.Dataset) -> VariationalParams:
 # ---------------------------------------------------------------------------
 # pseudo-marginal chains
 # ---------------------------------------------------------------------------
-def block_chains(block: int, n_chains: int, chains_per_job: int) -> range:
-    """Global chain indices run by job ``block`` (the last block may be short)."""
-    lo = int(block) * int(chains_per_job)
-    if lo >= int(n_chains) or block < 0:
-        raise ValueError(f"block {block} is empty for {n_chains} chains in blocks of {chains_per_job}")
-    return range(lo, min(lo + int(chains_per_job), int(n_chains)))
-
-
 def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict) -> pm.PMGibbsConfig:
     return pm.PMGibbsConfig(
         blocks=tuple(model.block(b) for b in cfg["blocks"]),
@@ -270,10 +263,6 @@ def nmse_percent(estimate, truth) -> float:
     """100 * sum (estimate - truth)^2 / sum truth^2 over all cells."""
     estimate, truth = np.asarray(estimate, dtype=float), np.asarray(truth, dtype=float)
     return float(100.0 * np.sum((estimate - truth) ** 2) / np.sum(truth**2))
-
-
-def _thin(n_total: int, n_keep: int) -> np.ndarray:
-    return np.unique(np.round(np.linspace(0, n_total - 1, min(int(n_keep), n_total))).astype(int))
 
 
 def evaluate_case(ds: xr.Dataset, ml: xr.Dataset, chains: dict, cfg: dict, settings: dict, seed: int) -> xr.Dataset:

@@ -40,6 +40,7 @@ from gpbayes.mcmc import latent_gibbs, pseudo_marginal, random_walk
 from gpbayes.mcmc.pseudo_marginal import deterministic_log_posterior
 from gpbayes.representations import LatentGaussianModel
 from .pm_gpc import simulate_classification
+from ..indices import block_chains
 
 __all__ = ["parse_scheme", "make_kernel", "make_prior", "simulate_table_data", "tune_pm_proposal",
            "run_chain", "summarise_setting", "table_claims", "fig34_summary"]
@@ -308,13 +309,6 @@ def fig34_summary(groups: dict[str, xr.Dataset], checkpoints, max_lag: int = 60)
 # ---------------------------------------------------------------------------
 # workflow-level functions (one per rule; the scripts only do I/O)
 # ---------------------------------------------------------------------------
-def block_chains(block: int, n_chains: int, chains_per_job: int) -> range:
-    start = int(block) * int(chains_per_job)
-    if start >= n_chains:
-        raise ValueError(f"block {block} is empty: {n_chains} chains, {chains_per_job} per job")
-    return range(start, min(start + int(chains_per_job), int(n_chains)))
-
-
 def setting_model(ds: xr.Dataset, kernel_kind: str, pmg: dict, prior_cfg: dict):
     X, y = ds["X"].values, ds["y"].values
     kernel = make_kernel(X.shape[1], kernel_kind, pmg["nugget"])

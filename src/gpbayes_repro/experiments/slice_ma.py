@@ -68,6 +68,7 @@ from gpbayes.likelihoods import Gaussian, Logistic, Poisson
 from gpbayes.mcmc import hyper_slice as hs
 from gpbayes.mcmc.runner import Progress
 from gpbayes.representations import LatentGaussianModel
+from ..indices import block_chains as _block_chains
 
 __all__ = [
     "DATASETS",
@@ -101,13 +102,6 @@ PAPER_SURR_SITE = {
     "per_covariance": {"ionosphere": 2.9e-4, "synthetic": 1.1e-3, "mining": 7.4e-4, "redwoods_standin": 3.7e-3},
     "per_second": {"ionosphere": 7.7e-3, "synthetic": 5.4e-2, "mining": 1.2e-1, "redwoods_standin": 1.5e-2},
 }
-
-
-def _block_chains(block: int, n_chains: int, chains_per_job: int) -> range:
-    start = int(block) * int(chains_per_job)
-    if start >= n_chains:
-        raise ValueError(f"block {block} is empty: {n_chains} chains, {chains_per_job} per job")
-    return range(start, min(start + int(chains_per_job), int(n_chains)))
 
 
 # ---------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from gpbayes.mcmc.runner import Progress
 from gpbayes.sparse import mcmc, svgp
 from gpbayes.sparse.target import SparseTarget, initial_position, predict_latent_draws
 from gpbayes.sparse.multiclass import RobustMax
+from ..indices import block_chains, evenly_spaced as _thin
 
 __all__ = [
     "STUDIES",
@@ -93,13 +94,6 @@ __all__ = [
 
 STUDIES = ("sweep", "psrf", "coal", "mnist")
 _TAG = "sparse_mcmc"
-
-
-def block_chains(block: int, n_chains: int, chains_per_job: int) -> range:
-    start = int(block) * int(chains_per_job)
-    if start >= int(n_chains):
-        raise ValueError(f"block {block} is empty: {n_chains} chains, {chains_per_job} per job")
-    return range(start, min(start + int(chains_per_job), int(n_chains)))
 
 
 # ---------------------------------------------------------------------------
@@ -284,10 +278,6 @@ def predictive_metrics(lik, y, mean, var, n_quad: int = 20) -> dict:
             else np.asarray(y).astype(int)
         out["accuracy"] = float(np.mean(pred == truth))
     return out
-
-
-def _thin(n: int, max_draws: int) -> np.ndarray:
-    return np.unique(np.linspace(0, n - 1, min(int(max_draws), n)).round().astype(int))
 
 
 def _pooled_draws(chain_groups: list[dict], max_draws: int) -> tuple[np.ndarray, np.ndarray]:

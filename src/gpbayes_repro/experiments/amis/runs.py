@@ -26,6 +26,7 @@ from gpbayes.posterior import log_posterior, log_posterior_value_and_grad
 from gpbayes.regression import GPRegression, fit_type2_ml
 
 from ... import builders, convergence
+from ...indices import block_replicates
 
 __all__ = [
     "REGRESSION_SAMPLERS",
@@ -89,13 +90,6 @@ def sampler_cost(method: str, n_cubic_measured, n_grad_evals=None):
     if method in ("hmc", "nuts", "nutsda"):
         return hmc.PAPER_CUBIC_PER_GRAD_EVAL * np.asarray(n_grad_evals, dtype=float)
     return np.asarray(n_cubic_measured, dtype=float)
-
-
-def block_replicates(block: int, n_replicates: int, per_job: int) -> range:
-    lo = block * per_job
-    if lo >= n_replicates:
-        raise ValueError(f"block {block} is empty ({n_replicates} replicates, {per_job} per job)")
-    return range(lo, min(lo + per_job, n_replicates))
 
 
 # ---------------------------------------------------------------------------
