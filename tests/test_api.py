@@ -129,3 +129,21 @@ def test_weighted_methods_return_weights_and_a_resampled_posterior(tmp_path):
     idata.to_netcdf(tmp_path / "amis.nc")
     again = az.from_netcdf(tmp_path / "amis.nc")
     np.testing.assert_array_equal(again.sample_stats["weight"].values, w)
+
+
+def test_api_reference_is_generated_from_the_current_docstrings():
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, str(ROOT / "tools/api_reference.py"), "--check"], capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+
+
+def test_every_public_name_has_a_docstring_citing_what_it_implements():
+    for name in gb.__all__:
+        obj = getattr(gb, name)
+        doc = obj.__doc__ or ""
+        assert len(doc.strip()) > 20, name
+        if name in ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "predict", "summary"):
+            assert re.search(r"\b(eqs?\.|Alg\.|Sec\.|Table [IVX0-9]|poster,)", doc), name

@@ -38,7 +38,8 @@ library never imports.
 __version__ = "0.1.0"
 
 from . import kernels, likelihoods, priors  # noqa: E402,F401  (gb.kernels.SquaredExponential, gb.priors.Gamma)
-from .api import GPClassifier, GPRegressor, PoissonGP, methods, predict, sample, summary  # noqa: E402
+from .api import (GPClassifier, GPRegressor, PoissonGP, SparseGPClassifier, methods, predict,  # noqa: E402
+                  sample, summary)
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "methods", "sample", "summary", "predict",
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "methods", "sample", "summary", "predict",
            "kernels", "likelihoods", "priors"]
