@@ -110,7 +110,7 @@ def main() -> None:
             for c in range(eff.sizes["chain"]):
                 rows.append({"method": method, "chain": c, "n": args.n, "n_burn": args.burn, "n_draws": args.draws,
                              "ess": float(eff["ess"][c]), "ess_log_sigma_f": float(eff["ess_log_sigma_f"][c]),
-                             "ess_theta_min": float(eff["ess_theta_min"][c]),
+                             "ess_psi_min": float(eff["ess_psi_min"][c]),
                              "per_covariance": float(eff["per_covariance"][c]),
                              "per_likelihood": float(eff["per_likelihood"][c])})
             print(f"{method:12s} ESS {np.round(eff['ess'].values, 1)}  ESS(log sigma_f) "

@@ -55,3 +55,27 @@ def test_not_positive_definite_is_named():
         linalg.cholesky(np.array([[1.0, np.nan], [0.0, 1.0]]), name="K_nan")
     with pytest.raises(ValueError, match="square"):
         linalg.cholesky(np.ones((2, 3)))
+
+
+def test_cholesky_factor_has_a_zero_upper_triangle_and_equals_lapack_bit_for_bit():
+    """dpotrf runs with clean=0 and the wrapper zeroes the strict upper triangle itself."""
+    from scipy.linalg import lapack
+
+    rng = np.random.default_rng(3)
+    for n in (1, 7, 256):
+        B = rng.normal(size=(n, n))
+        A = B @ B.T + n * np.eye(n)
+        L = linalg.cholesky(A, count=False)
+        assert L.flags.f_contiguous
+        assert np.all(L[np.triu_indices(n, 1)] == 0.0) and not np.signbit(L[np.triu_indices(n, 1)]).any()
+        ref = lapack.dpotrf(np.asfortranarray(A), lower=1, clean=1)[0]
+        np.testing.assert_array_equal(L, ref)
+        # the same after a jitter retry (a copy, overwritten in place)
+        A2 = A.copy()
+        A2[0, 0] = -1.0
+        with linalg.count_ops():
+            try:
+                L2 = linalg.cholesky(A2, max_tries=5, count=False)
+            except linalg.NotPositiveDefiniteError:
+                continue
+        assert np.all(L2[np.triu_indices(n, 1)] == 0.0)
