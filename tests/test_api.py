@@ -147,3 +147,12 @@ def test_every_public_name_has_a_docstring_citing_what_it_implements():
         assert len(doc.strip()) > 20, name
         if name in ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "predict", "summary"):
             assert re.search(r"\b(eqs?\.|Alg\.|Sec\.|Table [IVX0-9]|poster,)", doc), name
+
+
+def test_unknown_options_are_refused_with_the_method_s_options():
+    X, y = _regression()
+    with pytest.raises(ValueError, match=r"no option\(s\) \['n_imps'\].*'n_imp'"):
+        gb.sample(gb.GPClassifier(X, y > 0), method="pseudo-marginal", n_imps=4)
+    with pytest.raises(ValueError, match="'max_tree_depth'"):
+        gb.sample(gb.GPRegressor(X, y), method="nuts", step=0.1)
+    assert set(gb.api.OPTIONS) >= {m for t in gb.api._METHODS.values() for m in t}

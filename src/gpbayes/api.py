@@ -349,6 +349,28 @@ _METHODS = {
 }
 
 
+_DA = ("target_accept", "gamma", "t0", "kappa")
+#: the options each method accepts (passed to the sampler named in the module docstring)
+OPTIONS = {
+    "rwmh": ("target_accept", "initial_scale", "adapt_covariance"),
+    "hmc": ("step_size", "max_steps", *_DA),
+    "nuts": ("max_tree_depth", *_DA),
+    "slice": ("width", "step_out", "scheme", "order"),
+    "amis": ("n_iterations", "n_per_iteration", "covariance", "n_resample"),
+    "mamis": ("n_iterations", "base", "slope", "covariance", "n_resample"),
+    "pm-amis": ("approximation", "n_imp", "n_iterations", "n_per_iteration", "covariance", "n_resample"),
+    "pseudo-marginal": ("approximation", "n_imp", "n_adapt", "proposal_cov", "target_accept", "adapt_on",
+                        "initial_scale", "adapt_covariance"),
+    "aa": ("keep_latent",), "surr": ("keep_latent",),
+    **{m: () for m in _REPRESENTATIONS},
+    "type2-ml": (), "ep-ml": (),
+    "joint-hmc": ("target_accept", "trajectory_length", "max_steps", "mass", "adapt_mass", "metric",
+                  "initial_step_size", "step_size_jitter"),
+    "gibbs": ("target_accept", "psi_target_accept", "trajectory_length", "max_steps", "psi_scale",
+              "step_size_jitter"),
+}
+
+
 def methods(model) -> tuple[str, ...]:
     """The method names ``sample`` accepts for this model."""
     return _METHODS[type(model)]
@@ -521,6 +543,9 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     allowed = methods(model)
     if method not in allowed:
         raise ValueError(f"method {method!r} does not apply to {type(model).__name__}; choose one of {allowed}")
+    unknown = sorted(set(options) - set(OPTIONS[method]))
+    if unknown:
+        raise ValueError(f"method {method!r} has no option(s) {unknown}; its options are {list(OPTIONS[method])}")
     if chains < 1 or draws < 1 or warmup < 0:
         raise ValueError(f"need chains >= 1, draws >= 1, warmup >= 0; got {chains}, {draws}, {warmup}")
     options = dict(options)
