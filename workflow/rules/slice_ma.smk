@@ -122,6 +122,7 @@ rule slice_ma_claims:
     """The issue's four claims on Figure 3 (PASS/FAIL with the numbers)."""
     input:
         table="results/slice/fig3.csv",
+        chains="results/slice/efficiency_per_chain.csv",
         data=expand("results/slice/data/{ds}.nc", ds=SMA["datasets"]),
     output:
         "results/claims/slice_ma.json",

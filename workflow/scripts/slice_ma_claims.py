@@ -12,6 +12,7 @@ with job(snakemake):
         attrs = xr.load_dataset(f).attrs
         if "n_zero_bins" in attrs:
             zero_bins[attrs["name"]] = int(attrs["n_zero_bins"])
-    records = slice_ma.fig3_claims(pd.read_csv(snakemake.input.table), zero_bins, p.claims)
+    records = slice_ma.fig3_claims(pd.read_csv(snakemake.input.table), zero_bins, p.claims,
+                                   chains=pd.read_csv(snakemake.input.chains), seed=p.seed)
     claims.write_claims("slice_ma", records, snakemake.output[0], scale=p.scale, config={"claims": p.claims},
                         seed=p.seed)

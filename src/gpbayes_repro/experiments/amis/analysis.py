@@ -235,8 +235,12 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict)
         "measured": {"worst_cpu": _num(worst), "worst_wall": _num(worst_wall), "runs": fr},
         "paper": "issue requirement (< 10% at paper T x N_t)",
         "passed": bool(refs and worst < ccfg["max_bookkeeping_fraction"])})
+    no_case = {"claim4a": not comp, "claim4b": not nimp, "claim4c": not eplx, "claim3": not total}
     for c in out:
         if not c["measured"]:
             c["measured"] = {"n_cases": 0}
-            c["passed"] = False
+        if no_case.get(c["id"]) or c["measured"] == {"n_cases": 0}:
+            c.pop("passed", None)
+            c["verdict"] = "INCONCLUSIVE"
+            c["reason"] = "no comparable case (the runs it compares are missing or their IQRs are not comparable)"
     return out
