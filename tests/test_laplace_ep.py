@@ -211,3 +211,24 @@ def test_input_errors():
         ep_approximation(K, y, mode="diagonal")
     with pytest.raises(ValueError, match="shape"):
         laplace_approximation(K[:4, :4], y, PROBIT)
+
+
+def test_a_non_converged_approximation_warns_and_is_tallied():
+    import warnings
+
+    from gpbayes import linalg
+    from gpbayes.approx import ConvergenceWarning, ep_approximation, laplace_approximation
+    from gpbayes.likelihoods import Probit
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None]) ** 2).sum(-1)) * 4.0 + 1e-6 * np.eye(30)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    with linalg.count_ops() as ops, warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        q = ep_approximation(K, y, Probit(), max_iter=1)
+        q2 = laplace_approximation(K, y, Probit(), max_iter=1)
+        q3 = ep_approximation(K, y, Probit())
+    assert not q.converged and not q2.converged and q3.converged
+    assert ops.not_converged == 2
+    assert sum(issubclass(x.category, ConvergenceWarning) for x in w) == 2

@@ -250,3 +250,34 @@ def test_inference_groups_open_with_arviz(tmp_path):
     assert list(summary.index) == ["psi[a]", "psi[b]"]
     assert np.array_equal(idata.posterior["psi"].values[1], chains[1].draws)
     assert idata.sample_stats.attrs["warmup_n_iterations"] == 30
+
+
+def test_numerical_trouble_is_recorded_per_draw_and_in_the_warmup():
+    """Jitter (with its size), non-converged approximations and failed estimates reach Chain.stats."""
+    from gpbayes import linalg
+
+    singular = np.ones((3, 3))  # rank 1: needs jitter
+
+    def step(rng, state):
+        if state % 2:
+            linalg.cholesky(singular, name="test")
+        if state % 3 == 0:
+            linalg.record_not_converged()
+        if state == 4:
+            linalg.record_failed_estimate()
+        return state + 1, {"accepted": True}
+
+    c = runner.run_chain(np.random.default_rng(0), step, 0, n_draws=6, n_warmup=2,
+                         position=lambda s: np.array([float(s)]), lp=lambda s: 0.0)
+    # warm-up steps run at states 0, 1; kept draws at states 2..7
+    assert c.warmup["n_jitter"] == 1 and c.warmup["n_not_converged"] == 1
+    np.testing.assert_array_equal(c.stats["n_jitter"], [0, 1, 0, 1, 0, 1])
+    assert np.all(c.stats["max_jitter"][1::2] > 0) and np.all(c.stats["max_jitter"][::2] == 0)
+    np.testing.assert_array_equal(c.stats["n_not_converged"], [0, 1, 0, 0, 1, 0])
+    np.testing.assert_array_equal(c.stats["n_failed_estimates"], [0, 0, 1, 0, 0, 0])
+    # thinning adds the counts and keeps the largest jitter
+    t = runner.run_chain(np.random.default_rng(0), step, 0, n_draws=3, thin=2,
+                         position=lambda s: np.array([float(s)]), lp=lambda s: 0.0)
+    np.testing.assert_array_equal(t.stats["n_jitter"], [1, 1, 1])
+    np.testing.assert_array_equal(t.stats["n_not_converged"], [1, 1, 0])  # steps at states (0,1), (2,3), (4,5)
+    assert np.all(t.stats["max_jitter"] > 0)

@@ -60,7 +60,12 @@ class OpCounter:
 
     ``cubic`` is the total number of O(n^3) operations; the other fields
     break it down.  ``jitter_events`` counts factorisations that needed
-    added jitter, ``max_jitter`` the largest jitter added.
+    added jitter, ``max_jitter`` the largest jitter added.  The numerical
+    trouble of the code running inside the block is tallied here too, so
+    that a chain records it per draw (``mcmc.runner``): ``not_converged``
+    Gaussian approximations (Laplace/EP) that stopped at their iteration
+    limit, ``failed_estimates`` likelihood estimates that could not be
+    formed (the proposal is rejected).
     """
 
     cubic: int = 0
@@ -71,6 +76,8 @@ class OpCounter:
     matmul: int = 0
     jitter_events: int = 0
     max_jitter: float = 0.0
+    not_converged: int = 0
+    failed_estimates: int = 0
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -105,6 +112,18 @@ def _record_jitter(jitter: float) -> None:
     for c in _ACTIVE:
         c.jitter_events += 1
         c.max_jitter = max(c.max_jitter, jitter)
+
+
+def record_not_converged() -> None:
+    """Tally a Gaussian approximation that stopped at its iteration limit (see ``OpCounter``)."""
+    for c in _ACTIVE:
+        c.not_converged += 1
+
+
+def record_failed_estimate() -> None:
+    """Tally a likelihood estimate that could not be formed (see ``OpCounter``)."""
+    for c in _ACTIVE:
+        c.failed_estimates += 1
 
 
 def _check_square(A: np.ndarray, name: str) -> None:

@@ -40,7 +40,19 @@ import numpy as np
 
 from .. import linalg
 
-__all__ = ["GaussianApproximation", "laplace_approximation", "ep_approximation"]
+__all__ = ["GaussianApproximation", "ConvergenceWarning", "laplace_approximation", "ep_approximation"]
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """A Gaussian approximation stopped at its iteration limit (``converged=False``)."""
+
+
+def _not_converged(message: str) -> None:
+    """Warn and tally (``linalg.OpCounter.not_converged``) a non-converged approximation."""
+    import warnings
+
+    linalg.record_not_converged()
+    warnings.warn(message, ConvergenceWarning, stacklevel=3)
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 

@@ -73,7 +73,7 @@ from scipy.special import log_ndtr
 
 from .. import linalg
 from ..likelihoods import Probit
-from . import GaussianApproximation
+from . import GaussianApproximation, _not_converged
 
 __all__ = ["ep_approximation", "probit_tilted_moments"]
 
@@ -221,6 +221,8 @@ def ep_approximation(
         else:
             result = _sequential(post, y, nu, tau, warm, damping, tol, max_iter)
     mu, alpha, L, nu, tau, log_Z, n_iter, converged = result
+    if not converged:
+        _not_converged(f"EP ({mode}) stopped at max_iter = {max_iter} updates without meeting its tolerance {tol:g}")
     return GaussianApproximation(
         method=f"ep-{mode}",
         m=mu,

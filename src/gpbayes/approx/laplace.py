@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import linalg
-from . import GaussianApproximation
+from . import GaussianApproximation, _not_converged
 
 __all__ = ["laplace_approximation"]
 
@@ -178,6 +178,8 @@ def laplace_approximation(
         # R&W Alg. 3.1 line 10: log q(y|X,theta) = -1/2 a^T f + log p(y|f) - sum log L_ii
         log_marginal = psi - 0.5 * linalg.logdet_from_cholesky(L)
 
+    if not converged:
+        _not_converged(f"Laplace's Newton iteration stopped after {n_iter} steps without meeting its tolerance")
     return GaussianApproximation(
         method="laplace",
         m=f,

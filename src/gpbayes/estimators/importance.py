@@ -316,6 +316,7 @@ class PseudoMarginalTarget:
                 K, K_chol = covariance_and_factor(self.kernel, psi, self.X)
             except linalg.NotPositiveDefiniteError:
                 self.n_failures += 1
+                linalg.record_failed_estimate()
                 value = -np.inf
             else:
                 q = self._approximate(K, K_chol)

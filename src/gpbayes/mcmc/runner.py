@@ -69,7 +69,11 @@ STAT_NAMES: dict[str, str] = {
     "proposal_log_density": "proposal_lp",
 }
 #: Per-draw counters that add up over thinned-away steps and over the warm-up.
-ADDITIVE_STATS = ("n_cubic", "n_steps", "n_likelihood", "n_leapfrog", "n_shrinkages", "n_steps_out",
+#: Numerical trouble tallied by ``gpbayes.linalg.count_ops`` around every step and recorded per draw:
+#: factorisations that needed jitter, the largest jitter, non-converged Laplace/EP approximations,
+#: failed likelihood estimates (``max_jitter`` is a maximum over thinned steps, the others add up).
+TROUBLE_STATS = ("n_jitter", "max_jitter", "n_not_converged", "n_failed_estimates")
+ADDITIVE_STATS = ("n_jitter", "n_not_converged", "n_failed_estimates", "n_cubic", "n_steps", "n_likelihood", "n_leapfrog", "n_shrinkages", "n_steps_out",
                   "n_bound_evals", "n_covariance", "n_density_evals", "n_cubic_theta", "n_failed_cholesky",
                   "wall_time")
 
@@ -206,17 +210,19 @@ class _Recorder:
         self.extra: dict[str, list] = {}
         self._pending: dict[str, float] = {}
 
-    def add_step(self, info, wall: float, keep: bool, state) -> None:
-        items = _info_items(info) + [("wall_time", wall)]
+    def add_step(self, info, wall: float, keep: bool, state, trouble=()) -> None:
+        items = _info_items(info) + [("wall_time", wall)] + list(trouble)
         for k, v in items:
             if k in ADDITIVE_STATS:
                 self._pending[k] = self._pending.get(k, 0) + v
+            elif k == "max_jitter":
+                self._pending[k] = max(self._pending.get(k, 0.0), v)
         if not keep:
             return
         self.draws.append(np.array(self.position(state), dtype=np.float64, copy=True))
         row = {"lp": float(self.lp(state))}
         for k, v in items:
-            row[k] = self._pending.pop(k) if k in ADDITIVE_STATS else v
+            row[k] = self._pending.pop(k) if (k in ADDITIVE_STATS or k == "max_jitter") else v
         self._pending.clear()
         n_before = len(self.draws) - 1
         for k, v in row.items():
@@ -254,21 +260,22 @@ def _warmup(rng, state, n_warmup: int, step: StepFn | None, adapt, callback, n_t
             state = state()
         astate = adapt.init(rng, state) if adapt is not None else None
     step_cubic = 0
-    for m in range(n_warmup):
-        kernel = adapt.kernel(astate) if adapt is not None else step
-        state, info = kernel(rng, state)
-        if adapt is not None:
-            astate = adapt.update(astate, m, state, info)
-        for k, v in _info_items(info):
-            if k in ADDITIVE_STATS:
-                totals[k] = totals.get(k, 0) + v
-            if k == "accepted":
-                n_accepted += int(v)
-            if k == "acceptance_rate" and v is not None and math.isfinite(v):
-                acc += float(v)
-                n_acc += 1
-        if callback is not None:
-            callback(m, n_total, state, info)
+    with linalg.count_ops() as wops:
+        for m in range(n_warmup):
+            kernel = adapt.kernel(astate) if adapt is not None else step
+            state, info = kernel(rng, state)
+            if adapt is not None:
+                astate = adapt.update(astate, m, state, info)
+            for k, v in _info_items(info):
+                if k in ADDITIVE_STATS:
+                    totals[k] = totals.get(k, 0) + v
+                if k == "accepted":
+                    n_accepted += int(v)
+                if k == "acceptance_rate" and v is not None and math.isfinite(v):
+                    acc += float(v)
+                    n_acc += 1
+            if callback is not None:
+                callback(m, n_total, state, info)
     params: dict = {}
     if adapt is not None:
         step, params = adapt.finalize(astate)
@@ -283,6 +290,10 @@ def _warmup(rng, state, n_warmup: int, step: StepFn | None, adapt, callback, n_t
         "n_accepted": n_accepted,
     }
     warmup.update({k: v for k, v in totals.items()})
+    warmup.update({"n_jitter": wops.jitter_events + init_ops.jitter_events,
+                   "max_jitter": max(wops.max_jitter, init_ops.max_jitter),
+                   "n_not_converged": wops.not_converged + init_ops.not_converged,
+                   "n_failed_estimates": wops.failed_estimates + init_ops.failed_estimates})
     warmup.update({f"adapt_{k}": v for k, v in params.pop("_cost", {}).items()})
     return state, step, params, warmup
 
@@ -340,9 +351,12 @@ def run_chain(
 def _sample(rng, step, state, rec: _Recorder, n_steps: int, thin: int, callback, offset: int, n_total: int):
     for i in range(n_steps):
         t = time.perf_counter()
-        state, info = step(rng, state)
+        with linalg.count_ops() as ops:
+            state, info = step(rng, state)
         wall = time.perf_counter() - t
-        rec.add_step(info, wall, (i + 1) % thin == 0 if thin > 1 else True, state)
+        trouble = (("n_jitter", ops.jitter_events), ("max_jitter", ops.max_jitter),
+                   ("n_not_converged", ops.not_converged), ("n_failed_estimates", ops.failed_estimates))
+        rec.add_step(info, wall, (i + 1) % thin == 0 if thin > 1 else True, state, trouble)
         if callback is not None:
             callback(offset + i, n_total, state, info)
     return state
