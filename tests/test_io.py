@@ -86,3 +86,43 @@ def test_written_files_honour_the_umask(tmp_path):
         assert stat.S_IMODE(os.stat(q).st_mode) == 0o600
     finally:
         os.umask(old)
+
+
+def test_stale_temporaries_of_a_killed_writer_are_removed(tmp_path):
+    target = tmp_path / "r.nc"
+    stale = tmp_path / ".r.nc.abc123.tmp"
+    stale.write_text("half a file")
+    other = tmp_path / ".other.nc.abc123.tmp"  # another target's temporary stays
+    other.write_text("x")
+    io.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), target)
+    assert target.exists() and not stale.exists() and other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.nc.abc123.tmp", "r.nc"]
+
+
+def test_a_full_disk_is_reported_plainly_with_the_path(tmp_path, monkeypatch):
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10, 10, 1024))
+
+    def full(*args, **kwargs):
+        raise RuntimeError("NetCDF: HDF error")
+
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", full)
+    with pytest.raises(OSError, match=r"no space left on device / file too large while writing .*r\.nc") as ei:
+        io.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "r.nc")
+    assert ei.value.errno == errno.ENOSPC
+    assert not list(tmp_path.glob(".r.nc.*"))  # no temporary left behind
+    # an HDF error with plenty of space keeps its kind but names the file
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10, 10, 10 * 2**30))
+    with pytest.raises(RuntimeError, match=r"HDF error while writing .*r\.nc"):
+        io.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "r.nc")
+
+    def too_big(*args, **kwargs):
+        raise OSError(errno.EFBIG, "File too large")
+
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", too_big)
+    with pytest.raises(OSError, match="file too large while writing"):
+        io.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "r.nc")

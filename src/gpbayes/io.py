@@ -22,9 +22,12 @@ interrupted run never leaves a file that looks finished.
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import datetime as _dt
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -64,16 +67,46 @@ def atomic_path(path, suffix: str = ".tmp"):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # a writer killed mid-write (kill -9, node failure) leaves its hidden temporary behind: remove
+    # those of this target first (one writer per target, as the workflow guarantees)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*{suffix}"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     os.close(fd)
     try:
-        yield Path(tmp)
+        try:
+            yield Path(tmp)
+        except (OSError, RuntimeError) as err:
+            clearer = _write_error(err, path)
+            if clearer is err:
+                raise
+            raise clearer from err
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+_FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _write_error(err: BaseException, path: Path) -> BaseException:
+    """A full disk or a file-size limit said plainly, with the path; other errors unchanged.
+
+    netCDF4 reports a write that ran out of space as ``RuntimeError: NetCDF: HDF
+    error``; it is recognised by the free space left on the target's file system.
+    """
+    free = shutil.disk_usage(path.parent).free
+    hdf = isinstance(err, RuntimeError) and "HDF error" in str(err)
+    if (isinstance(err, OSError) and err.errno in _FULL) or (hdf and free < 16 * 2**20):
+        return OSError(errno.ENOSPC, f"no space left on device / file too large while writing {path} "
+                                     f"({free / 2**20:.1f} MiB free on its file system; {err})")
+    if hdf:
+        return RuntimeError(f"{err} while writing {path}")
+    return err
 
 
 def write_netcdf_atomic(ds: xr.Dataset, path) -> Path:
