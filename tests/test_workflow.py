@@ -154,3 +154,22 @@ def test_user_dataset_runs_through_the_slice(tmp_path):
     res = run(["--cores", "2", "results/regression_mh/mine/diagnostics.csv"], tmp_path)
     assert res.returncode == 0, (res.stdout + res.stderr)[-5000:]
     assert "tau_1" in (tmp_path / "results/regression_mh/mine/diagnostics.csv").read_text()
+
+
+@pytest.mark.parametrize("name, path, needle", [
+    ("breast", "mine.csv", "user_datasets.breast: the name 'breast' is a vendored data set"),
+    ("mine", "mine.txt", "user_datasets.mine.path: must be a .csv file"),
+    ("mine", "absent.csv", "user_datasets.mine.path: 'absent.csv' does not exist"),
+])
+def test_snakemake_refuses_user_data_that_would_shadow_or_is_not_csv(tmp_path, name, path, needle):
+    """Through Snakemake: the semantic config checks run when the workflow loads (issue 14 item 2)."""
+    copy_project(tmp_path)
+    (tmp_path / "mine.csv").write_text("a,target\n1,2\n3,4\n")
+    (tmp_path / "mine.txt").write_text("a,target\n1,2\n")
+    cfg = yaml.safe_load((tmp_path / "config/config.yaml").read_text())
+    cfg["user_datasets"] = {name: {"path": path, "target": "target", "task": "regression"}}
+    (tmp_path / "config/config.yaml").write_text(yaml.safe_dump(cfg))
+    res = run(["-n"], tmp_path, timeout=300)
+    assert res.returncode != 0
+    assert needle in res.stdout + res.stderr, (res.stdout + res.stderr)[-3000:]
+    assert not (tmp_path / "data/processed").exists()

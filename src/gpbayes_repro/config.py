@@ -7,7 +7,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-__all__ = ["ConfigError", "SCHEMA_PATH", "load_schema", "validate_config", "load_config", "scale_settings"]
+__all__ = ["ConfigError", "SCHEMA_PATH", "load_schema", "validate_config", "check_semantics", "load_config",
+           "scale_settings"]
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"
 
@@ -33,11 +34,27 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
     if errors:
         lines = [f"  - at '{_where(e)}': {e.message}" for e in errors]
         raise ConfigError("invalid gpbayes configuration:\n" + "\n".join(lines))
+    return check_semantics(config)
+
+
+def check_semantics(config: dict) -> dict:
+    """The checks a schema cannot express; the Snakefile runs them after the schema validation.
+
+    A user data set may not take the name of a vendored one (its prepared file would replace the
+    papers' data and feed their figures and claims), and its path must be an existing ``.csv``.
+    """
+    reserved = _reserved_names(config)
     for name, spec in (config.get("user_datasets") or {}).items():
-        if name in _reserved_names(config):
-            raise ConfigError(f"user data set '{name}' shadows a vendored data set of the same name")
-        if not spec["path"].endswith(".csv"):
-            raise ConfigError(f"user data set '{name}': path must be a .csv file, got {spec['path']!r}")
+        if name in reserved:
+            raise ConfigError(f"config user_datasets.{name}: the name '{name}' is a vendored data set "
+                              f"({config['data']['manifest']}); a user set with that name would replace the "
+                              "papers' data. Choose another name.")
+        path = str(spec.get("path", ""))
+        if not path.lower().endswith(".csv"):
+            raise ConfigError(f"config user_datasets.{name}.path: must be a .csv file, got {path!r}")
+        if not Path(path).is_file():
+            raise ConfigError(f"config user_datasets.{name}.path: {path!r} does not exist (relative paths are "
+                              "taken from the directory Snakemake runs in)")
     return config
 
 
