@@ -424,3 +424,22 @@ def test_original_usps_mat_replaces_stand_in(tmp_path, manifest):
     keep = np.isin(digits, [3, 5])
     assert ds.attrs["stand_in"] == 0 and ds["X"].shape == (keep.sum(), 256)
     np.testing.assert_array_equal(ds["y"].values, np.where(digits[keep] == 3, 1.0, -1.0))
+
+
+def test_user_csv_quirks_are_refused_or_reported(tmp_path, caplog):
+    """Issue 14 item 5: duplicate names refused; -1 and -1.0 one label; inf named as infinite;
+    the label mapping and a dropped constant column are logged, not only stored in attributes."""
+    dup = tmp_path / "dup.csv"
+    dup.write_text("x1,x1,label\n1,2,0\n3,4,1\n5,6,0\n")
+    with pytest.raises(D.DataError, match=r"duplicate column name\(s\) \['x1'\]"):
+        D.prepare_user_dataset(dup, "label", "classification")
+    same = tmp_path / "same.csv"
+    same.write_text("a,c,label\n1,7,-1\n2,7,-1.0\n3,7,1\n4,7,1.0\n")
+    with caplog.at_level("WARNING"):
+        ds = D.prepare_user_dataset(same, "label", "classification")
+    assert sorted(np.unique(ds["y"].values)) == [-1.0, 1.0] and ds.attrs["label_mapping"] == "-1 -> -1; 1 -> +1"
+    assert "mapped -1 -> -1; 1 -> +1" in caplog.text and "constant column(s) dropped: c" in caplog.text
+    inf = tmp_path / "inf.csv"
+    inf.write_text("a,t\n1,2\ninf,3\n2,4\n")
+    with pytest.raises(D.DataError, match=r"infinite value in column 'a'.*row\(s\): 2"):
+        D.prepare_user_dataset(inf, "t", "regression")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -12,6 +13,8 @@ import xarray as xr
 
 from .manifest import DataError, _MISSING, dataset_entry, sha256_file, verify_file
 from .readers import _is_number, _norm_label, _open_text, _read_any, _read_table, _to_float
+
+_log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------
 # preparation
@@ -242,11 +245,15 @@ def prepare_user_dataset(csv_path, target: str, task: str, name: str | None = No
     text_head = _open_text(path).splitlines()[:1]
     row_names = bool(text_head) and next(csv.reader(io.StringIO(text_head[0])), [None])[0] in ("",)
     names, rows = _read_table(path, {"header": True, "row_names": row_names})
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DataError(f"{path}: duplicate column name(s) {dup}; every column needs its own name")
     fnames, Xraw, tcol = _covariates(names, rows, target, [], path)
     steps = [f"read {path.name} ({len(rows)} rows x {len(names)} columns)"]
     attrs = {}
     if task == "classification":
-        values = [str(v).strip() for v in tcol]
+        # labels compared as values: '-1' and '-1.0' are one label
+        values = [_norm_label(v) for v in tcol]
         bad = [v for v in values if v.lower() in _MISSING]
         if bad:
             raise DataError(f"missing value in target column '{target}' of {path}")
@@ -265,12 +272,15 @@ def prepare_user_dataset(csv_path, target: str, task: str, name: str | None = No
         steps.append(
             f"labels from column '{target}': {mapping} ({int((y > 0).sum())} positive, {int((y < 0).sum())} negative)"
         )
+        _log.warning("user data set %s: labels of column '%s' mapped %s", name, target, mapping)
     else:
         y = _to_float(tcol, target, path)
         steps.append(f"target: column '{target}', raw values (not standardised)")
     X, kept, mean, scale, dropped = standardise(Xraw, fnames)
     steps.append(f"covariates: {len(kept)} columns standardised to zero mean and unit population s.d.")
     steps.append("constant columns dropped: " + (", ".join(dropped) if dropped else "none"))
+    if dropped:
+        _log.warning("user data set %s: constant column(s) dropped: %s", name, ", ".join(dropped))
     attrs.update(
         {
             "name": name,

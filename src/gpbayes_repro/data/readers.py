@@ -170,6 +170,10 @@ def _to_float(values: Sequence[str], column: str, path) -> np.ndarray:
                 raise DataError(
                     f"non-numeric value {s!r} in column '{column}' of {path} (data row {i + 1})"
                 ) from None
+    inf = np.flatnonzero(np.isinf(arr))
+    if inf.size:
+        rows = ", ".join(str(i + 1) for i in inf[:5]) + (" ..." if inf.size > 5 else "")
+        raise DataError(f"infinite value in column '{column}' of {path} ({inf.size} row(s): {rows})")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         rows = ", ".join(str(i + 1) for i in bad[:5]) + (" ..." if bad.size > 5 else "")
