@@ -156,3 +156,21 @@ def test_unknown_options_are_refused_with_the_method_s_options():
     with pytest.raises(ValueError, match="'max_tree_depth'"):
         gb.sample(gb.GPRegressor(X, y), method="nuts", step=0.1)
     assert set(gb.api.OPTIONS) >= {m for t in gb.api._METHODS.values() for m in t}
+
+
+def test_until_converged_stops_early_with_the_same_draws_a_fixed_length_run_gives():
+    X, y = _regression(n=25, seed=1)
+    reg = gb.GPRegressor(X, y, ard=False)
+    rule = {"rhat": 1.05, "ess_bulk": 100, "check_every": 50, "max_draws": 3000}
+    idata = gb.sample(reg, method="slice", chains=2, draws=3000, warmup=50, seed=4, progress=False,
+                      until_converged=rule)
+    n = idata.posterior.sizes["draw"]
+    assert idata.sample_stats.attrs["stopped"] == "converged" and n < 3000 and n % 50 == 0
+    fixed = gb.sample(reg, method="slice", chains=2, draws=n, warmup=50, seed=4, progress=False)
+    np.testing.assert_array_equal(idata.posterior["psi"].values, fixed.posterior["psi"].values)
+    summary = az.summary(idata, var_names=["psi"])
+    assert summary["r_hat"].max() < 1.05 + 1e-9 and summary["ess_bulk"].min() > 100
+    with pytest.raises(ValueError, match="no key"):
+        gb.sample(reg, method="slice", until_converged={"r_hat": 1.01})
+    with pytest.raises(ValueError, match="until_converged is available"):
+        gb.sample(reg, method="amis", until_converged=True)

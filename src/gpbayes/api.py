@@ -76,6 +76,7 @@ from .kernels import SquaredExponential
 from .likelihoods import Poisson, Probit
 from .mcmc import hmc, hyper_slice, latent_gibbs, nuts, pseudo_marginal, random_walk
 from .mcmc import slice as slice_mod
+from .mcmc import runner
 from .mcmc.runner import Chain, Progress
 from .posterior import log_posterior, log_posterior_value_and_grad
 from .regression import GPRegression, fit_type2_ml
@@ -398,33 +399,36 @@ def _latent_start(model, psi0, rng):
     return linalg.cholesky(K, name="K(psi0)", count=False) @ rng.standard_normal(model.n)
 
 
-def _chains_regression(model: GPRegressor, method, rngs, draws, warmup, callback, options):
+def _run(rngs, specs, draws, callback, stop):
+    """Each chain alone (``runner.run_spec``) or all under a stopping rule (``runner.run_specs``)."""
+    if stop is None:
+        return [runner.run_spec(r, s, n_draws=draws, callback=callback) for r, s in zip(rngs, specs)]
+    return runner.run_specs(rngs, specs, stop=stop, callback=callback)
+
+
+def _chains_regression(model: GPRegressor, method, rngs, draws, warmup, callback, options, stop=None):
     fit, cov = _mode_and_cov(model, rngs[0])
-    p = model.gp.n_params
     logp = log_posterior(model.gp, model.prior)
     vg = log_posterior_value_and_grad(model.gp, model.prior)
-    out = []
+    specs = []
     for r in rngs:
         start = r.multivariate_normal(fit.psi, cov)  # over-dispersed starts: draws of the Gaussian at the mode
         if method == "rwmh":
-            out.append(random_walk.run_chain(r, start, lambda x, _r: logp(x), cov, n_burn=warmup, n_draws=draws,
-                                             callback=callback, **options))
+            specs.append(random_walk.chain_spec(r, start, lambda x, _r: logp(x), cov, n_burn=warmup, **options))
         elif method == "hmc":
-            mass = hmc.mass_matrix("dense", cov)
-            out.append(hmc.run_chain(r, start, vg, mass, n_tune=warmup, n_draws=draws, callback=callback, **options))
+            specs.append(hmc.chain_spec(start, vg, hmc.mass_matrix("dense", cov), n_tune=warmup, **options))
         elif method == "nuts":
-            mass = hmc.mass_matrix("dense", cov)
-            out.append(nuts.run_chain(r, start, vg, mass, n_draws=draws, n_adapt=warmup, step_size=None,
-                                      callback=callback, **options))
+            specs.append(nuts.chain_spec(start, vg, hmc.mass_matrix("dense", cov), n_adapt=warmup, step_size=None,
+                                         **options))
         else:  # slice
-            width = options.pop("width", 2.0 * np.sqrt(np.diag(cov)))
-            out.append(slice_mod.run_chain(r, start, lambda x: logp(x), width, n_draws=draws, n_burn=warmup,
-                                           callback=callback, **options))
-    return out, p
+            opts = dict(options)
+            width = opts.pop("width", 2.0 * np.sqrt(np.diag(cov)))
+            specs.append(slice_mod.chain_spec(start, lambda x: logp(x), width, n_burn=warmup, **opts))
+    return _run(rngs, specs, draws, callback, stop)
 
 
-def _chains_latent(model, method, rngs, draws, warmup, callback, options):
-    out = []
+def _chains_latent(model, method, rngs, draws, warmup, callback, options, stop=None):
+    out, specs = [], []
     psi_init = model.kernel.initial_psi(model.X)
     for r in rngs:
         psi0 = psi_init + 0.1 * r.standard_normal(psi_init.size)
@@ -448,13 +452,28 @@ def _chains_latent(model, method, rngs, draws, warmup, callback, options):
         lgm = LatentGaussianModel(model.kernel, model.X, model.likelihood, model.y, model.prior)
         f0 = _latent_start(model, psi0, r)
         if method in ("aa", "surr"):
-            out.append(latent_gibbs.run_chain(r, lgm, psi0, f0, method=method, n_burn=warmup, n_draws=draws,
-                                              keep_latent=options.get("keep_latent", False), callback=callback))
+            specs.append(latent_gibbs.chain_spec(lgm, psi0, f0, method=method, n_burn=warmup,
+                                                 keep_latent=options.get("keep_latent", False)))
         else:
-            rep = method[len("slice-"):]
-            out.append(hyper_slice.run_chain(r, lgm, psi0, f0, rep, n_burn=warmup, n_draws=draws,
-                                             callback=callback))
-    return out
+            specs.append(hyper_slice.chain_spec(lgm, psi0, f0, method[len("slice-"):], n_burn=warmup))
+    return out if method == "pseudo-marginal" else _run(rngs, specs, draws, callback, stop)
+
+
+_STOPPABLE = ("rwmh", "hmc", "nuts", "slice", "aa", "surr", *(f"slice-{m}" for m in hyper_slice.METHODS))
+
+
+def _stop_rule(until_converged, draws: int):
+    if until_converged is None or until_converged is False:
+        return None
+    if isinstance(until_converged, runner.StopRule):
+        return until_converged
+    opts = {} if until_converged is True else dict(until_converged)
+    known = {f.name for f in dataclasses.fields(runner.StopRule)}
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise ValueError(f"until_converged has no key(s) {unknown}; its keys are {sorted(known)}")
+    opts.setdefault("max_draws", draws)
+    return runner.StopRule(**opts)
 
 
 def _posterior_groups(model, chains: list[Chain], method: str, attrs: dict) -> dict[str, xr.Dataset]:
@@ -512,7 +531,7 @@ def _amis(model, method, rng, options):
 
 
 def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: int = 500, seed: int = 0,
-           progress: bool | None = None, **options):
+           progress: bool | None = None, until_converged=None, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
     Parameters
@@ -523,6 +542,14 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
         sampler and are discarded; their cost is in ``sample_stats`` as ``warmup_n_cubic``).
     seed : one seed gives identical results on any machine; chain c uses the c-th
         child of ``numpy.random.SeedSequence(seed)`` (independent streams).
+    until_converged : stop when converged instead of after ``draws``: True, a dict of
+        ``gpbayes.mcmc.runner.StopRule`` fields (``rhat`` 1.01, ``ess_bulk`` 400 summed over
+        chains, ``check_every`` 100, budgets ``max_draws`` (default ``draws``), ``max_cubic``
+        O(n^3) operations, ``max_seconds``) or a StopRule; the chains advance together in
+        blocks and stop when split rank R-hat < rhat and bulk ESS > ess_bulk on every
+        hyperparameter, or a budget is spent (``posterior.attrs``/``sample_stats.attrs["stopped"]``
+        says which).  For the MCMC methods of the exact marginal, AA/SURR and the slice
+        representations.
     progress : a progress bar (default: when stderr is a terminal).
     options : the method's own options, e.g. ``approximation="ep"``, ``n_imp=64`` for
         ``"pseudo-marginal"``; ``n_iterations``, ``n_per_iteration`` for ``"amis"``.
@@ -546,6 +573,9 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     unknown = sorted(set(options) - set(OPTIONS[method]))
     if unknown:
         raise ValueError(f"method {method!r} has no option(s) {unknown}; its options are {list(OPTIONS[method])}")
+    stop = _stop_rule(until_converged, draws)
+    if stop is not None and method not in _STOPPABLE:
+        raise ValueError(f"until_converged is available for the methods {list(_STOPPABLE)}, not {method!r}")
     if chains < 1 or draws < 1 or warmup < 0:
         raise ValueError(f"need chains >= 1, draws >= 1, warmup >= 0; got {chains}, {draws}, {warmup}")
     options = dict(options)
@@ -577,10 +607,10 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
                        n_draws=draws, callback=callback, **options) for r in rngs]
             groups = _posterior_groups(model, out, method, attrs)
         elif isinstance(model, GPRegressor):
-            out, _ = _chains_regression(model, method, rngs, draws, warmup, callback, options)
+            out = _chains_regression(model, method, rngs, draws, warmup, callback, options, stop)
             groups = _posterior_groups(model, out, method, attrs)
         else:
-            out = _chains_latent(model, method, rngs, draws, warmup, callback, options)
+            out = _chains_latent(model, method, rngs, draws, warmup, callback, options, stop)
             groups = _posterior_groups(model, out, method, attrs)
     finally:
         if bar is not None:

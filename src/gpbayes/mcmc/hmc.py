@@ -75,6 +75,7 @@ __all__ = [
     "kinetic_energy",
     "draw_momentum",
     "find_reasonable_step_size",
+    "chain_spec",
     "run_chain",
     "warmup_gradients",
     "TARGET_ACCEPT",
@@ -309,22 +310,19 @@ def find_reasonable_step_size(
 # ---------------------------------------------------------------------------
 # chain: dual-averaging warm-up, then frozen step size (a use of the runner)
 # ---------------------------------------------------------------------------
-def run_chain(
-    rng: np.random.Generator,
+def chain_spec(
     position0,
     value_and_grad_fn: ValueAndGradFn,
     mass: MassMatrix,
     *,
     n_tune: int,
-    n_draws: int,
     step_size: float | None = None,
     max_steps: int = MAX_LEAPFROG_STEPS,
     target_accept: float = TARGET_ACCEPT,
     gamma: float = DA_GAMMA,
     t0: float = DA_T0,
     kappa: float = DA_KAPPA,
-    callback=None,
-) -> Chain:
+) -> runner.ChainSpec:
     """HMC: ``n_tune`` warm-up iterations (dual averaging of eps, H&G Alg. 5), then ``n_draws`` kept ones.
 
     The warm-up starts from ``step_size`` or, if None, from H&G's Alg. 4
@@ -346,8 +344,14 @@ def run_chain(
         find_step_size=lambda r, st: find_reasonable_step_size(r, st, value_and_grad_fn, mass),
         target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
     )
-    return runner.run_chain(rng, None, lambda: init(position0, value_and_grad_fn), n_draws=n_draws,
-                     n_warmup=n_tune, adapt=adapt, callback=callback)
+    return runner.ChainSpec(lambda: init(position0, value_and_grad_fn), None, int(n_tune), adapt)
+
+
+def run_chain(rng: np.random.Generator, position0, value_and_grad_fn: ValueAndGradFn, mass: MassMatrix, *,
+              n_tune: int, n_draws: int, callback=None, **options) -> Chain:
+    """``runner.run_spec`` of :func:`chain_spec` (its options, plus ``n_draws`` and ``callback``)."""
+    return runner.run_spec(rng, chain_spec(position0, value_and_grad_fn, mass, n_tune=n_tune, **options),
+                           n_draws=n_draws, callback=callback)
 
 
 def warmup_gradients(chain: Chain) -> int:

@@ -70,6 +70,7 @@ __all__ = [
     "latent_step",
     "step",
     "complete_data_log_likelihood",
+    "chain_spec",
     "run_chain",
 ]
 
@@ -391,12 +392,20 @@ def run_chain(
     ``n_shrinkages``, ``wall_time``; ``extra["log_likelihood"]`` (log L(f));
     burn-in cost in ``warmup`` (``n_covariance``, ``n_likelihood``, ...).
     """
+    spec = chain_spec(model, psi0, f0, method, n_burn=n_burn, widths=widths, n_latent_updates=n_latent_updates,
+                      step_out=step_out, root=root)
+    return runner.run_spec(rng, spec, n_draws=n_draws, callback=callback)
+
+
+def chain_spec(model: LatentGaussianModel, psi0, f0, method: str, *, n_burn: int, widths=None,
+               n_latent_updates: int = 10, step_out: float = 0, root: str = DEFAULT_ROOT) -> runner.ChainSpec:
+    """The runner configuration of one chain (``runner.ChainSpec``; see :func:`run_chain`)."""
     widths = prior_widths(model.prior) if widths is None else np.asarray(widths, dtype=np.float64)
     state = init(model, psi0, f0, method, root)
 
     def kernel(r, st):
         return step(r, st, model, method, widths, n_latent_updates=n_latent_updates, step_out=step_out)
 
-    return runner.run_chain(rng, kernel, state, n_draws=n_draws, n_warmup=n_burn, callback=callback,
-                            position=lambda st: st.psi, lp=lambda st: complete_data_log_likelihood(model, st),
+    return runner.ChainSpec(state, kernel, int(n_burn), position=lambda st: st.psi,
+                            lp=lambda st: complete_data_log_likelihood(model, st),
                             record=lambda st, info: {"log_likelihood": st.log_likelihood})

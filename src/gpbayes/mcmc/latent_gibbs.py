@@ -62,6 +62,7 @@ __all__ = [
     "surr_theta_step",
     "latent_step",
     "step",
+    "chain_spec",
     "run_chain",
 ]
 
@@ -265,6 +266,16 @@ def run_chain(
     ``log_prior`` and, with ``keep_latent``, ``f`` (n_draws, n);
     ``params["proposal_scale"]``; burn-in cost in ``warmup``.
     """
+    spec = chain_spec(model, psi0, f0, method=method, n_burn=n_burn, proposal_cov=proposal_cov,
+                      n_latent_updates=n_latent_updates, target_accept=target_accept, initial_scale=initial_scale,
+                      keep_latent=keep_latent)
+    return runner.run_spec(rng, spec, n_draws=n_draws, thin=thin, callback=callback)
+
+
+def chain_spec(model: rep.LatentGaussianModel, psi0, f0, *, method: str = "aa", n_burn: int,
+               proposal_cov: np.ndarray | None = None, n_latent_updates: int = 10, target_accept: float = 0.25,
+               initial_scale: float | None = None, keep_latent: bool = True) -> runner.ChainSpec:
+    """The runner configuration of one AA/SURR Gibbs chain (``runner.ChainSpec``; see :func:`run_chain`)."""
     state = init(model, psi0, f0, method)
     p = state.psi.shape[0]
     cov = np.eye(p) if proposal_cov is None else np.asarray(proposal_cov, dtype=float)
@@ -281,6 +292,5 @@ def run_chain(
             out["f"] = st.f
         return out
 
-    return runner.run_chain(rng, None, state, n_draws=n_draws, n_warmup=n_burn, adapt=adapt, thin=thin,
-                            callback=callback, position=lambda st: st.psi,
+    return runner.ChainSpec(state, None, int(n_burn), adapt, position=lambda st: st.psi,
                             lp=lambda st: st.log_likelihood + st.log_prior, record=record)

@@ -65,7 +65,7 @@ from .hmc import (
 from . import runner
 from .runner import Chain
 
-__all__ = ["NUTSState", "NUTSInfo", "init", "step", "run_chain", "XIONG_STEP_SIZE", "MAX_TREE_DEPTH"]
+__all__ = ["NUTSState", "NUTSInfo", "init", "step", "chain_spec", "run_chain", "XIONG_STEP_SIZE", "MAX_TREE_DEPTH"]
 
 NUTSState = HMCState  # position, log density, gradient
 #: Xiong et al. Sec. 4.3.1: "we set the stepsize of NUTS to 0.1".
@@ -191,13 +191,11 @@ def step(
     return new, info
 
 
-def run_chain(
-    rng: np.random.Generator,
+def chain_spec(
     position0,
     value_and_grad_fn: ValueAndGradFn,
     mass: MassMatrix,
     *,
-    n_draws: int,
     n_adapt: int = 0,
     step_size: float | None = XIONG_STEP_SIZE,
     max_tree_depth: int = MAX_TREE_DEPTH,
@@ -205,8 +203,7 @@ def run_chain(
     gamma: float = DA_GAMMA,
     t0: float = DA_T0,
     kappa: float = DA_KAPPA,
-    callback=None,
-) -> Chain:
+) -> runner.ChainSpec:
     """NUTS (``n_adapt = 0``, fixed ``step_size``) or NUTSDA (``n_adapt > 0``, H&G Alg. 6).
 
     For NUTSDA the first step size is ``step_size`` or, if None, H&G's Alg. 4
@@ -229,8 +226,18 @@ def run_chain(
             find_step_size=lambda r, st: find_reasonable_step_size(r, st, value_and_grad_fn, mass),
             target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
         )
-        return runner.run_chain(rng, None, start, n_draws=n_draws, n_warmup=n_adapt, adapt=adapt, callback=callback)
+        return runner.ChainSpec(start, None, int(n_adapt), adapt)
     if step_size is None:
         raise ValueError("NUTS without adaptation needs a step_size")
-    chain = runner.run_chain(rng, make_step(float(step_size)), start, n_draws=n_draws, callback=callback)
+    return runner.ChainSpec(start, make_step(float(step_size)), 0)
+
+
+def run_chain(rng: np.random.Generator, position0, value_and_grad_fn: ValueAndGradFn, mass: MassMatrix, *,
+              n_draws: int, n_adapt: int = 0, step_size: float | None = XIONG_STEP_SIZE, callback=None,
+              **options) -> Chain:
+    """``runner.run_spec`` of :func:`chain_spec` (its options, plus ``n_draws`` and ``callback``)."""
+    spec = chain_spec(position0, value_and_grad_fn, mass, n_adapt=n_adapt, step_size=step_size, **options)
+    chain = runner.run_spec(rng, spec, n_draws=n_draws, callback=callback)
+    if n_adapt > 0:
+        return chain
     return dataclasses.replace(chain, params={"step_size": float(step_size)})

@@ -27,7 +27,7 @@ from . import runner
 from .adaptation import RandomWalkAdaptation
 from .runner import Chain
 
-__all__ = ["RWMHState", "RWMHInfo", "init", "step", "run_chain"]
+__all__ = ["RWMHState", "RWMHInfo", "init", "step", "chain_spec", "run_chain"]
 
 LogDensityFn = Callable[[np.ndarray, np.random.Generator], float]
 
@@ -80,20 +80,21 @@ def step(
     return new_state, RWMHInfo(accepted, acc_prob, value, ops.cubic)
 
 
-def run_chain(
+def chain_spec(
     rng: np.random.Generator,
     position0,
     log_density_fn,
     proposal_cov: np.ndarray,
     *,
     n_burn: int,
-    n_draws: int,
     target_accept: float = 0.25,
     initial_scale: float | None = None,
     adapt_covariance: bool = True,
-    callback=None,
-) -> Chain:
-    """Adaptive random-walk Metropolis (a use of ``runner.run_chain``): burn-in with proposal adaptation (``adaptation.RandomWalkAdaptation``), then ``n_draws`` kept draws.
+) -> runner.ChainSpec:
+    """Adaptive random-walk Metropolis, the runner configuration of one chain (``runner.ChainSpec``).
+
+    Burn-in with proposal adaptation (``adaptation.RandomWalkAdaptation``),
+    then the kept draws of the frozen kernel.
 
     The proposal is ``s^2 * Sigma`` with ``Sigma = proposal_cov`` at the
     start; see :class:`gpbayes.mcmc.adaptation.RandomWalkAdaptation` for the
@@ -102,10 +103,6 @@ def run_chain(
     valid MH kernel.  ``log_density_fn(position, rng)`` may be noisy (a
     pseudo-marginal estimate): the state stores its value at the current point.
 
-    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws``, ``stats``
-    (``lp``, ``accepted``, ``acceptance_rate``, ``proposal_lp``, ``n_cubic``,
-    ``wall_time``), ``warmup`` (burn-in cost and acceptance) and ``params``
-    (``proposal_scale``, ``proposal_factor``).
     """
     position0 = np.asarray(position0, dtype=float)
 
@@ -114,5 +111,19 @@ def run_chain(
 
     adapt = RandomWalkAdaptation(make_step, proposal_cov, int(n_burn), target_accept=target_accept,
                                  initial_scale=initial_scale, adapt_covariance=adapt_covariance)
-    return runner.run_chain(rng, None, lambda: init(position0, log_density_fn, rng),
-                     n_draws=n_draws, n_warmup=n_burn, adapt=adapt, callback=callback)
+    return runner.ChainSpec(lambda: init(position0, log_density_fn, rng), None, int(n_burn), adapt)
+
+
+def run_chain(rng: np.random.Generator, position0, log_density_fn, proposal_cov: np.ndarray, *, n_burn: int,
+              n_draws: int, target_accept: float = 0.25, initial_scale: float | None = None,
+              adapt_covariance: bool = True, callback=None) -> Chain:
+    """Burn-in with proposal adaptation, then ``n_draws`` kept draws (``runner.run_spec`` of :func:`chain_spec`).
+
+    Returns a :class:`~gpbayes.mcmc.runner.Chain`: ``draws``, ``stats``
+    (``lp``, ``accepted``, ``acceptance_rate``, ``proposal_lp``, ``n_cubic``,
+    ``wall_time``), ``warmup`` (burn-in cost and acceptance) and ``params``
+    (``proposal_scale``, ``proposal_factor``).
+    """
+    spec = chain_spec(rng, position0, log_density_fn, proposal_cov, n_burn=n_burn, target_accept=target_accept,
+                      initial_scale=initial_scale, adapt_covariance=adapt_covariance)
+    return runner.run_spec(rng, spec, n_draws=n_draws, callback=callback)

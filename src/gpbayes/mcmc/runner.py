@@ -52,6 +52,9 @@ __all__ = [
     "STAT_NAMES",
     "ADDITIVE_STATS",
     "Chain",
+    "ChainSpec",
+    "run_spec",
+    "run_specs",
     "StopRule",
     "Progress",
     "run_chain",
@@ -435,3 +438,47 @@ def run_chains(
         draws, stats, extra = rec.arrays()
         out.append(Chain(draws, stats, warmup, params, state, reason, extra))
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainSpec:
+    """One chain's configuration of the runner: what a sampler module's ``chain_spec`` returns.
+
+    ``init`` is the initial state or a zero-argument callable making it (its
+    cost is then warm-up cost); ``step`` is
+    the kernel of the kept draws (None when ``adapt`` provides it);
+    ``n_warmup`` warm-up iterations; ``position``/``lp``/``record`` as in
+    :func:`run_chain`.  A module's ``run_chain`` is ``run_spec`` of its
+    ``chain_spec``; ``run_specs`` runs several specs of one configuration
+    under a :class:`StopRule`.
+    """
+
+    init: Callable
+    step: StepFn | None = None
+    n_warmup: int = 0
+    adapt: Any = None
+    position: Callable = _default_position
+    lp: Callable = _default_lp
+    record: Callable | None = None
+
+
+def run_spec(rng: np.random.Generator, spec: ChainSpec, *, n_draws: int, thin: int = 1,
+             callback: Callable | None = None) -> Chain:
+    """:func:`run_chain` of one :class:`ChainSpec`."""
+    return run_chain(rng, spec.step, spec.init, n_draws=n_draws, n_warmup=spec.n_warmup, adapt=spec.adapt, thin=thin,
+                     callback=callback, position=spec.position, lp=spec.lp, record=spec.record)
+
+
+def run_specs(rngs: Sequence[np.random.Generator], specs: Sequence[ChainSpec], *, stop: StopRule, thin: int = 1,
+              callback: Callable | None = None) -> list[Chain]:
+    """:func:`run_chains` of several specs that differ only in their initial state (one job's chains).
+
+    The kernel, adaptation and accessors are taken from the first spec; the
+    others must have been built with the same settings (as a sampler
+    module's ``chain_spec`` called once per chain does).
+    """
+    s0 = specs[0]
+    if any(s.n_warmup != s0.n_warmup for s in specs):
+        raise ValueError("the chains of one job need the same warm-up length")
+    return run_chains(rngs, s0.step, [s.init for s in specs], stop=stop, n_warmup=s0.n_warmup, adapt=s0.adapt,
+                      thin=thin, callback=callback, position=s0.position, lp=s0.lp, record=s0.record)

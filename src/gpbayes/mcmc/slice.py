@@ -86,6 +86,7 @@ __all__ = [
     "step",
     "neal_step",
     "murray_adams_step",
+    "chain_spec",
     "run_chain",
     "MAX_SHRINKAGES",
     "XIONG_WIDTH",
@@ -315,6 +316,15 @@ def murray_adams_step(rng, state, log_density_fn, sigma, *, step_out=0, order="r
     return step(rng, state, log_density_fn, sigma, step_out=step_out, order=order)
 
 
+def chain_spec(position0, log_density_fn: LogDensityFn, width, *, n_burn: int = 0,
+               **step_options) -> runner.ChainSpec:
+    """Slice sampling with a fixed width w, the runner configuration of one chain (``runner.ChainSpec``)."""
+    def kernel(r, st):
+        return step(r, st, log_density_fn, width, **step_options)
+
+    return runner.ChainSpec(lambda: init(position0, log_density_fn), kernel, int(n_burn))
+
+
 def run_chain(
     rng: np.random.Generator,
     position0,
@@ -332,8 +342,5 @@ def run_chain(
     ``n_likelihood`` density evaluations, ``n_shrinkages``, ``n_steps_out``,
     ``wall_time`` per sweep; burn-in and initial-evaluation cost in ``warmup``).
     """
-    def kernel(r, st):
-        return step(r, st, log_density_fn, width, **step_options)
-
-    return runner.run_chain(rng, kernel, lambda: init(position0, log_density_fn), n_draws=n_draws, n_warmup=n_burn,
-                     callback=callback)
+    spec = chain_spec(position0, log_density_fn, width, n_burn=n_burn, **step_options)
+    return runner.run_spec(rng, spec, n_draws=n_draws, callback=callback)
