@@ -174,3 +174,25 @@ def test_until_converged_stops_early_with_the_same_draws_a_fixed_length_run_give
         gb.sample(reg, method="slice", until_converged={"r_hat": 1.01})
     with pytest.raises(ValueError, match="until_converged is available"):
         gb.sample(reg, method="amis", until_converged=True)
+
+
+def test_gplvm_model_chains_and_ml_predictive_match_the_library():
+    from gpbayes.gplvm import pseudo_marginal as gpm
+
+    rng = np.random.default_rng(0)
+    x = np.linspace(0.0, 4 * np.pi, 20)
+    Y = np.column_stack([np.cos(x), np.sin(x)]) + 0.05 * rng.standard_normal((20, 2))
+    m = gb.GPLVMRegressor(x, Y, n_inducing=8, ml_restarts=1, ml_max_iter=100)
+    assert m.param_names == ["sigma_0", "theta_0", "theta_1", "theta_S", "beta"]
+    ml = gb.sample(m, method="type2-ml", progress=False)
+    np.testing.assert_array_equal(ml.posterior["psi"].values[0, 0], m.fit_.psi)
+    pred = gb.predict(m, ml, x[:3], max_draws=50, seed=2)
+    mix = gpm.ml_predictive_mixture(np.random.default_rng(2), m.gplvm, m.fit_.psi, m.fit_.params,
+                                    m.transform(x[:3]), n_samples=50)
+    np.testing.assert_allclose(pred["mean"].values, mix.mean.mean(axis=0) * m.y_scale + m.y_shift, rtol=1e-12)
+    idata = gb.sample(m, method="pm-within-gibbs", chains=2, draws=4, warmup=2, seed=1, progress=False, n_imp=3,
+                      vb_max_iter=5)
+    assert idata.posterior["Z"].shape == (2, 4, 20, 2)
+    assert {"n_cubic", "n_jitter", "n_not_converged"} <= set(idata.sample_stats.data_vars)
+    with pytest.raises(ValueError, match="n_inducing"):
+        gb.GPLVMRegressor(x, Y, n_inducing=50)

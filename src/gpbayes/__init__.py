@@ -38,8 +38,8 @@ library never imports.
 __version__ = "0.1.0"
 
 from . import kernels, likelihoods, priors  # noqa: E402,F401  (gb.kernels.SquaredExponential, gb.priors.Gamma)
-from .api import (GPClassifier, GPRegressor, PoissonGP, SparseGPClassifier, methods, predict,  # noqa: E402
-                  sample, summary)
+from .api import (GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier,  # noqa: E402
+                  methods, predict, sample, summary)
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "methods", "sample", "summary", "predict",
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample", "summary", "predict",
            "kernels", "likelihoods", "priors"]

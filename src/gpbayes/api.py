@@ -48,6 +48,8 @@ method              models                         what
 ``"ep-ml"``         GPClassifier                   EP type-II maximum likelihood (point estimate)
 ``"joint-hmc"``     SparseGPClassifier             Hensman et al. 2015: HMC jointly on (v, psi) with Stan-style warm-up
 ``"gibbs"``         SparseGPClassifier             their baseline: HMC on v | theta alternating with MH on psi | v
+``"pm-within-gibbs"`` GPLVMRegressor               Gadd et al. Algs. 2-3: blockwise adaptive PM MH (eq. 6 estimate, q(Z) re-optimised per proposal) + ELL-SS of Z
+``"type2-ml"``      GPLVMRegressor                 the variational bound maximised (point estimate)
 ==================  =============================  ==============================================
 
 Importance-sampling methods return the weighted sample in ``posterior`` with
@@ -69,7 +71,7 @@ from . import io, linalg
 from .classification import fit_ep_type2_ml, mcmc_predictive
 from .estimators.importance import PseudoMarginalTarget
 from .finite_differences import hessian_from_gradients
-from .models import GPClassifier, GPRegressor, PoissonGP, SparseGPClassifier
+from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 from .mcmc import hmc, hyper_slice, latent_gibbs, nuts, pseudo_marginal, random_walk
 from .mcmc import slice as slice_mod
 from .mcmc import runner
@@ -78,8 +80,8 @@ from .posterior import log_posterior, log_posterior_value_and_grad
 from .regression import fit_type2_ml
 from .representations import LatentGaussianModel
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "methods", "sample", "summary",
-           "predict"]
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
+           "summary", "predict"]
 
 _REPRESENTATIONS = tuple(f"slice-{m}" for m in hyper_slice.METHODS)
 _METHODS = {
@@ -87,6 +89,7 @@ _METHODS = {
     GPClassifier: ("pseudo-marginal", "pm-amis", "aa", "surr", *_REPRESENTATIONS, "ep-ml"),
     PoissonGP: ("pseudo-marginal", "aa", "surr", *_REPRESENTATIONS),
     SparseGPClassifier: ("joint-hmc", "gibbs"),
+    GPLVMRegressor: ("pm-within-gibbs", "type2-ml"),
 }
 
 
@@ -107,6 +110,7 @@ OPTIONS = {
     "type2-ml": (), "ep-ml": (),
     "joint-hmc": ("target_accept", "trajectory_length", "max_steps", "mass", "adapt_mass", "metric",
                   "initial_step_size", "step_size_jitter"),
+    "pm-within-gibbs": ("n_imp", "adapt_start", "vb_max_iter", "initial_proposal_sd", "start_noise_sd"),
     "gibbs": ("target_accept", "psi_target_accept", "trajectory_length", "max_steps", "psi_scale",
               "step_size_jitter"),
 }
@@ -248,6 +252,29 @@ def _weighted_groups(model, res: amis_mod.AMISResult, rng, n_resample: int, attr
     return groups
 
 
+def _gplvm(model, method, rngs, draws, warmup, callback, options, attrs):
+    """Gadd et al.: ML point estimate or PM MH-within-Gibbs chains started at the ML psi plus noise."""
+    from .gplvm import pseudo_marginal as gpm
+
+    names = model.param_names
+    if method == "type2-ml":
+        ch = Chain(draws=model.fit_.psi[None, :], stats={"lp": np.array([model.fit_.bound])}, warmup={}, params={},
+                   state=None)
+        return _posterior_groups(model, [ch], method, attrs)
+    sd = float(options.get("initial_proposal_sd", 0.1))
+    config = gpm.PMGibbsConfig(blocks=model.blocks(), n_imp=int(options.get("n_imp", 20)),
+                               adapt_start=int(options.get("adapt_start", warmup)), warm_start=True,
+                               vb_options={"max_iter": int(options.get("vb_max_iter", 50))})
+    chains = []
+    for r in rngs:
+        psi0 = model.fit_.psi + float(options.get("start_noise_sd", 0.1)) * r.standard_normal(len(names))
+        chains.append(gpm.run_chain(r, model.gplvm, model.prior, psi0, config, draws, n_warmup=warmup,
+                                    proposal_covs=[sd**2 * np.eye(b.size) for b in config.blocks], callback=callback))
+    groups = _posterior_groups(model, chains, method, attrs)
+    groups["posterior"]["Z"] = (("chain", "draw", "point", "latent"), np.stack([c.extra["Z"] for c in chains]))
+    return groups
+
+
 def _amis(model, method, rng, options):
     if isinstance(model, GPRegressor):
         fit, cov = _mode_and_cov(model, rng)
@@ -326,7 +353,9 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     bar = _progress(progress)
     callback = bar
     try:
-        if method in ("type2-ml", "ep-ml"):
+        if isinstance(model, GPLVMRegressor):
+            groups = _gplvm(model, method, rngs, draws, warmup, callback, options, attrs)
+        elif method in ("type2-ml", "ep-ml"):
             if method == "type2-ml":
                 fit = fit_type2_ml(model.gp, rngs[0], n_restarts=3)
             else:
@@ -405,6 +434,8 @@ def _draw_matrix(idata, max_draws: int, rng) -> np.ndarray:
 def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
     """Posterior predictive at ``X_new``, averaged over (up to ``max_draws``) posterior draws.
 
+    GPLVMRegressor: mean and standard deviation per output of Gadd et al.'s
+    eq. 7 mixture over posterior draws (psi, Z) (with z* from eq. 8).
     GPRegressor: mean and standard deviation of f(x_*) and a 95 % interval
     for a new y (mixture of the exact GP predictives, R&W eqs. 2.25-2.26),
     on the original scale of y.  GPClassifier: probability of the positive
@@ -428,6 +459,23 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         s, c = model.y_scale, model.y_shift
         return xr.Dataset({"mean": ("point", mean * s + c), "sd_f": ("point", np.sqrt(np.maximum(var_f, 0)) * s),
                            "y_lower": ("point", lo * s + c), "y_upper": ("point", hi * s + c)})
+    if isinstance(model, GPLVMRegressor):
+        from .gplvm import pseudo_marginal as gpm
+
+        if "Z" in idata.posterior:
+            grp = idata.posterior
+            Z = grp["Z"].values.reshape(-1, *grp["Z"].shape[2:])
+            all_psi = grp["psi"].values.reshape(-1, grp["psi"].shape[-1])
+            pick = np.sort(rng.choice(Z.shape[0], size=min(max_draws, Z.shape[0]), replace=False))
+            mix = gpm.predictive_mixture(rng, model.gplvm, all_psi[pick], Z[pick], Xs)
+        else:  # the ML point estimate: Z ~ q(Z)
+            mix = gpm.ml_predictive_mixture(rng, model.gplvm, model.fit_.psi, model.fit_.params, Xs,
+                                            n_samples=max_draws)
+        mean = mix.mean.mean(axis=0)  # (n_test, k_y)
+        var = (mix.var[:, :, None] + mix.mean**2).mean(axis=0) - mean**2
+        return xr.Dataset({"mean": (("point", "output"), mean * model.y_scale + model.y_shift),
+                           "sd": (("point", "output"), np.sqrt(np.maximum(var, 0.0)) * model.y_scale)},
+                          attrs={"note": "moments of the eq. 7 mixture (which can be multimodal, Gadd et al. Fig. 2)"})
     if isinstance(model, SparseGPClassifier):
         from .sparse.target import predict_class_probabilities
 
