@@ -196,3 +196,29 @@ def test_gplvm_model_chains_and_ml_predictive_match_the_library():
     assert {"n_cubic", "n_jitter", "n_not_converged"} <= set(idata.sample_stats.data_vars)
     with pytest.raises(ValueError, match="n_inducing"):
         gb.GPLVMRegressor(x, Y, n_inducing=50)
+
+
+def test_logistic_classifier_methods_and_predictions():
+    from scipy.special import expit
+
+    from gpbayes.approx.laplace import laplace_approximation
+
+    X, y = _regression(n=30, seed=3)
+    clf = gb.GPClassifier(X, y > 0, likelihood="logistic")
+    assert "ep-ml" not in gb.methods(clf) and "aa" in gb.methods(clf)
+    with pytest.raises(ValueError, match="EP is implemented for the probit"):
+        gb.sample(clf, method="pseudo-marginal", approximation="ep", progress=False)
+    idata = gb.sample(clf, method="pseudo-marginal", n_imp=8, chains=2, draws=20, warmup=20, seed=1, progress=False)
+    assert idata.posterior.attrs["likelihood"] == "logistic"
+    # the predictive at one draw against brute force: Laplace latent predictive by dense algebra, E[sigmoid] by MC
+    psi = idata.posterior["psi"].values[0, -1]
+    one = az.InferenceData(posterior=idata.posterior.isel(chain=[0], draw=[-1]))
+    Xn = np.array([[0.2, -0.4], [1.5, 1.0]])
+    p = gb.predict(clf, one, Xn)["probability"].values
+    K = clf.kernel(psi, clf.X)
+    a = laplace_approximation(K, clf.y, clf.likelihood)
+    Ks, kss = clf.kernel(psi, clf.X, clf.transform(Xn)), clf.kernel.diag(psi, clf.transform(Xn))
+    mean = Ks.T @ np.linalg.solve(K, a.m)  # R&W eq. 3.21
+    var = kss - np.einsum("ij,ij->j", Ks, np.linalg.solve(K + np.diag(1.0 / a.w), Ks))  # R&W eq. 3.24
+    f = mean + np.sqrt(var) * np.random.default_rng(0).standard_normal((200_000, 2))
+    np.testing.assert_allclose(p, expit(f).mean(axis=0), atol=3e-3)

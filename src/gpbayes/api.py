@@ -118,7 +118,17 @@ OPTIONS = {
 
 def methods(model) -> tuple[str, ...]:
     """The method names ``sample`` accepts for this model."""
+    if isinstance(model, GPClassifier) and model.likelihood.name != "probit":
+        return tuple(m for m in _METHODS[GPClassifier] if m != "ep-ml")  # EP is the probit's
     return _METHODS[type(model)]
+
+
+def _check_approximation(model, approx: str) -> None:
+    if approx not in ("laplace", "ep"):
+        raise ValueError(f"approximation must be 'laplace' or 'ep', got {approx!r}")
+    if approx == "ep" and model.likelihood.name != "probit":
+        raise ValueError(f"{type(model).__name__} with the {model.likelihood.name} likelihood: EP is implemented "
+                         "for the probit; use approximation='laplace'")
 
 
 # ---------------------------------------------------------------------------
@@ -181,9 +191,7 @@ def _chains_latent(model, method, rngs, draws, warmup, callback, options, stop=N
             if isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
                 raise ValueError("PoissonGP with per-bin exposure: the importance estimator takes a scalar "
                                  "exposure; use method 'aa', 'surr' or 'slice-<representation>'")
-            if isinstance(model, PoissonGP) and approx != "laplace":
-                raise ValueError("PoissonGP: the pseudo-marginal importance density is Laplace's "
-                                 "(approximation='laplace'); EP is implemented for the probit")
+            _check_approximation(model, approx)
             n_imp = int(options.pop("n_imp", 64))
             target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
                                           approx=approx, n_imp=n_imp)
@@ -287,7 +295,8 @@ def _amis(model, method, rng, options):
                                             slope=int(options.pop("slope", 20)))
         return amis_mod.mamis(rng, logt, fit.psi, cov, sizes, **options)
     # pm-amis: q_0 = EP's Laplace-style Gaussian at the EP type-II MAP
-    approx = options.pop("approximation", "ep")
+    approx = options.pop("approximation", "ep" if model.likelihood.name == "probit" else "laplace")
+    _check_approximation(model, approx)
     n_imp = int(options.pop("n_imp", 64))
     target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
                                   approx=approx, n_imp=n_imp)
@@ -431,6 +440,29 @@ def _draw_matrix(idata, max_draws: int, rng) -> np.ndarray:
     return psi
 
 
+def _logistic_predictive(model, psi_draws, Xs, n_quad: int = 32) -> np.ndarray:
+    """Mean over draws of E_{q(f_*)}[sigmoid(f_*)], q(f_* | y, theta) the Laplace latent predictive (R&W Alg. 3.2).
+
+    The expectation of the logistic under the Gaussian is by ``n_quad``-point Gauss-Hermite quadrature.
+    """
+    from scipy.special import expit
+
+    from .approx.laplace import laplace_approximation
+
+    t, w = np.polynomial.hermite_e.hermegauss(n_quad)
+    w = w / w.sum()
+    probs = []
+    for p in psi_draws:
+        K = model.kernel(p, model.X)
+        a = laplace_approximation(K, model.y, model.likelihood)
+        Ks = model.kernel(p, model.X, Xs)
+        mean = Ks.T @ a.alpha  # R&W Alg. 3.2 line 4 (K^-1 f_hat = grad log p(y | f_hat) at the mode)
+        v = linalg.solve_triangular(a.B_chol, np.sqrt(a.w)[:, None] * Ks)  # line 5
+        sd = np.sqrt(np.maximum(model.kernel.diag(p, Xs) - np.sum(v * v, axis=0), 0.0))  # line 6
+        probs.append(expit(mean[:, None] + sd[:, None] * t[None, :]) @ w)
+    return np.mean(probs, axis=0)
+
+
 def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
     """Posterior predictive at ``X_new``, averaged over (up to ``max_draws``) posterior draws.
 
@@ -439,7 +471,9 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
     GPRegressor: mean and standard deviation of f(x_*) and a 95 % interval
     for a new y (mixture of the exact GP predictives, R&W eqs. 2.25-2.26),
     on the original scale of y.  GPClassifier: probability of the positive
-    class, F&G eq. 8 (EP predictive at each draw) averaged over draws.
+    class, F&G eq. 8 (EP predictive at each draw) averaged over draws; with
+    the logistic likelihood the Laplace latent predictive and the logistic's
+    expectation under it (Gauss-Hermite).
     PoissonGP: posterior mean rate per unit exposure exp(f_* + m) from the
     Laplace latent predictive at each draw (mean of the log-normal).
     """
@@ -485,6 +519,9 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         pick = np.sort(rng.choice(v.shape[0], size=min(max_draws, v.shape[0]), replace=False))
         p = predict_class_probabilities(model.target, v[pick], all_psi[pick], Xs).mean(axis=0)
         return xr.Dataset({"probability": ("point", p)}, attrs={"positive_class": str(model.classes_[1])})
+    if isinstance(model, GPClassifier) and model.likelihood.name == "logistic":
+        return xr.Dataset({"probability": ("point", _logistic_predictive(model, psi, Xs))},
+                          attrs={"positive_class": str(model.classes_[1])})
     if isinstance(model, GPClassifier):
         p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep")
         return xr.Dataset({"probability": ("point", np.asarray(p))},
