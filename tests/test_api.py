@@ -222,3 +222,18 @@ def test_logistic_classifier_methods_and_predictions():
     var = kss - np.einsum("ij,ij->j", Ks, np.linalg.solve(K + np.diag(1.0 / a.w), Ks))  # R&W eq. 3.24
     f = mean + np.sqrt(var) * np.random.default_rng(0).standard_normal((200_000, 2))
     np.testing.assert_allclose(p, expit(f).mean(axis=0), atol=3e-3)
+
+
+def test_sparse_multiclass_uses_robust_max_and_predicts_class_probabilities():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    idx = np.random.default_rng(0).permutation(150)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    m = gb.SparseGPClassifier(X[idx[:90]], labels[idx[:90]], n_inducing=5)
+    assert m.classes_ == ("setosa", "versicolor", "virginica") and m.likelihood.n_classes == 3
+    idata = gb.sample(m, method="joint-hmc", chains=2, draws=15, warmup=15, seed=1, progress=False)
+    p = gb.predict(m, idata, X[idx[90:]])["probability"]
+    assert p.dims == ("point", "class") and list(p["class"].values) == list(m.classes_)
+    np.testing.assert_allclose(p.values.sum(axis=1), 1.0, atol=1e-9)
+    assert np.mean(p.values.argmax(axis=1) == y[idx[90:]]) > 0.8  # iris is easy; chance is 1/3

@@ -518,6 +518,9 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         all_psi = grp["psi"].values.reshape(-1, grp["psi"].shape[-1])
         pick = np.sort(rng.choice(v.shape[0], size=min(max_draws, v.shape[0]), replace=False))
         p = predict_class_probabilities(model.target, v[pick], all_psi[pick], Xs).mean(axis=0)
+        if p.ndim == 2:  # robust-max: (point, class)
+            return xr.Dataset({"probability": (("point", "class"), p)},
+                              coords={"class": [str(c) for c in model.classes_]})
         return xr.Dataset({"probability": ("point", p)}, attrs={"positive_class": str(model.classes_[1])})
     if isinstance(model, GPClassifier) and model.likelihood.name == "logistic":
         return xr.Dataset({"probability": ("point", _logistic_predictive(model, psi, Xs))},

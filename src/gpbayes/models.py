@@ -253,12 +253,16 @@ class SparseGPClassifier(_Model):
     whitened coordinates, "Tricks: whiten/center"; Gauss-Hermite expectations).  Kernel: M&A's SE
     parameterisation (lengthscales, sigma_f), isotropic by default; priors
     (ours, as in our reproduction's image study) lengthscale, sigma_f ~
-    Gamma(2, 0.5).  Labels as for :class:`GPClassifier`.
+    Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
+    two: the robust-max likelihood (their MNIST study; label-noise probability
+    ``epsilon``), classes sorted and mapped to 0..K-1 (``classes_``).
     """
 
     def __init__(self, X, y, *, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
-                 standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300):
+                 standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300,
+                 epsilon: float = 1e-3):
         from .sparse import svgp
+        from .sparse.multiclass import RobustMax
         from .sparse.target import SparseTarget
 
         super().__init__(X, kernel, prior, standardize)
@@ -267,8 +271,16 @@ class SparseGPClassifier(_Model):
         self.X = (self.X_raw - self.x_shift) / self.x_scale
         if self.kernel is None:
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="ma")
-        self.y, self.classes_ = _binary_labels(_check_vector(y, self.n, "y"))
-        self.likelihood = Probit()
+        y = _check_vector(y, self.n, "y")
+        classes = np.unique(y)
+        if len(classes) > 2:  # robust-max multiclass (Hensman et al. 2015, MNIST)
+            self.classes_ = tuple(classes.tolist())
+            self.y = np.searchsorted(classes, y).astype(np.float64)
+            self.likelihood = RobustMax(len(classes), float(epsilon))
+            _log.warning("classes %s mapped to 0..%d (robust-max likelihood)", list(self.classes_), len(classes) - 1)
+        else:
+            self.y, self.classes_ = _binary_labels(y)
+            self.likelihood = Probit()
         if self.prior is None:
             self.prior = priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params)
         if not 1 <= int(n_inducing) <= self.n:
@@ -283,7 +295,8 @@ class SparseGPClassifier(_Model):
                                    n_quad=n_quad, jitter=jitter)
 
     def _attrs(self) -> dict:
-        return {**super()._attrs(), "classes": [str(c) for c in self.classes_], "likelihood": "probit",
+        return {**super()._attrs(), "classes": [str(c) for c in self.classes_],
+                "likelihood": getattr(self.likelihood, "name", type(self.likelihood).__name__),
                 "n_inducing": int(self.target.Z.shape[0]), "svgp_elbo": float(self.fit_.elbo)}
 
 
