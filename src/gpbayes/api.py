@@ -40,6 +40,7 @@ method              models                         what
 ``"slice"``         GPRegressor                    univariate slice sampling (Neal 2003) on the exact posterior
 ``"amis"``          GPRegressor                    AMIS (Xiong et al. Alg. 1), q_0 = N(MAP, (-H)^-1); weighted
 ``"mamis"``         GPRegressor                    MAMIS (Xiong et al. Alg. 2); weighted
+``"amis-mamis"``    GPRegressor                    AMIS for tuning, then MAMIS from its last proposal (Xiong et al. Table 5); weighted
 ``"pseudo-marginal"`` GPClassifier, PoissonGP      F&G Alg. 1 with the unbiased importance estimate (eq. 25), Laplace or EP importance density
 ``"pm-amis"``       GPClassifier                   PM-AMIS (Xiong et al. Sec. 3.1); weighted
 ``"aa"``, ``"surr"``  GPClassifier, PoissonGP      F&G's Gibbs baselines: MH on psi in the whitened / surrogate-data representation + 10 ELL-SS
@@ -85,7 +86,7 @@ __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GP
 
 _REPRESENTATIONS = tuple(f"slice-{m}" for m in hyper_slice.METHODS)
 _METHODS = {
-    GPRegressor: ("rwmh", "hmc", "nuts", "slice", "amis", "mamis", "type2-ml"),
+    GPRegressor: ("rwmh", "hmc", "nuts", "slice", "amis", "mamis", "amis-mamis", "type2-ml"),
     GPClassifier: ("pseudo-marginal", "pm-amis", "aa", "surr", *_REPRESENTATIONS, "ep-ml"),
     PoissonGP: ("pseudo-marginal", "aa", "surr", *_REPRESENTATIONS),
     SparseGPClassifier: ("joint-hmc", "gibbs"),
@@ -102,6 +103,8 @@ OPTIONS = {
     "slice": ("width", "step_out", "scheme", "order"),
     "amis": ("n_iterations", "n_per_iteration", "covariance", "n_resample"),
     "mamis": ("n_iterations", "base", "slope", "covariance", "n_resample"),
+    "amis-mamis": ("n_tuning_samples", "n_per_iteration_amis", "n_iterations", "base", "slope", "covariance",
+                   "n_resample"),
     "pm-amis": ("approximation", "n_imp", "n_iterations", "n_per_iteration", "covariance", "n_resample"),
     "pseudo-marginal": ("approximation", "n_imp", "n_adapt", "proposal_cov", "target_accept", "adapt_on",
                         "initial_scale", "adapt_covariance"),
@@ -293,6 +296,11 @@ def _amis(model, method, rng, options):
         n_it = int(options.pop("n_iterations", 30))
         sizes = amis_mod.mamis_sample_sizes(n_it, base=int(options.pop("base", 0)),
                                             slope=int(options.pop("slope", 20)))
+        if method == "amis-mamis":  # the MAMIS result; its costs include the AMIS tuning (tuning_n_cubic)
+            return amis_mod.amis_then_mamis(rng, logt, fit.psi, cov,
+                                            n_tuning_samples=int(options.pop("n_tuning_samples", 1000)),
+                                            n_per_iteration_amis=int(options.pop("n_per_iteration_amis", 50)),
+                                            mamis_sizes=sizes, **options)[0]
         return amis_mod.mamis(rng, logt, fit.psi, cov, sizes, **options)
     # pm-amis: q_0 = EP's Laplace-style Gaussian at the EP type-II MAP
     approx = options.pop("approximation", "ep" if model.likelihood.name == "probit" else "laplace")
@@ -372,7 +380,7 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
             ch = Chain(draws=fit.psi[None, :], stats={"lp": np.array([fit.log_marginal])}, warmup={}, params={},
                        state=None)
             groups = _posterior_groups(model, [ch], method, attrs)
-        elif method in ("amis", "mamis", "pm-amis"):
+        elif method in ("amis", "mamis", "amis-mamis", "pm-amis"):
             n_resample = int(options.pop("n_resample", 1000))
             res = _amis(model, method, rngs[0], options)
             groups = _weighted_groups(model, res, rngs[0], n_resample, attrs)
