@@ -33,14 +33,10 @@ writes benchmarks/results/bench_ma_released_target.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import time
-from pathlib import Path
 
 import numpy as np
-import xarray as xr
-import yaml
 
 from gpbayes import diagnostics
 from gpbayes import rng as rngmod
@@ -48,7 +44,8 @@ from gpbayes.linalg import blas_single_thread
 from gpbayes.mcmc import hyper_slice as hs
 from gpbayes_repro.experiments import slice_ma
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO, ionosphere_problem, write_csv
+
 
 
 class ReleasedCodeTilt:
@@ -75,11 +72,7 @@ def main() -> None:
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    cfg = yaml.safe_load(open(REPO / "config" / "config.yaml"))["slice_ma"]
-    settings = {"n_chains": args.chains, "chains_per_job": args.chains,
-                "ionosphere": {"n": args.n, "n_burn": args.burn, "n_draws": args.draws}}
-    source = xr.load_dataset(REPO / "data" / "processed" / "ionosphere.nc")
-    ds = slice_ma.problem_data("ionosphere", cfg, settings, args.seed, source)
+    cfg, settings, ds = ionosphere_problem(args.n, args.burn, args.draws, args.chains, args.seed)
     model = slice_ma.build_model(ds, cfg)
     released = dataclasses.replace(model, prior=ReleasedCodeTilt(model.prior, model))
     widths = hs.prior_widths(model.prior)
@@ -105,13 +98,7 @@ def main() -> None:
                 print(f"{label:20s} chain {c}: sigma_f {r['mean_sigma_f']:.2f} +- {r['sd_sigma_f']:.2f}  "
                       f"log sigma_f {r['mean_log_sigma_f']:.2f} +- {r['sd_log_sigma_f']:.2f}  "
                       f"ESS/cov {r['ess_per_covariance']:.2e}  ({time.perf_counter() - t0:.0f} s)", flush=True)
-    out = REPO / "benchmarks" / "results" / "bench_ma_released_target.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {out}")
+    write_csv(rows, REPO / "benchmarks" / "results" / "bench_ma_released_target.csv")
 
 
 if __name__ == "__main__":

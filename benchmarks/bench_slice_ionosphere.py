@@ -21,18 +21,15 @@ benchmarks/results/bench_slice_ionosphere.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import time
-from pathlib import Path
 
 import numpy as np
-import xarray as xr
-import yaml
 
 from gpbayes_repro.experiments import slice_ma
+
+from _common import REPO, ionosphere_problem, write_csv
 from gpbayes.linalg import blas_single_thread
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def conditional_widths(ds, cfg, args, n_states: int = 10, n_grid: int = 161) -> None:
@@ -96,11 +93,7 @@ def main() -> None:
     ap.add_argument("--conditional", action="store_true",
                     help="also measure the width of log sigma_f's conditional in each representation")
     args = ap.parse_args()
-    cfg = yaml.safe_load(open(REPO / "config" / "config.yaml"))["slice_ma"]
-    settings = {"n_chains": args.chains, "chains_per_job": args.chains,
-                "ionosphere": {"n": args.n, "n_burn": args.burn, "n_draws": args.draws}}
-    source = xr.load_dataset(REPO / "data" / "processed" / "ionosphere.nc")
-    ds = slice_ma.problem_data("ionosphere", cfg, settings, args.seed, source)
+    cfg, settings, ds = ionosphere_problem(args.n, args.burn, args.draws, args.chains, args.seed)
     rows = []
     with blas_single_thread():
         for method in args.methods.split(","):
@@ -118,13 +111,7 @@ def main() -> None:
                   f"{float(eff['per_covariance'].mean()):.2e}  ({time.perf_counter() - t0:.0f} s)", flush=True)
     if args.conditional:
         conditional_widths(ds, cfg, args)
-    out = REPO / "benchmarks" / "results" / "bench_slice_ionosphere.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {out}")
+    write_csv(rows, REPO / "benchmarks" / "results" / "bench_slice_ionosphere.csv")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,6 @@ writes ``benchmarks/results/bench_sparse.csv`` and prints the table.
 from __future__ import annotations
 
 import argparse
-import csv
 import time
 from pathlib import Path
 
@@ -64,6 +63,8 @@ from scipy.linalg import solve_triangular as scipy_solve_triangular
 from gpbayes import kernels, likelihoods, linalg, priors
 from gpbayes.sparse import svgp
 from gpbayes.sparse.target import SparseTarget, log_q_star
+
+from _common import write_csv
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "bench_sparse.csv"
@@ -225,12 +226,7 @@ def main(argv=None):
           f"max |relative residual| {np.max(np.abs(fit['rel_resid'])):.2f} (main M), "
           f"{max(abs(r['fit_rel_residual']) for r in rows):.2f} (all M, extrapolated)")
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {args.out}")
+    write_csv(rows, args.out)
 
 
 if __name__ == "__main__":

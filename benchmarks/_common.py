@@ -1,0 +1,34 @@
+"""Helpers shared by the benchmark scripts (run as ``python benchmarks/<script>.py``)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import xarray as xr
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_csv(rows: list[dict], path) -> Path:
+    """Write ``rows`` (dicts with the same keys) to ``path`` and say so."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {path}")
+    return path
+
+
+def ionosphere_problem(n: int, n_burn: int, n_draws: int, n_chains: int, seed: int):
+    """The workflow's M&A Ionosphere problem (config/config.yaml's slice_ma block): (cfg, settings, data)."""
+    from gpbayes_repro.experiments import slice_ma
+
+    cfg = yaml.safe_load(open(REPO / "config" / "config.yaml"))["slice_ma"]
+    settings = {"n_chains": n_chains, "chains_per_job": n_chains,
+                "ionosphere": {"n": n, "n_burn": n_burn, "n_draws": n_draws}}
+    source = xr.load_dataset(REPO / "data" / "processed" / "ionosphere.nc")
+    return cfg, settings, slice_ma.problem_data("ionosphere", cfg, settings, seed, source)
