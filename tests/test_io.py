@@ -1,5 +1,6 @@
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,6 +98,36 @@ def test_stale_temporaries_of_a_killed_writer_are_removed(tmp_path):
     io.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), target)
     assert target.exists() and not stale.exists() and other.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.nc.abc123.tmp", "r.nc"]
+
+
+def test_stale_cleanup_spares_the_temporary_of_a_target_whose_name_extends_this_one(tmp_path):
+    """'r.nc.bak.nc' is another target, perhaps being written right now: its temporary stays."""
+    import tempfile
+
+    stale = Path(tempfile.mkstemp(dir=tmp_path, prefix=".r.nc.", suffix=".tmp")[1])  # as a killed writer left it
+    busy = Path(tempfile.mkstemp(dir=tmp_path, prefix=".r.nc.bak.nc.", suffix=".tmp")[1])
+    io.write_netcdf_atomic(xr.Dataset({"a": ("x", [1.0])}), tmp_path / "r.nc")
+    assert not stale.exists() and busy.exists()
+
+
+def test_the_file_size_limit_is_reported_as_file_too_large(tmp_path):
+    """A real ``ulimit -f``: netCDF4 says only 'HDF error'; the message names the limit and the file."""
+    import subprocess
+    import sys
+
+    script = (
+        "import resource, numpy as np, xarray as xr\n"
+        "from gpbayes import io\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
+        "io.write_netcdf_atomic(xr.Dataset({'a': ('x', np.arange(1e5))}), 'big.nc')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode != 0
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("OSError: [Errno 27] no space left on device / file too large while writing big.nc"), last
+    assert "file-size limit (ulimit -f) of 100000 bytes" in last
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # neither target nor temporary
 
 
 def test_a_full_disk_is_reported_plainly_with_the_path(tmp_path, monkeypatch):

@@ -27,6 +27,7 @@ import glob
 import datetime as _dt
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -64,12 +65,16 @@ def atomic_path(path, suffix: str = ".tmp"):
     The finished file gets the mode a plain ``open(path, "w")`` would give
     (0666 less the process umask), not ``mkstemp``'s private 0600, so results
     on a shared project directory are readable by the group as usual.
+    Temporaries of the same target left by a killed writer are removed first.
+    A full disk or the file-size limit raises ``OSError`` "no space left on
+    device / file too large while writing <path>" (netCDF4 says only "HDF
+    error"); the temporary is removed on any failure.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # a writer killed mid-write (kill -9, node failure) leaves its hidden temporary behind: remove
     # those of this target first (one writer per target, as the workflow guarantees)
-    for stale in path.parent.glob(f".{glob.escape(path.name)}.*{suffix}"):
+    for stale in _stale_temporaries(path, suffix):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
@@ -78,7 +83,7 @@ def atomic_path(path, suffix: str = ".tmp"):
         try:
             yield Path(tmp)
         except (OSError, RuntimeError) as err:
-            clearer = _write_error(err, path)
+            clearer = _write_error(err, path, Path(tmp))
             if clearer is err:
                 raise
             raise clearer from err
@@ -90,17 +95,46 @@ def atomic_path(path, suffix: str = ".tmp"):
         raise
 
 
+def _stale_temporaries(path: Path, suffix: str):
+    """The temporaries ``mkstemp`` made for ``path`` alone: ``.<name>.<random part><suffix>``.
+
+    The random part (letters, digits, ``_``) holds no dot, so the temporary of another
+    target whose name merely starts with this one's (``r.nc`` and ``r.nc.bak.nc``) is left alone.
+    """
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]+{re.escape(suffix)}")
+    return [p for p in path.parent.glob(f".{glob.escape(path.name)}.*{glob.escape(suffix)}")
+            if own.fullmatch(p.name)]
+
+
 _FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
-def _write_error(err: BaseException, path: Path) -> BaseException:
+def _file_size_limit() -> int | None:
+    """The process's file-size limit (``ulimit -f``) in bytes, or None when there is none."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _write_error(err: BaseException, path: Path, tmp: Path | None = None) -> BaseException:
     """A full disk or a file-size limit said plainly, with the path; other errors unchanged.
 
-    netCDF4 reports a write that ran out of space as ``RuntimeError: NetCDF: HDF
-    error``; it is recognised by the free space left on the target's file system.
+    netCDF4 reports a write that ran out of space, or that hit the file-size
+    limit, as ``RuntimeError: NetCDF: HDF error``; the first is recognised by the
+    free space left on the target's file system, the second by the temporary
+    having reached the limit (the kernel lets a file grow exactly to it).
     """
     free = shutil.disk_usage(path.parent).free
     hdf = isinstance(err, RuntimeError) and "HDF error" in str(err)
+    limit = _file_size_limit()
+    size = tmp.stat().st_size if tmp is not None and tmp.exists() else 0
+    if (hdf or isinstance(err, OSError)) and limit is not None and size >= limit:
+        return OSError(errno.EFBIG, f"no space left on device / file too large while writing {path}: the "
+                                    f"file reached the process's file-size limit (ulimit -f) of {limit} bytes "
+                                    f"({err})")
     if (isinstance(err, OSError) and err.errno in _FULL) or (hdf and free < 16 * 2**20):
         return OSError(errno.ENOSPC, f"no space left on device / file too large while writing {path} "
                                      f"({free / 2**20:.1f} MiB free on its file system; {err})")
