@@ -61,3 +61,36 @@ def test_kernels():
         builders.se_kernel(3, "matern", "ma")
     k = builders.kernel_from_spec({"ard": True, "parameterisation": "amis", "nugget": 1e-6}, 2)
     assert k == SquaredExponential(2, ard=True, parameterisation="amis", nugget=1e-6)
+
+
+def test_rate_for_d_is_the_stated_rate_at_its_d_and_scales_as_one_over_sqrt_d_elsewhere():
+    spec = {"shape": 1.0, "rate": 0.2773501, "rate_for_d": 13}
+    # at d = 13 exactly the stated rate: the prior the foundation slice has always used on Housing
+    assert builders.prior(spec, d=13) == builders.prior({"gamma": {"shape": 1.0, "rate": 0.2773501}})
+    for d in (1, 4, 5, 30):
+        p = builders.prior(spec, d=d)
+        assert p.shape == 1.0 and p.rate == pytest.approx(1 / math.sqrt(d), rel=1e-7), d
+    with pytest.raises(ValueError, match="sqrt"):
+        builders.prior(spec)
+
+
+def test_regression_mh_prior_on_a_user_set_scales_with_its_d():
+    """Issue 14 item 5: a user's regression set of d = 5 gets tau ~ G(1, 1/sqrt(5)), not Housing's 1/sqrt(13);
+    Housing (d = 13) keeps exactly the rate 0.2773501 of the shipped config."""
+    import xarray as xr
+    import yaml
+
+    from gpbayes_repro.experiments import regression_mh
+
+    with open(builders.__file__.rsplit("/src/", 1)[0] + "/config/config.yaml") as fh:
+        exp_cfg = yaml.safe_load(fh)["regression_mh"]
+    rng = np.random.default_rng(0)
+    for d, rate in [(5, 1 / math.sqrt(5)), (13, 0.2773501)]:
+        ds = xr.Dataset({"X": (("n", "feature"), rng.normal(size=(20, d))), "y": (("n",), rng.normal(size=20))},
+                        attrs={"task": "regression"})
+        prior = regression_mh.build_prior(regression_mh.build_model(ds, exp_cfg), exp_cfg)
+        scales = prior.components[:d]  # ARD: one lengthscale per input, then amplitude and noise variance
+        assert all(p == scales[0] for p in scales) and scales[0].shape == 1.0
+        assert scales[0].rate == pytest.approx(rate, rel=1e-7), d
+        if d == 13:
+            assert scales[0].rate == 0.2773501

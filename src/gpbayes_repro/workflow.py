@@ -26,8 +26,12 @@ def job(smk):
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger = logging.getLogger("gpbayes")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
+    # the reproduction package's own loggers (gpbayes_repro.data.prepare reports a user set's label
+    # mapping and dropped columns) are not children of "gpbayes": they go to the job's log as well
+    repro = logging.getLogger("gpbayes_repro")
+    for lg in (logger, repro):
+        lg.addHandler(handler)
+        lg.setLevel(logging.INFO)
     t0 = time.perf_counter()
     try:
         with blas_single_thread(), contextlib.redirect_stdout(stream):
@@ -39,6 +43,7 @@ def job(smk):
         stream.flush()
         raise
     finally:
-        logger.removeHandler(handler)
+        for lg in (logger, repro):
+            lg.removeHandler(handler)
         if log_path:
             stream.close()
