@@ -173,3 +173,20 @@ def test_snakemake_refuses_user_data_that_would_shadow_or_is_not_csv(tmp_path, n
     assert res.returncode != 0
     assert needle in res.stdout + res.stderr, (res.stdout + res.stderr)[-3000:]
     assert not (tmp_path / "data/processed").exists()
+
+
+def test_user_set_label_mapping_and_dropped_column_reach_the_job_log(tmp_path):
+    """Issue 14 items 5 and 7 through Snakemake: a user set given in a --configfile holding only the
+    keys to change (merged over config/config.yaml) is prepared, and its label mapping and dropped
+    constant column are written to the rule's log, not only to the file's attributes."""
+    copy_project(tmp_path)
+    (tmp_path / "mine.csv").write_text("a,const,label\n0.5,7,-1\n1.5,7,-1.0\n2.5,7,1\n3.5,7,1.0\n")
+    (tmp_path / "my.yaml").write_text(
+        "user_datasets: {mine: {path: mine.csv, target: label, task: classification}}\n")
+    res = run(["--cores", "1", "data/processed/mine.nc", "--configfile", "my.yaml"], tmp_path, timeout=300)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    log = (tmp_path / "logs/prepare_data/mine.log").read_text()
+    assert "labels of column 'label' mapped -1 -> -1; 1 -> +1" in log, log
+    assert "constant column(s) dropped: const" in log, log
+    ds = xr.load_dataset(tmp_path / "data/processed/mine.nc")
+    assert list(ds["feature"].values) == ["a"] and sorted(set(ds["y"].values)) == [-1.0, 1.0]
