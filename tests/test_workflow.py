@@ -190,3 +190,63 @@ def test_user_set_label_mapping_and_dropped_column_reach_the_job_log(tmp_path):
     assert "constant column(s) dropped: const" in log, log
     ds = xr.load_dataset(tmp_path / "data/processed/mine.nc")
     assert list(ds["feature"].values) == ["a"] and sorted(set(ds["y"].values)) == [-1.0, 1.0]
+
+
+def _user_set(cfg, path, task="regression", name="mine"):
+    cfg["user_datasets"] = {name: {"path": str(path), "target": "target", "task": task}}
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda c, p: c["regression_mh"].update(datasets=["breast"]),
+     "config regression_mh.datasets: 'breast' is a classification data set (data/raw/MANIFEST.yaml); "
+     "this list takes regression data sets"),
+    (lambda c, p: c["amis"]["scales"]["paper"].update(classification_datasets=["glass", "housing"]),
+     "config amis.scales.paper.classification_datasets: 'housing' is a regression data set"),
+    (lambda c, p: c["pm_gpc"]["capacity"].update(datasets=["pima", "minee"]),
+     "config pm_gpc.capacity.datasets: 'minee' is neither a vendored data set"),
+    (lambda c, p: (_user_set(c, p), c["pm_gpc"]["real"].update(datasets=["mine"])),
+     "config pm_gpc.real.datasets: 'mine' is a regression data set (user_datasets.mine.task); "
+     "this list takes classification data sets"),
+    (lambda c, p: _user_set(c, p, name="my set"), "config user_datasets.my set: the name becomes the file name"),
+    (lambda c, p: c["data"].update(manifest="data/raw/NOPE.yaml"),
+     "config data.manifest: cannot read 'data/raw/NOPE.yaml'"),
+])
+def test_data_set_lists_name_known_sets_of_the_right_task(tmp_path, monkeypatch, mutate, needle):
+    """Issue 14 item 2: every data-set name an experiment lists is a vendored or user set of the task it needs."""
+    monkeypatch.chdir(REPO)  # the config's paths are relative to the project directory
+    (tmp_path / "mine.csv").write_text("a,target\n1,2\n3,4\n")
+    cfg = base_config()
+    mutate(cfg, tmp_path / "mine.csv")
+    with pytest.raises(gconfig.ConfigError) as err:
+        gconfig.validate_config(cfg)
+    assert needle in str(err.value)
+
+
+def test_user_sets_in_experiment_lists_pass_the_checks(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    (tmp_path / "mine.csv").write_text("a,target\n1,2\n3,4\n")
+    cfg = base_config()
+    path = str(tmp_path / "mine.csv")
+    cfg["user_datasets"] = {"mine": {"path": path, "target": "target", "task": "regression"},
+                            "mine_cls": {"path": path, "target": "target", "task": "classification"}}
+    cfg["regression_mh"]["datasets"] = ["housing", "mine"]
+    cfg["pm_gpc"]["real"]["datasets"] = ["mine_cls"]
+    cfg["amis"]["scales"]["smoke"]["regression_datasets"] = ["mine"]
+    gconfig.validate_config(cfg)
+
+
+@pytest.mark.parametrize("datasets, needle", [
+    (["housing", "minee"], "config regression_mh.datasets: 'minee' is neither a vendored data set"),
+    (["mine"], "config regression_mh.datasets: 'mine' is a classification data set (user_datasets.mine.task)"),
+])
+def test_snakemake_refuses_a_data_set_list_naming_an_unknown_set_or_the_wrong_task(tmp_path, datasets, needle):
+    """Through Snakemake (dry run): the list checks run when the workflow loads, before any job."""
+    copy_project(tmp_path)
+    (tmp_path / "mine.csv").write_text("a,target\n1,0\n3,1\n")
+    (tmp_path / "my.yaml").write_text(yaml.safe_dump({
+        "user_datasets": {"mine": {"path": "mine.csv", "target": "target", "task": "classification"}},
+        "regression_mh": {"datasets": datasets}}))
+    res = run(["-n", "--configfile", "my.yaml"], tmp_path, timeout=300)
+    assert res.returncode != 0
+    assert needle in res.stdout + res.stderr, (res.stdout + res.stderr)[-3000:]
+    assert not (tmp_path / "data/processed").exists()

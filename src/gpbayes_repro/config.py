@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import jsonschema
@@ -37,33 +38,87 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
     return check_semantics(config)
 
 
+# the config lists of data-set names and the task each needs ("*": every key at that level); a name
+# in them may be a vendored data set or a user data set
+_DATASET_LISTS = (
+    (("regression_mh", "datasets"), "regression"),
+    (("pm_gpc", "real", "datasets"), "classification"),
+    (("pm_gpc", "capacity", "datasets"), "classification"),
+    (("amis", "scales", "*", "regression_datasets"), "regression"),
+    (("amis", "scales", "*", "classification_datasets"), "classification"),
+)
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
 def check_semantics(config: dict) -> dict:
     """The checks a schema cannot express; the Snakefile runs them after the schema validation.
 
     A user data set may not take the name of a vendored one (its prepared file would replace the
-    papers' data and feed their figures and claims), and its path must be an existing ``.csv``.
+    papers' data and feed their figures and claims), its name must be usable as a file name, and
+    its path must be an existing ``.csv``.  Every name in an experiment's data-set list must be a
+    vendored or a user data set of the task the experiment needs.  Each error names the key.
     """
-    reserved = _reserved_names(config)
-    for name, spec in (config.get("user_datasets") or {}).items():
-        if name in reserved:
+    manifest = config["data"]["manifest"]
+    vendored = _manifest_entries(manifest)
+    user = config.get("user_datasets") or {}
+    for name, spec in user.items():
+        if name in vendored:
             raise ConfigError(f"config user_datasets.{name}: the name '{name}' is a vendored data set "
-                              f"({config['data']['manifest']}); a user set with that name would replace the "
-                              "papers' data. Choose another name.")
+                              f"({manifest}); a user set with that name would replace the papers' data. "
+                              "Choose another name.")
+        if not _NAME.fullmatch(name):
+            raise ConfigError(f"config user_datasets.{name}: the name becomes the file name "
+                              "data/processed/<name>.nc; use letters, digits, '_', '-' and '.' only")
         path = str(spec.get("path", ""))
         if not path.lower().endswith(".csv"):
             raise ConfigError(f"config user_datasets.{name}.path: must be a .csv file, got {path!r}")
         if not Path(path).is_file():
             raise ConfigError(f"config user_datasets.{name}.path: {path!r} does not exist (relative paths are "
                               "taken from the directory Snakemake runs in)")
+    for key, names, need in _dataset_lists(config):
+        for name in names:
+            if name in user:
+                task, source = user[name].get("task"), f"user_datasets.{name}.task"
+            elif name in vendored:
+                task, source = (vendored[name] or {}).get("task"), manifest
+            else:
+                raise ConfigError(f"config {key}: '{name}' is neither a vendored data set ({manifest}: "
+                                  f"{', '.join(sorted(vendored))}) nor a user data set (user_datasets: "
+                                  f"{', '.join(sorted(user)) or 'none'})")
+            if task != need:
+                raise ConfigError(f"config {key}: '{name}' is a {task} data set ({source}); "
+                                  f"this list takes {need} data sets")
     return config
 
 
-def _reserved_names(config) -> set:
+def _dataset_lists(config: dict):
+    """(dotted key, names, task needed) for every list of ``_DATASET_LISTS`` present in ``config``."""
+
+    def walk(node, path, done):
+        if not path:
+            yield ".".join(done), list(node or [])
+        elif isinstance(node, dict):
+            for k in (node if path[0] == "*" else [path[0]] if path[0] in node else []):
+                yield from walk(node[k], path[1:], [*done, str(k)])
+
+    for path, need in _DATASET_LISTS:
+        for key, names in walk(config, path, []):
+            yield key, names, need
+
+
+def _manifest_entries(manifest) -> dict:
+    """Vendored data-set name -> manifest entry.
+
+    An unreadable manifest is an error, not an empty list: the checks above would otherwise pass
+    silently (relative paths are taken from the directory Snakemake runs in).
+    """
     try:
-        with open(config["data"]["manifest"]) as fh:
-            return set((yaml.safe_load(fh) or {}).get("datasets", {}))
-    except (OSError, KeyError, TypeError):
-        return set()
+        with open(manifest) as fh:
+            doc = yaml.safe_load(fh) or {}
+    except OSError as err:
+        raise ConfigError(f"config data.manifest: cannot read {manifest!r} ({err.strerror}; relative paths are "
+                          "taken from the directory Snakemake runs in)") from None
+    return dict(doc.get("datasets", doc))
 
 
 def load_config(path, overrides: dict | None = None) -> dict:
