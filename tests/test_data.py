@@ -443,3 +443,15 @@ def test_user_csv_quirks_are_refused_or_reported(tmp_path, caplog):
     inf.write_text("a,t\n1,2\ninf,3\n2,4\n")
     with pytest.raises(D.DataError, match=r"infinite value in column 'a'.*row\(s\): 2"):
         D.prepare_user_dataset(inf, "t", "regression")
+
+
+def test_an_infinite_or_missing_label_is_refused_with_its_row(tmp_path):
+    """'inf' in a classification target is a broken value, not a second class (it became +1)."""
+    inf = tmp_path / "inf.csv"
+    inf.write_text("a,label\n1,0\n2,inf\n3,0\n4,-Infinity\n")
+    with pytest.raises(D.DataError, match=r"infinite value in target column 'label' of .*inf\.csv \(data row\(s\) 2, 4\)"):
+        D.prepare_user_dataset(inf, "label", "classification")
+    nan = tmp_path / "nan.csv"
+    nan.write_text("a,label\n1,0\n2,1\n3,NaN\n")
+    with pytest.raises(D.DataError, match=r"missing value in target column 'label' of .*nan\.csv \(data row\(s\) 3\)"):
+        D.prepare_user_dataset(nan, "label", "classification")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -254,9 +255,13 @@ def prepare_user_dataset(csv_path, target: str, task: str, name: str | None = No
     if task == "classification":
         # labels compared as values: '-1' and '-1.0' are one label
         values = [_norm_label(v) for v in tcol]
-        bad = [v for v in values if v.lower() in _MISSING]
+        bad = [i + 1 for i, v in enumerate(values) if v.lower() in _MISSING]
         if bad:
-            raise DataError(f"missing value in target column '{target}' of {path}")
+            raise DataError(f"missing value in target column '{target}' of {path} (data row(s) {_rows(bad)})")
+        # an infinite label is a broken value, not a class ('inf' would otherwise become label +1)
+        inf = [i + 1 for i, v in enumerate(values) if _is_number(v) and math.isinf(float(v))]
+        if inf:
+            raise DataError(f"infinite value in target column '{target}' of {path} (data row(s) {_rows(inf)})")
         distinct = sorted(set(values))
         if len(distinct) != 2:
             raise DataError(
@@ -295,6 +300,10 @@ def prepare_user_dataset(csv_path, target: str, task: str, name: str | None = No
         }
     )
     return _build(X, y, kept, mean, scale, attrs)
+
+
+def _rows(rows: Sequence[int]) -> str:
+    return ", ".join(map(str, rows[:5])) + (" ..." if len(rows) > 5 else "")
 
 
 # --------------------------------------------------------------------------
