@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import jsonschema
 import yaml
 
 __all__ = ["ConfigError", "SCHEMA_PATH", "load_schema", "validate_config", "check_semantics", "load_config",
-           "scale_settings"]
+           "scale_settings", "coerce_command_line_strings"]
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"
 
@@ -36,6 +37,62 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
         lines = [f"  - at '{_where(e)}': {e.message}" for e in errors]
         raise ConfigError("invalid gpbayes configuration:\n" + "\n".join(lines))
     return check_semantics(config)
+
+
+_UNSET = object()
+
+
+def coerce_command_line_strings(config: dict, schema: dict | None = None) -> list[str]:
+    """Give typed values to the strings Snakemake's ``--config`` makes of nested values; in place.
+
+    ``snakemake --config 'regression_mh={scales: {smoke: {n_chains: 3}}}'`` parses the nested value
+    with YAML's BaseLoader, which keeps every scalar a string (``'3'``), so the schema would refuse
+    it.  A string is replaced only where the schema wants an integer, number or boolean (or a
+    fixed number, ``const``/``enum``) and the string reads as one (YAML 1.1, or a float such as
+    ``1e-6``); anything else is left for the validation to report.  Returns the changed keys.
+    """
+    validator = jsonschema.Draft202012Validator(schema or load_schema())
+    changed = []
+    while True:
+        fixes = [(list(e.absolute_path), v) for e in _leaf_errors(validator.iter_errors(config))
+                 if isinstance(e.instance, str) and (v := _typed(e, validator)) is not _UNSET]
+        fixes = [(path, v) for path, v in fixes if path and "/".join(map(str, path)) not in changed]
+        if not fixes:
+            return changed
+        for path, value in fixes:
+            node = config
+            for k in path[:-1]:
+                node = node[k]
+            node[path[-1]] = value
+            changed.append("/".join(map(str, path)))
+
+
+def _leaf_errors(errors):
+    for e in errors:
+        yield e
+        yield from _leaf_errors(e.context or [])
+
+
+def _typed(error, validator):
+    """The typed reading of the string ``error.instance`` that the failed keyword accepts, or _UNSET."""
+    text = error.instance
+    candidates = []
+    with contextlib.suppress(yaml.YAMLError):
+        candidates.append(yaml.safe_load(text))
+    with contextlib.suppress(ValueError):
+        candidates.append(float(text))
+    for value in candidates:
+        if isinstance(value, str) or value is None:
+            continue
+        if error.validator == "type":
+            wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+            if set(wanted) & {"integer", "number", "boolean"} and any(validator.is_type(value, t) for t in wanted):
+                return value
+        elif error.validator == "const" and value == error.validator_value and type(value) is type(error.validator_value):
+            return value
+        elif error.validator == "enum" and any(value == x and type(value) is type(x) for x in error.validator_value):
+            return value
+    return _UNSET
 
 
 # the config lists of data-set names and the task each needs ("*": every key at that level); a name
