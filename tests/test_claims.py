@@ -1,3 +1,4 @@
+import html
 import json
 
 import pytest
@@ -17,7 +18,71 @@ def test_write_read_render(tmp_path):
     doc = claims.read_claims(path)
     assert doc["n_passed"] == 1 and doc["n_claims"] == 2 and doc["scale"] == "smoke"
     page = claims.render_html([doc])
-    assert page.count("PASS</td>") == 1 and page.count("FAIL</td>") == 1 and "v = 1" in page
+    assert page.count("<b>PASS</b>") == 1 and page.count("<b>FAIL</b>") == 1 and "v = 1" in page
+
+
+def test_claims_page_summary_titles_one_line_verdicts_and_figure_links(tmp_path):
+    iv = {"quantity": "ratio", "estimate": 2.5, "lo": 1.2, "hi": 3.9, "threshold": 2.0, "side": "above",
+          "method": "bootstrap over chains"}
+    recs = [claim(id="a-1", passed=False, verdict="INCONCLUSIVE", reason="interval straddles 2", interval=iv,
+                  measured={"ratio": 2.5, "n_chains": 4, "x": 0.1, "long": 7.0}),
+            claim(id="a-2", figures=["figures/slice/fig3.pdf"])]
+    doc = claims.read_claims(claims.write_claims("slice_ma", recs, tmp_path / "s.json", scale="default"))
+    doc2 = claims.read_claims(claims.write_claims("pm_gpc", [claim(id="b-1", passed=False)], tmp_path / "p.json",
+                                                  scale="default"))
+    trouble = {"n_files": 3, "n_other_scale": 1, "runs": [
+        {"path": "results/slice/chains/x.nc", "scale": "default", "n_jitter": 2, "max_jitter": 1e-6,
+         "n_not_converged": 0, "n_failed_estimates": 0, "where": ["sample_stats/n_jitter"]}]}
+    page = claims.render_html([doc, doc2], figures={"pm_gpc": ["figures/pm_gpc/fig2.pdf"]}, trouble=trouble)
+    # overall summary before the papers' tables: 3 claims, one of each verdict
+    head = page[:page.index("<h2 id=")]
+    assert "3 claims from 2 papers" in head and "1 PASS, 1 FAIL, 1 INCONCLUSIVE" in head
+    # paper titles, not the internal keys
+    title = {k: html.escape(v) for k, v in claims.PAPERS.items()}
+    assert title["slice_ma"] in page and title["pm_gpc"] in page
+    # the one-line verdict shows the interval against the threshold; the full measurement sits in a disclosure
+    assert "ratio = 2.5 [1.2, 3.9]; claim: &ge; 2" in page and "<details>" in page
+    assert "interval straddles 2" in page
+    # a claim's own figures, else its paper's, linked relative to the page
+    assert "href='../../figures/slice/fig3.pdf'" in page and "href='../../figures/pm_gpc/fig2.pdf'" in page
+    # the run with trouble is listed and counted against its paper (results/slice -> slice_ma)
+    assert "results/slice/chains/x.nc" in page and "1 from another scale skipped" in page
+    row = page[page.index(title["slice_ma"]):].split("</tr>")[0]
+    assert row.rstrip().endswith("<td class=warn>1</td>")
+
+
+def test_trouble_scan_finds_jitter_and_non_convergence_and_skips_other_scales(tmp_path):
+    import json as _json
+
+    import numpy as np
+    import xarray as xr
+
+    from gpbayes import io
+    from gpbayes_repro import trouble
+
+    res = tmp_path / "results"
+    (res / "exp").mkdir(parents=True)
+    clean = {"posterior": xr.Dataset({"psi": (("chain", "draw"), np.zeros((1, 3)))}),
+             "sample_stats": xr.Dataset({"n_jitter": (("chain", "draw"), np.zeros((1, 3))),
+                                         "max_jitter": (("chain", "draw"), np.zeros((1, 3)))})}
+    io.write_inference_data(clean, res / "exp" / "clean.nc")
+    bad = {"posterior": clean["posterior"],
+           "sample_stats": xr.Dataset({"n_jitter": (("chain", "draw"), np.array([[0, 2, 1]])),
+                                       "max_jitter": (("chain", "draw"), np.array([[0, 1e-6, 1e-8]]))},
+                                      attrs={"warmup_n_not_converged": 3})}
+    io.write_inference_data(bad, res / "exp" / "bad.nc",
+                            root=xr.Dataset(attrs={"config": _json.dumps({"scale": "default"})}))
+    other = xr.Dataset({"ep_n_failed_estimates": ((), 5)}, attrs={"config": _json.dumps({"scale": "smoke"})})
+    io.write_netcdf_atomic(other, res / "exp" / "smoke_leftover.nc")
+    out = trouble.scan(res, scale="default")
+    assert out["n_files"] == 2 and out["n_other_scale"] == 1
+    (rec,) = out["runs"]
+    assert rec["path"].endswith("exp/bad.nc") and rec["n_jitter"] == 3 and rec["max_jitter"] == 1e-6
+    assert rec["n_not_converged"] == 3 and rec["n_failed_estimates"] == 0
+    # the leftover is flagged when its own scale is reported
+    (rec,) = trouble.scan(res, scale="smoke")["runs"]
+    assert rec["path"].endswith("smoke_leftover.nc") and rec["n_failed_estimates"] == 5
+    assert trouble.summary(trouble.scan(res))["exp"]["runs"] == 2
 
 
 @pytest.mark.parametrize("bad,needle", [

@@ -35,10 +35,10 @@ from pathlib import Path
 from gpbayes import io
 
 __all__ = ["VERDICTS", "decide", "bootstrap_ratio", "convergence_gate", "validate_claim", "write_claims",
-           "read_claims", "render_html"]
+           "read_claims", "render_html", "deciding_numbers", "PAPERS"]
 
 _KEYS = {"id", "statement", "measured", "paper", "passed"}
-_OPTIONAL = {"verdict", "reason", "interval"}
+_OPTIONAL = {"verdict", "reason", "interval", "figures"}
 VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE")
 #: the convergence gate of every claim that rests on MCMC output
 MAX_RHAT, MIN_ESS = 1.05, 100.0
@@ -115,6 +115,9 @@ def validate_claim(claim: dict) -> dict:
         if not isinstance(claim["passed"], bool):
             raise ValueError(f"claim {claim['id']!r}: 'passed' must be a bool, got {claim['passed']!r}")
         claim["verdict"] = "PASS" if claim["passed"] else "FAIL"
+    figs = claim.get("figures")
+    if figs is not None and (not isinstance(figs, list) or not all(isinstance(f, str) for f in figs)):
+        raise ValueError(f"claim {claim['id']!r}: 'figures' must be a list of file paths, got {figs!r}")
     if not isinstance(claim["measured"], dict) or not claim["measured"]:
         raise ValueError(f"claim {claim['id']!r}: 'measured' must hold the numbers behind the verdict")
     for k, v in claim["measured"].items():
@@ -151,39 +154,136 @@ def read_claims(path) -> dict:
         return json.load(fh)
 
 
+#: experiment key of a claims file -> the paper it reproduces (the claims page's headings)
+PAPERS = {
+    "foundation": "Foundation slice: exact-marginal random-walk MH for GP regression (Boston Housing, ARD)",
+    "pm_gpc": "Filippone & Girolami (2014), Pseudo-marginal Bayesian inference for Gaussian processes",
+    "slice_ma": "Murray & Adams (2010), Slice sampling covariance hyperparameters of latent Gaussian models",
+    "amis": "Xiong, Šmídl & Filippone, Adaptive multiple importance sampling for Gaussian processes",
+    "sparse_mcmc": "Hensman, Matthews, Filippone & Ghahramani (2015), MCMC for variationally sparse Gaussian processes",
+    "gplvm": "Gadd, Wade, Shah & Grammatopoulos, Pseudo-marginal Bayesian inference for supervised GPLVMs",
+}
+
+
 def _fmt(v) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, dict):
         return ", ".join(f"{k} = {_fmt(x)}" for k, x in v.items())
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
     if v is None:
         return "&mdash;"
     return html.escape(str(v))
 
 
-def render_html(docs: list[dict]) -> str:
-    """One HTML page with a PASS/FAIL table per paper."""
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def deciding_numbers(claim: dict, k: int = 3) -> str:
+    """The one-line evidence of a claim: its interval against the threshold, else its first ``k`` scalar numbers."""
+    iv = claim.get("interval")
+    if iv and iv.get("estimate") is not None:
+        thr = iv.get("threshold")
+        rel = {"above": "&ge;", "below": "&le;", "between": "in"}.get(iv.get("side"), "vs")
+        span = (f" [{_fmt(iv.get('lo'))}, {_fmt(iv.get('hi'))}]"
+                if iv.get("lo") is not None and iv.get("hi") is not None else " [interval unknown]")
+        return (f"{html.escape(str(iv.get('quantity', 'quantity')))} = {_fmt(iv.get('estimate'))}{span}; "
+                f"claim: {rel} {_fmt(thr)}")
+    nums = [(key, v) for key, v in claim["measured"].items() if _is_number(v)][:k]
+    if nums:
+        return "; ".join(f"{html.escape(str(key))} = {_fmt(v)}" for key, v in nums)
+    return "see the measurement"
+
+
+def _link(path: str, page_dir: str) -> str:
+    import os
+
+    href = os.path.relpath(path, page_dir) if page_dir else path
+    return f"<a href='{html.escape(href)}'>{html.escape(Path(path).name)}</a>"
+
+
+def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict | None = None,
+                page_dir: str = "results/claims") -> str:
+    """The claims page: overall summary, then per paper a table with one line per claim.
+
+    ``figures``: experiment key -> the figure files its claims rest on (a claim's own
+    ``figures`` list takes precedence); links are relative to ``page_dir``.
+    ``trouble``: :func:`gpbayes_repro.trouble.scan` output; runs with numerical
+    trouble (jitter, non-converged approximations, failed estimates) are listed at
+    the top and counted in their paper's heading.
+    """
+    figures = figures or {}
+    runs = (trouble or {}).get("runs", [])
+    styles = ("body{font-family:sans-serif;max-width:80em}td,th{border:1px solid #999;padding:4px 8px;"
+              "vertical-align:top}table{border-collapse:collapse;margin-bottom:2em}.PASS{background:#cfc}"
+              ".FAIL{background:#fcc}.INCONCLUSIVE{background:#ffd}.warn{background:#fed}"
+              "details{font-size:90%}")
     parts = ["<html><head><meta charset='utf-8'><title>gpbayes reproduction claims</title>",
-             "<style>body{font-family:sans-serif}td,th{border:1px solid #999;padding:4px 8px}"
-             "table{border-collapse:collapse;margin-bottom:2em}.PASS{background:#cfc}.FAIL{background:#fcc}"
-             ".INCONCLUSIVE{background:#eee}</style>",
-             "</head><body><h1>Reproduction claims</h1>"]
-    for doc in docs:
-        verdicts = [c.get("verdict", "PASS" if c["passed"] else "FAIL") for c in doc["claims"]]
-        counts = ", ".join(f"{verdicts.count(v)} {v.lower()}" for v in VERDICTS)
-        parts.append(f"<h2>{html.escape(doc['paper'])} &mdash; {counts} of {doc['n_claims']} "
-                     f"(scale: {html.escape(doc['scale'])})</h2>")
-        parts.append("<table><tr><th>claim</th><th>statement</th><th>measured</th><th>interval</th><th>paper</th>"
-                     "<th>verdict</th></tr>")
-        for c, verdict in zip(doc["claims"], verdicts):
-            iv = c.get("interval")
-            iv_txt = (f"{html.escape(str(iv.get('quantity', '')))}: {_fmt(iv.get('estimate'))} "
-                      f"[{_fmt(iv.get('lo'))}, {_fmt(iv.get('hi'))}] vs {_fmt(iv.get('threshold'))} "
-                      f"({html.escape(str(iv.get('method', '')))})") if iv else "&mdash;"
-            reason = f"<br><small>{html.escape(c['reason'])}</small>" if c.get("reason") else ""
-            parts.append(f"<tr><td>{html.escape(c['id'])}</td><td>{html.escape(c['statement'])}</td>"
-                         f"<td>{_fmt(c['measured'])}</td><td>{iv_txt}</td><td>{_fmt(c['paper'])}</td>"
-                         f"<td class='{verdict}'>{verdict}{reason}</td></tr>")
+             f"<style>{styles}</style></head><body><h1>Reproduction claims</h1>"]
+    # -- overall summary -------------------------------------------------------------------
+    scales = sorted({d["scale"] for d in docs})
+    all_v = [validate_claim(dict(c))["verdict"] for d in docs for c in d["claims"]]
+    parts.append(f"<p><b>{len(all_v)} claims from {len(docs)} papers, scale {html.escape(', '.join(scales))}: "
+                 + ", ".join(f"{all_v.count(v)} {v}" for v in VERDICTS) + ".</b> "
+                 "PASS: the interval (or, without replicates, the value) lies on the claim's side of its "
+                 "threshold; FAIL: on the other side; INCONCLUSIVE: the interval straddles the threshold, the "
+                 "chains it rests on did not converge, or there is nothing comparable (the reason is given).</p>")
+    parts.append("<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS)
+                 + "<th>runs with numerical trouble</th></tr>")
+    for d in docs:
+        vs = [validate_claim(dict(c))["verdict"] for c in d["claims"]]
+        n_tr = sum(1 for r in runs if _experiment_of(r["path"]) in _DIRS.get(d["paper"], (d["paper"],)))
+        parts.append(f"<tr><td><a href='#{html.escape(d['paper'])}'>{html.escape(PAPERS.get(d['paper'], d['paper']))}"
+                     "</a></td>" + "".join(f"<td>{vs.count(v)}</td>" for v in VERDICTS)
+                     + f"<td{' class=warn' if n_tr else ''}>{n_tr}</td></tr>")
+    parts.append("</table>")
+    if trouble is not None:
+        parts.append(f"<h2>Numerical trouble</h2><p>{trouble['n_files']} result files scanned"
+                     + (f" ({trouble['n_other_scale']} from another scale skipped)" if trouble.get("n_other_scale")
+                        else "") + f": {len(runs)} record jitter, a non-converged approximation or a failed "
+                     "estimate.</p>")
+        if runs:
+            parts.append("<table><tr><th>file</th><th>jitter events</th><th>largest jitter</th>"
+                         "<th>not converged</th><th>failed estimates</th><th>recorded in</th></tr>")
+            for r in runs:
+                parts.append(f"<tr class=warn><td>{html.escape(r['path'])}</td><td>{r['n_jitter']}</td>"
+                             f"<td>{r['max_jitter']:.3g}</td><td>{r['n_not_converged']}</td>"
+                             f"<td>{r['n_failed_estimates']}</td><td>{html.escape(', '.join(r['where'][:4]))}"
+                             f"{' ...' if len(r['where']) > 4 else ''}</td></tr>")
+            parts.append("</table>")
+    # -- one table per paper ---------------------------------------------------------------
+    for d in docs:
+        recs = [validate_claim(dict(c)) for c in d["claims"]]
+        vs = [c["verdict"] for c in recs]
+        counts = ", ".join(f"{vs.count(v)} {v}" for v in VERDICTS)
+        parts.append(f"<h2 id='{html.escape(d['paper'])}'>{html.escape(PAPERS.get(d['paper'], d['paper']))}</h2>"
+                     f"<p>{counts} of {len(recs)} (scale {html.escape(d['scale'])}; claims file "
+                     f"<code>results/claims/{html.escape(d['paper'])}.json</code>)</p>")
+        parts.append("<table><tr><th>claim</th><th>statement</th><th>verdict</th><th>decided by</th>"
+                     "<th>figures</th></tr>")
+        for c in recs:
+            why = f"<br><small>{html.escape(c['reason'])}</small>" if c.get("reason") else ""
+            figs = c.get("figures") or figures.get(d["paper"], [])
+            full = (f"<details><summary>full measurement</summary>measured: {_fmt(c['measured'])}"
+                    f"<br>paper: {_fmt(c['paper'])}"
+                    + (f"<br>interval: {_fmt(c['interval'])}" if c.get("interval") else "") + "</details>")
+            parts.append(f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['statement'])}</td>"
+                         f"<td class='{c['verdict']}'><b>{c['verdict']}</b>{why}</td>"
+                         f"<td>{deciding_numbers(c)}{full}</td>"
+                         f"<td>{', '.join(_link(f, page_dir) for f in figs) or '&mdash;'}</td></tr>")
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+#: experiment key of a claims file -> the results/ directories its runs are in
+_DIRS = {"foundation": ("regression_mh",), "slice_ma": ("slice",), "sparse_mcmc": ("sparse",)}
+
+
+def _experiment_of(path: str) -> str:
+    parts = Path(path).parts
+    return parts[1] if len(parts) > 1 and parts[0] == "results" else parts[0]

@@ -10,7 +10,22 @@ import numpy as np  # noqa: E402
 
 from gpbayes import io  # noqa: E402
 
-__all__ = ["trace_and_marginals", "save_figure", "pm_gpc_fig2", "pm_gpc_fig34"]
+__all__ = ["trace_and_marginals", "save_figure", "readable_log_axis", "pm_gpc_fig2", "pm_gpc_fig34"]
+
+
+def readable_log_axis(ax, axis: str = "y") -> None:
+    """Plain-number tick labels on a log axis (0.5, 1, 2, 5, 10, ... instead of 4x10^0).
+
+    Major ticks at 1, 2 and 5 times the powers of ten, labelled with ``%g``; minor
+    ticks unlabelled.  Matplotlib's default labels the minor ticks of an axis that
+    spans less than a decade in mathtext (``4x10^0``), which is hard to read.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
 
 
 def save_figure(fig, path) -> None:
@@ -63,11 +78,15 @@ def pm_gpc_fig2(posts, prior_pdfs, path, *, title: str = "") -> None:
             ax = axes[r, c]
             p = post.sel(approximation=a, n_imp=k)
             q = p.quantile([0.025, 0.975], dim="rep")
-            ax.plot(tau, p.mean("rep"), color="black", lw=1.2)
-            ax.plot(tau, q.sel(quantile=0.025), color="black", ls="--", lw=0.8)
+            ax.plot(tau, p.mean("rep"), color="black", lw=1.2, label="mean of the PM estimate")
+            ax.plot(tau, q.sel(quantile=0.025), color="black", ls="--", lw=0.8, label="2.5% and 97.5% quantiles")
             ax.plot(tau, q.sel(quantile=0.975), color="black", ls="--", lw=0.8)
-            ax.plot(tau, prior_pdf, color="red", lw=1.0)
+            ax.plot(tau, prior_pdf, color="red", lw=1.0, label="prior p(tau)")
+            if r == 0 and c == len(cols) - 1:
+                ax.legend(fontsize=6, loc="upper right")
             ax.set_ylim(0, ymax)
+            if c == 0:
+                ax.set_ylabel("p(tau | y)", fontsize=8)
             label = "LA" if a == "laplace" else "EP"
             ax.set_title(f"n = {post.attrs.get('n', '?')}, {label}, N_imp = {int(k)}", fontsize=8)
             ax.tick_params(labelsize=7)
@@ -108,10 +127,13 @@ def pm_gpc_fig34(summaries, path, *, scale: str = "") -> None:
         ax.set_ylim(-0.2, 1.0)
         ax.set_title("autocorrelation", fontsize=7)
         ax = axes[r, 2]
-        ax.plot(d["iteration"], d["psrf_median"], color="black", lw=1.0)
-        ax.plot(d["iteration"], d["psrf_975"], color="red", ls="--", lw=1.0)
-        ax.axhline(1.1, color="0.6", lw=0.5)
+        ax.plot(d["iteration"], d["psrf_median"], color="black", lw=1.0, label="median")
+        ax.plot(d["iteration"], d["psrf_975"], color="red", ls="--", lw=1.0, label="97.5% quantile")
+        ax.axhline(1.1, color="0.6", lw=0.5, label="1.1")
         ax.set_title("PSRF", fontsize=7)
+        ax.set_ylabel("PSRF of log tau", fontsize=7)
+        if r == 0:
+            ax.legend(fontsize=6, loc="upper right")
         for a in axes[r]:
             a.tick_params(labelsize=6)
     axes[-1, 0].set_xlabel("iteration after burn-in", fontsize=7)

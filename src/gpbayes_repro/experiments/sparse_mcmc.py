@@ -633,6 +633,7 @@ def psrf_figure(curves: pd.DataFrame, summary: pd.DataFrame, path, *, threshold:
                 ax.axvline(it, color=_COLORS[sampler], ls="--", lw=0.8)
         ax.axhline(threshold, color="k", ls=":", lw=0.8)
         ax.set_yscale("log")
+        plots.readable_log_axis(ax, "y")
         ax.set_xlabel("iterations after warm-up")
         ax.set_ylabel("PSRF")
         ax.set_title({"rbf": "RBF", "ard": "RBF with ARD"}[kernel], fontsize=9)
