@@ -90,6 +90,8 @@ def test_trouble_scan_finds_jitter_and_non_convergence_and_skips_other_scales(tm
     (claim(measured={}), "numbers behind the verdict"),
     (claim(measured={"v": float("nan")}), "is NaN"),
     ({"id": "q"}, "missing keys"),
+    (claim(id="3_joint_hmc"), "one id style"),
+    (claim(id="Claim-1"), "one id style"),
 ])
 def test_invalid_claims_rejected(tmp_path, bad, needle):
     with pytest.raises(ValueError, match=needle):

@@ -35,7 +35,7 @@ from pathlib import Path
 from gpbayes import io
 
 __all__ = ["VERDICTS", "decide", "bootstrap_ratio", "convergence_gate", "validate_claim", "write_claims",
-           "read_claims", "render_html", "deciding_numbers", "PAPERS"]
+           "read_claims", "render_html", "deciding_numbers", "PAPERS", "slug"]
 
 _KEYS = {"id", "statement", "measured", "paper", "passed"}
 _OPTIONAL = {"verdict", "reason", "interval", "figures"}
@@ -98,7 +98,23 @@ def convergence_gate(rhat, ess, *, max_rhat: float = MAX_RHAT, min_ess: float = 
     return None
 
 
+#: one id style for every paper: lower-case words and numbers joined by hyphens ("table1-ep-ge-la", "claim2a")
+ID_PATTERN = r"[a-z0-9]+(-[a-z0-9]+)*"
+
+
+def slug(text: str) -> str:
+    """``text`` in the id style (e.g. a user data set's name ``My_Data`` -> ``my-data``)."""
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x"
+
+
 def validate_claim(claim: dict) -> dict:
+    import re
+
+    if not isinstance(claim.get("id"), str) or not re.fullmatch(ID_PATTERN, claim["id"]):
+        raise ValueError(f"claim id {claim.get('id')!r} is not in the one id style {ID_PATTERN!r} "
+                         "(lower-case words and numbers joined by hyphens)")
     missing = _KEYS - set(claim) - ({"passed"} if "verdict" in claim else set())
     extra = set(claim) - _KEYS - _OPTIONAL
     if missing or extra:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from .. import builders
+from .. import builders, claims
 from gpbayes import diagnostics, io, linalg, priors
 from gpbayes.mcmc import random_walk
 from gpbayes.mcmc.runner import Progress
@@ -147,14 +147,14 @@ def evaluate_claims(table: xr.Dataset, exp_cfg: dict, scale: str, dataset: str) 
     worst = str(table["param"].values[int(table["ess"].argmin())])
     return [
         {
-            "id": f"{dataset}-ess",
+            "id": f"{claims.slug(dataset)}-ess",
             "statement": f"ESS > {c['min_ess']:g} for every hyperparameter ({dataset}, {scale} scale)",
             "measured": {"min_ess": min_ess, "worst_parameter": worst},
             "paper": None,
             "passed": min_ess > c["min_ess"],
         },
         {
-            "id": f"{dataset}-rhat",
+            "id": f"{claims.slug(dataset)}-rhat",
             "statement": f"rank-normalised split R-hat < {c['max_rhat']:g} for every hyperparameter "
                          f"({dataset}, {scale} scale)",
             "measured": {"max_rank_rhat": max_rhat, "max_classic_rhat": float(table["rhat"].max())},
@@ -162,7 +162,7 @@ def evaluate_claims(table: xr.Dataset, exp_cfg: dict, scale: str, dataset: str) 
             "passed": max_rhat < c["max_rhat"],
         },
         {
-            "id": f"{dataset}-acceptance",
+            "id": f"{claims.slug(dataset)}-acceptance",
             "statement": f"post-burn-in acceptance within 0.15-0.35 of the tuned target {exp_cfg['target_accept']:g}",
             "measured": {"acceptance": acc},
             "paper": None,

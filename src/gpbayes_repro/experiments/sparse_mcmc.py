@@ -508,7 +508,7 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
     """The issue's claims 1-4 from the pipeline's tables."""
     out = []
     max_diff = float(equiv["abs_diff"].max())
-    out.append({"id": "1_z_equals_x_equivalence",
+    out.append({"id": "1-z-equals-x-equivalence",
                 "statement": "With Z = X and a Gaussian likelihood the sparse target log q*(v, theta) equals the "
                              "whitened full-GP joint density",
                 "measured": {"max_abs_diff": max_diff, "n_checks": int(len(equiv)),
@@ -520,7 +520,7 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
     coal_s, coal_g = _row(coal, method=sampler), _row(coal, method="gaussian")
     d_img, d_coal = float(img_s["lpd"] - img_g["lpd"]), float(coal_s["lpd"] - coal_g["lpd"])
     margin = float(claims_cfg["lpd_margin"])
-    out.append({"id": "2_sampler_beats_gaussian_lpd",
+    out.append({"id": "2-sampler-beats-gaussian-lpd",
                 "statement": "The sampler's held-out log predictive density beats the Gaussian approximation's on "
                              "the binary set (image stand-in, largest M) and on the Cox process (held-out bins)",
                 "measured": {"image_M": M_max, "image_lpd_sampler": float(img_s["lpd"]),
@@ -540,7 +540,7 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
                                                                 sampler="joint")["final_max_psrf"])
         passed &= j is not None and (g is None or j < g)
     measured["threshold"] = float(claims_cfg["psrf_threshold"])
-    out.append({"id": "3_joint_hmc_converges_faster",
+    out.append({"id": "3-joint-hmc-converges-faster",
                 "statement": "Joint HMC over (v, theta) reaches PSRF < 1.1 on its 20 least efficient traces in fewer "
                              "iterations than Gibbs (RBF and RBF-ARD)",
                 "measured": measured, "paper": None, "passed": bool(passed)})
@@ -548,7 +548,7 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
     a = acc["accuracy"].to_numpy(dtype=float)
     rise, last_step = float(a[-1] - a[0]), float(a[-1] - a[-2])
     ok = rise >= float(claims_cfg["accuracy_rise_min"]) and abs(last_step) <= float(claims_cfg["saturation_tol"])
-    out.append({"id": "4_accuracy_rises_and_saturates",
+    out.append({"id": "4-accuracy-rises-and-saturates",
                 "statement": "Held-out accuracy rises with M and saturates (sampler, image stand-in)",
                 "measured": {"M": [int(m) for m in acc["M"]], "accuracy": [float(x) for x in a],
                              "rise_smallest_to_largest_M": rise, "change_last_M_step": last_step,
