@@ -26,7 +26,7 @@ rule claims_report:
     log:
         "logs/claims/report.log",
     conda:
-        "../envs/gpbayes.yaml"
+        "gpbayes"
     threads: 1
     resources:
         mem_mb=500,
