@@ -1,19 +1,7 @@
-def claim_figures():
-    """Experiment key of a claims file -> the figures its claims rest on (links on the claims page)."""
-    figs = lambda targets: [t for t in targets if t.endswith((".pdf", ".png", ".svg"))]
-    return {
-        "foundation": figs(regression_mh_targets()),
-        "pm_gpc": figs(pm_gpc_targets() + PM_GPC_CAPACITY_TARGETS),
-        "slice_ma": figs(SLICE_MA_TARGETS),
-        "sparse_mcmc": figs(SPARSE_MCMC_TARGETS),
-        "gplvm": figs(GPLVM_TARGETS),
-        "amis": figs(AMIS_TARGETS),
-    }
-
-
 rule claims_report:
     """Render every paper's claims (PASS / FAIL / INCONCLUSIVE with the numbers that decide them) as one
-    HTML page, with the runs whose outputs record numerical trouble (gpbayes_repro.trouble) at the top."""
+    HTML page, with the runs whose outputs record numerical trouble (gpbayes_repro.trouble) at the top.
+    """
     input:
         claim_files(),
     output:

@@ -58,6 +58,19 @@ def claim_files():
     ]
 
 
+def claim_figures():
+    """Experiment key of a claims file -> the figures its claims rest on (links on the claims page)."""
+    figs = lambda targets: [t for t in targets if t.endswith((".pdf", ".png", ".svg"))]
+    return {
+        "foundation": figs(regression_mh_targets()),
+        "pm_gpc": figs(pm_gpc_targets() + PM_GPC_CAPACITY_TARGETS),
+        "slice_ma": figs(SLICE_MA_TARGETS),
+        "sparse_mcmc": figs(SPARSE_MCMC_TARGETS),
+        "gplvm": figs(GPLVM_TARGETS),
+        "amis": figs(AMIS_TARGETS),
+    }
+
+
 def pm_gpc_targets():
     return [
         "figures/pm_gpc/fig2.pdf",
