@@ -28,13 +28,35 @@ def _where(error: jsonschema.ValidationError) -> str:
     return "/".join(str(p) for p in error.absolute_path) or "<top level>"
 
 
+def _explain(error: jsonschema.ValidationError) -> str:
+    """One line per error; an unknown key is named first, with the nearest allowed keys and the full list."""
+    import difflib
+
+    where = _where(error)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = [k for k in error.instance if k not in allowed]
+        parts = []
+        for k in unknown:
+            near = difflib.get_close_matches(str(k), allowed, n=3, cutoff=0.5)
+            hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+            parts.append(f"unknown key '{k}' at '{where}'{hint}")
+        return "; ".join(parts) + f"; allowed keys at '{where}': {', '.join(allowed)}"
+    return f"at '{where}': {error.message}"
+
+
 def validate_config(config: dict, schema: dict | None = None) -> dict:
-    """Raise ConfigError naming every offending key; return the config unchanged."""
+    """Raise ConfigError naming every offending key; return the config unchanged.
+
+    Unknown keys are reported by name with the closest allowed keys, never by
+    printing the schema; then the checks a schema cannot express run
+    (:func:`check_semantics`).
+    """
     schema = schema or load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = [f"  - at '{_where(e)}': {e.message}" for e in errors]
+        lines = [f"  - {_explain(e)}" for e in errors]
         raise ConfigError("invalid gpbayes configuration:\n" + "\n".join(lines))
     return check_semantics(config)
 
