@@ -26,10 +26,35 @@ import numpy as np
 COUNTS = ("n_jitter", "n_not_converged", "n_failed_estimates")
 MAXIMA = ("max_jitter",)
 
-__all__ = ["COUNTS", "MAXIMA", "scan", "scan_file", "summary"]
+__all__ = ["COUNTS", "MAXIMA", "TROUBLE_STATS", "per_draw", "warmup_per_chain", "scan", "scan_file", "summary"]
+
+#: what a runner ``Chain`` records per draw and in its warm-up
+TROUBLE_STATS = ("n_jitter", "max_jitter", "n_not_converged", "n_failed_estimates")
+
+
+def per_draw(chain) -> dict:
+    """The trouble counters of a ``gpbayes.mcmc.runner.Chain``, per kept draw (zeros if the sampler has none)."""
+    n = len(chain.draws)
+    return {k: np.asarray(chain.stats.get(k, np.zeros(n)), dtype=float if k in MAXIMA else np.int64)
+            for k in TROUBLE_STATS}
+
+
+def warmup_per_chain(chains) -> dict:
+    """``warmup_<counter>`` over ``chain``: the warm-up's trouble of each chain (for a ``sample_stats`` group)."""
+    return {f"warmup_{k}": ("chain", np.array([c.warmup.get(k, 0) for c in chains],
+                                              dtype=float if k in MAXIMA else np.int64))
+            for k in TROUBLE_STATS}
+
+
+#: other recorded failures counted with the failed estimates: a proposal whose covariance could not be
+#: factorised (AA/SURR, ``latent_gibbs``) is rejected -- numerical trouble the reader should see
+ALIASES = {"n_failed_cholesky": "n_failed_estimates"}
 
 
 def _kind(name: str) -> str | None:
+    for alias, k in ALIASES.items():
+        if name == alias or name.endswith("_" + alias):
+            return k
     for k in COUNTS + MAXIMA:
         if name == k or name.endswith("_" + k):
             return k

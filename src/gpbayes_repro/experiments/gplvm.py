@@ -49,7 +49,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from .. import builders
+from .. import builders, trouble
 from gpbayes import io, priors
 from gpbayes import rng as rngmod
 from gpbayes.gplvm import SupervisedGPLVM, VariationalParams, fit_type2_ml
@@ -198,7 +198,8 @@ def run_chain(ds: xr.Dataset, ml: xr.Dataset, chain: int, cfg: dict, settings: d
             "log_prior": ch.extra["log_prior"], "accepted": ch.extra["accepted"],
             "acceptance_prob": ch.extra["acceptance_prob"], "n_bound_evals": ch.stats["n_bound_evals"],
             "n_shrinkages": ch.stats["n_shrinkages"], "n_cubic": ch.stats["n_cubic"],
-            "wall_time": ch.stats["wall_time"], "psi0": psi0}
+            "wall_time": ch.stats["wall_time"], "psi0": psi0, **trouble.per_draw(ch),
+            "warmup": ch.warmup}
 
 
 def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings: dict, seed: int) -> dict:
@@ -210,7 +211,7 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
     post["Z"] = np.stack([r["Z"] for r in runs])
     st = {k: np.stack([r[k] for r in runs])
           for k in ("log_marginal", "log_prior", "accepted", "acceptance_prob", "n_bound_evals", "n_shrinkages",
-                    "n_cubic", "wall_time")}
+                    "n_cubic", "wall_time") + trouble.TROUBLE_STATS}
     st["lp"] = st["log_marginal"] + st["log_prior"]  # log of the PM chain's estimated target
     groups = io.make_inference_groups(
         post, st, extra_dims={"Z": ("point", "latent"), "accepted": ("gibbs_block",),
@@ -220,6 +221,8 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
         g["chain"] = np.array(chains)
     groups["sample_stats"]["start"] = (("chain", "param"), np.stack([r["psi0"] for r in runs]))
     groups["sample_stats"] = groups["sample_stats"].assign_coords(param=model.param_names)
+    groups["sample_stats"] = groups["sample_stats"].assign(
+        {f"warmup_{k}": ("chain", np.array([r["warmup"].get(k, 0) for r in runs])) for k in trouble.TROUBLE_STATS})
     return groups
 
 

@@ -31,7 +31,7 @@ import time
 import numpy as np
 import xarray as xr
 
-from .. import builders
+from .. import builders, trouble
 from gpbayes import diagnostics, io, linalg, priors
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
@@ -111,7 +111,8 @@ def tune_pm_proposal(X, y, kernel, prior, *, n_tune: int, ep_mode: str,
             "tune_n_cubic": int(ops.cubic), "psi_end": out.draws[-1]}
 
 
-def _per_kept_iteration(out: dict, keys_sum=("n_cubic", "wall_time"), repeat: int = 1) -> dict:
+def _per_kept_iteration(out: dict, keys_sum=("n_cubic", "wall_time", "n_jitter", "n_not_converged",
+                                              "n_failed_estimates", "n_failed_cholesky"), repeat: int = 1) -> dict:
     """F&G Table III's "repeat each step 20 times": one kept iteration per ``repeat`` updates.
 
     Not the runner's ``thin``: the costs of the block are summed and its
@@ -126,6 +127,8 @@ def _per_kept_iteration(out: dict, keys_sum=("n_cubic", "wall_time"), repeat: in
             blocks = v.reshape(v.shape[0] // repeat, repeat, *v.shape[1:])
             if k in keys_sum:
                 res[k] = blocks.sum(axis=1)
+            elif k == "max_jitter":
+                res[k] = blocks.max(axis=1)
             elif k in ("accepted", "acceptance_prob"):
                 res[k] = blocks.mean(axis=1)
             else:
@@ -161,6 +164,7 @@ def run_chain(X, y, kernel, prior, scheme: str, *, n_adapt: int, n_burn: int, n_
                                n_draws=n_draws * repeat, proposal_cov=proposal_cov, initial_scale=1.0)
         psi = out.draws
         stats = {k: out.stats[k] for k in ("lp", "accepted", "acceptance_rate", "n_cubic", "wall_time")}
+        stats.update(trouble.per_draw(out))
     else:
         model = LatentGaussianModel(kernel, X, Probit(), y, prior)
         K0 = model.covariance(psi0)
@@ -171,10 +175,12 @@ def run_chain(X, y, kernel, prior, scheme: str, *, n_adapt: int, n_burn: int, n_
         psi = out.draws
         stats = {k: out.stats[k] for k in ("lp", "accepted", "acceptance_rate", "n_cubic", "n_failed_cholesky",
                                            "wall_time")}
+        stats.update(trouble.per_draw(out))
     stats["psi"] = psi
     stats = _per_kept_iteration(stats, repeat=repeat)
     psi = stats.pop("psi")
-    return {"psi": psi, "stats": stats, "total_wall_time": time.perf_counter() - t0}
+    return {"psi": psi, "stats": stats, "total_wall_time": time.perf_counter() - t0,
+            "warmup_trouble": {k: v[1] for k, v in trouble.warmup_per_chain([out]).items()}}
 
 
 def chains_to_groups(results: list[dict], param_names: list[str], attrs: dict) -> dict[str, xr.Dataset]:
@@ -184,6 +190,9 @@ def chains_to_groups(results: list[dict], param_names: list[str], attrs: dict) -
     stats = {k: np.stack([np.asarray(r["stats"][k]) for r in results]) for k in keys}
     groups = io.make_inference_groups(post, stats, extra_dims={"psi": ("param",)},
                                       coords={"param": np.array(param_names)}, attrs=attrs)
+    if all("warmup_trouble" in r for r in results):
+        groups["sample_stats"] = groups["sample_stats"].assign(
+            {k: ("chain", np.concatenate([r["warmup_trouble"][k] for r in results])) for k in results[0]["warmup_trouble"]})
     return groups
 
 

@@ -60,7 +60,7 @@ import numpy as np
 import xarray as xr
 
 from .. import data as gdata
-from .. import builders, claims
+from .. import builders, claims, trouble
 from gpbayes import diagnostics, io, linalg, priors
 from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
@@ -282,6 +282,8 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
     # ArviZ names: lp = log p(y, f, psi) (complete-data log-likelihood + log prior); slice samplers always move
     stats["lp"] = post["complete_ll"] + np.array([[model.log_prior(t) for t in r.draws] for r, _ in results])
     stats["accepted"] = np.ones_like(stats["wall_time"], dtype=bool)
+    for k in trouble.TROUBLE_STATS:  # jitter, non-converged site fits, failed estimates, per draw
+        stats[k] = np.stack([trouble.per_draw(r)[k] for r, _ in results])
     attrs = {"dataset": name, "method": method, "n": int(model.n), "d": int(ds["X"].shape[1]),
              "first_chain": int(chains[0]), "n_burn": int(s["n_burn"]), "stand_in": int(ds.attrs.get("stand_in", 0)),
              "n_latent_updates": int(cfg["n_latent_updates"])}
@@ -289,6 +291,7 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
                                       coords={"param": np.array(model.param_names)}, attrs=attrs)
     groups["sample_stats"]["burn_wall_time"] = ("chain", np.array([r.warmup["wall_time"] for r, _ in results]))
     groups["sample_stats"]["total_wall_time"] = ("chain", np.array([t for _, t in results]))
+    groups["sample_stats"] = groups["sample_stats"].assign(trouble.warmup_per_chain([r for r, _ in results]))
     return groups
 
 
