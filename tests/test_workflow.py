@@ -67,6 +67,28 @@ def test_unknown_key_is_named_first_not_the_whole_schema():
     assert len(out.splitlines()) < 40 and "$defs" not in out  # before: the 2,000-line schema was printed
 
 
+def test_catalog_standard_usage_files():
+    """Snakemake workflow catalog, "standardized usage": the usage file, a LICENSE, config/README.md."""
+    usage = yaml.safe_load((REPO / ".snakemake-workflow-catalog.yml").read_text())["usage"]
+    assert usage["software-stack-deployment"]["conda"] is True and usage["report"] is True
+    assert "MIT License" in (REPO / "LICENSE").read_text()
+    assert (REPO / "config" / "README.md").exists() and (REPO / "workflow" / "Snakefile").exists()
+
+
+def test_catalog_test_config_builds_the_rule_graph_and_dag():
+    """The catalog's steps: `snakemake --directory .test --rulegraph` and a dry run, from .test/config."""
+    res = run(["--directory", ".test", "--rulegraph"], REPO)
+    assert res.returncode == 0, res.stderr
+    assert "digraph" in res.stdout and "claims_report" in res.stdout
+    res = run(["--directory", ".test", "-n", "--forceall"], REPO)
+    assert res.returncode == 0, res.stderr
+    # .test/config/config.yaml sets the smoke scale over the workflow's defaults
+    assert "Nothing to be done" not in res.stdout and "slice_ma_chains" in res.stdout
+    smoke = run(["-n", "--forceall", "--config", "scale=smoke"], REPO)
+    jobs = lambda out: re.search(r"^total\s+(\d+)", out, flags=re.M).group(1)
+    assert jobs(res.stdout) == jobs(smoke.stdout)
+
+
 def test_lint_clean():
     res = run(["--lint"], REPO, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr

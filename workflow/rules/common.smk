@@ -4,6 +4,8 @@ from pathlib import Path
 import yaml
 
 SCALE = config["scale"]
+# files shipped with the workflow (the papers' published tables), found wherever it runs (--directory)
+RESOURCES = f"{workflow.basedir}/resources"
 SEED = int(config["seed"])
 RAW = config["data"]["raw_dir"]
 PROCESSED = config["data"]["processed_dir"]

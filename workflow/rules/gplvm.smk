@@ -166,7 +166,7 @@ rule gplvm_table1:
     input:
         predictive=expand("results/gplvm/predictive/{c}.nc", c=GPLVM["cases"]),
         shape=expand("results/gplvm/predictive/{c}_shape.csv", c=GPLVM["cases"]),
-        paper="workflow/resources/gadd_table1.csv",
+        paper=f"{RESOURCES}/gadd_table1.csv",
     output:
         table=report(
             "results/gplvm/table1.csv",

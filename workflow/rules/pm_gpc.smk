@@ -179,9 +179,9 @@ rule pm_gpc_tables:
     input:
         t1=table_chain_files(1),
         t3=table_chain_files(3),
-        paper1="workflow/resources/fg2014_table1.csv",
-        paper2="workflow/resources/fg2014_table2.csv",
-        paper3="workflow/resources/fg2014_table3.csv",
+        paper1=f"{RESOURCES}/fg2014_table1.csv",
+        paper2=f"{RESOURCES}/fg2014_table2.csv",
+        paper3=f"{RESOURCES}/fg2014_table3.csv",
     output:
         table1=report(
             "results/pm_gpc/table1.csv",
