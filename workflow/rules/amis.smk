@@ -71,7 +71,7 @@ rule amis_setup:
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -104,7 +104,7 @@ rule amis_run:
         sampler="[a-z_]+(_[0-9]+)?",
         block="[0-9]+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -140,7 +140,7 @@ rule amis_reference:
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=3000,
@@ -171,7 +171,7 @@ rule amis_classification_reference:
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=3000,
@@ -201,7 +201,7 @@ rule amis_classification_reference_table:
     log:
         "logs/amis/classification_reference_table.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -235,7 +235,7 @@ rule amis_curves:
     log:
         "logs/amis/curves.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -258,7 +258,7 @@ rule amis_fig1:
     log:
         "logs/amis/fig1.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -285,7 +285,7 @@ rule amis_appendix:
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -320,7 +320,7 @@ rule amis_classification_figures:
     log:
         "logs/amis/classification_figures.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -342,7 +342,7 @@ rule amis_claims:
     log:
         "logs/claims/amis.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,

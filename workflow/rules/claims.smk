@@ -14,7 +14,7 @@ rule claims_report:
     log:
         "logs/claims/report.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=500,

@@ -8,7 +8,7 @@ rule prepare_data:
     log:
         "logs/prepare_data/{dataset}.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,

@@ -62,7 +62,7 @@ rule gplvm_data:
     wildcard_constraints:
         case=GPLVM_CASE_RE,
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=500,
@@ -88,7 +88,7 @@ rule gplvm_ml:
     wildcard_constraints:
         case=GPLVM_CASE_RE,
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -117,7 +117,7 @@ rule gplvm_chains:
         case=GPLVM_CASE_RE,
         block="[0-9]+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -147,7 +147,7 @@ rule gplvm_evaluate:
     wildcard_constraints:
         case=GPLVM_CASE_RE,
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -181,7 +181,7 @@ rule gplvm_table1:
     log:
         "logs/gplvm/table1.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -208,7 +208,7 @@ rule gplvm_fig1:
     log:
         "logs/gplvm/fig1.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -232,7 +232,7 @@ rule gplvm_fig2:
     log:
         "logs/gplvm/fig2.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -253,7 +253,7 @@ rule gplvm_claims:
     log:
         "logs/claims/gplvm.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,

@@ -18,7 +18,7 @@ rule pm_gpc_fig2_data:
     log:
         "logs/pm_gpc/fig2/data_n{n}.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -39,7 +39,7 @@ rule pm_gpc_fig2_grid:
     log:
         "logs/pm_gpc/fig2/grid_n{n}.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -70,7 +70,7 @@ rule pm_gpc_fig2:
     log:
         "logs/pm_gpc/fig2/figure.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -94,7 +94,7 @@ rule pm_gpc_claims:
     log:
         "logs/claims/pm_gpc.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -114,7 +114,7 @@ rule pm_gpc_table_data:
     log:
         "logs/pm_gpc/tables/data_n{n}_d{d}.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -135,7 +135,7 @@ rule pm_gpc_table_proposal:
     log:
         "logs/pm_gpc/tables/proposal_n{n}_d{d}_{kernel}.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -160,7 +160,7 @@ rule pm_gpc_table_chains:
     wildcard_constraints:
         table="1|3",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -202,7 +202,7 @@ rule pm_gpc_tables:
     log:
         "logs/pm_gpc/tables/tables.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -222,7 +222,7 @@ rule pm_gpc_real_data:
     log:
         "logs/pm_gpc/real/{dataset}_data.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -243,7 +243,7 @@ rule pm_gpc_real_chains:
     log:
         "logs/pm_gpc/real/{dataset}_{scheme}_block{block}.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -266,7 +266,7 @@ rule pm_gpc_real_summary:
     log:
         "logs/pm_gpc/real/{dataset}_summary.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -296,7 +296,7 @@ rule pm_gpc_fig3:
     wildcard_constraints:
         fig="3|4",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,

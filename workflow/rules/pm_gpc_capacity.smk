@@ -64,7 +64,7 @@ rule pm_gpc_capacity_split:
         n=r"\d+",
         k=r"\d+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -91,7 +91,7 @@ rule pm_gpc_capacity_collect:
     wildcard_constraints:
         dataset=r"[^/]+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -117,7 +117,7 @@ rule pm_gpc_capacity_table:
     log:
         "logs/pm_gpc/capacity/table.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -142,7 +142,7 @@ rule pm_gpc_capacity_fig6:
     log:
         "logs/pm_gpc/capacity/fig6.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -171,7 +171,7 @@ rule pm_gpc_capacity_fig7:
     log:
         "logs/pm_gpc/capacity/fig7.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -197,7 +197,7 @@ rule pm_gpc_capacity_fig5:
     log:
         "logs/pm_gpc/capacity/fig5.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -218,7 +218,7 @@ rule pm_gpc_capacity_claims:
     log:
         "logs/pm_gpc/capacity/claims.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,

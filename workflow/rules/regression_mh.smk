@@ -11,7 +11,7 @@ rule regression_ml:
     log:
         "logs/regression_mh/{dataset}/ml.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -34,7 +34,7 @@ rule regression_mh_chain:
     log:
         "logs/regression_mh/{dataset}/chain_{chain}.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -60,7 +60,7 @@ rule regression_mh_merge:
     log:
         "logs/regression_mh/{dataset}/merge.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -85,7 +85,7 @@ rule regression_mh_diagnostics:
     log:
         "logs/regression_mh/{dataset}/diagnostics.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -109,7 +109,7 @@ rule regression_mh_figure:
     log:
         "logs/regression_mh/{dataset}/figure.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -132,7 +132,7 @@ rule regression_mh_claims:
     log:
         "logs/claims/foundation.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=500,

@@ -41,7 +41,7 @@ rule slice_ma_data:
     wildcard_constraints:
         dataset="ionosphere|synthetic|mining|redwoods_standin",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -72,7 +72,7 @@ rule slice_ma_chains:
         method="fixed|prior-white|surr-site|surr-taylor|post-site|post-taylor",
         block="[0-9]+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -107,7 +107,7 @@ rule slice_ma_fig3:
     log:
         "logs/slice/fig3.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -129,7 +129,7 @@ rule slice_ma_claims:
     log:
         "logs/claims/slice_ma.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,

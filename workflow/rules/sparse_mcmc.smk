@@ -61,7 +61,7 @@ rule sparse_mcmc_data:
     wildcard_constraints:
         problem="image|coal|mnist",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -94,7 +94,7 @@ rule sparse_mcmc_svgp:
         kernel="rbf|ard",
         M="[0-9]+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -126,7 +126,7 @@ rule sparse_mcmc_chains:
         M="[0-9]+",
         block="[0-9]+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -167,7 +167,7 @@ rule sparse_mcmc_predict:
         sampler="joint|gibbs",
         M="[0-9]+",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -206,7 +206,7 @@ rule sparse_mcmc_tables:
     log:
         "logs/sparse/tables.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -241,7 +241,7 @@ rule sparse_mcmc_coal:
     log:
         "logs/sparse/coal.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -275,7 +275,7 @@ rule sparse_mcmc_psrf:
     log:
         "logs/sparse/psrf.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -297,7 +297,7 @@ rule sparse_mcmc_equivalence:
     log:
         "logs/sparse/equivalence.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -321,7 +321,7 @@ rule sparse_mcmc_claims:
     log:
         "logs/claims/sparse_mcmc.log",
     conda:
-        "gpbayes"
+        "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=1000,
