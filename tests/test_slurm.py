@@ -41,6 +41,7 @@ TAIL_LINES = 150
 pytestmark = pytest.mark.slow
 
 _SUBMITTED = re.compile(r"submitted with SLURM jobid (\d+)")
+_ARRAY = re.compile(r"Submitted array job with Snakemake IDs ([\d,]+) and SLURM job ID (\d+)")
 
 
 def _tail(text: str, n: int = TAIL_LINES) -> str:
@@ -207,9 +208,15 @@ def test_workflow_smoke_through_slurm(slurm_cluster, tmp_path):
             f"command: {' '.join(cmd)}\n{_tail(output)}\n{_failed_job_logs(workdir)}"
         )
 
-    assert job_ids, "no job was submitted to Slurm:\n" + _tail(output)
-    states = _slurm_states(job_ids)
+    arrays = _ARRAY.findall(output)
+    # the profile submits every rule with several jobs as one job array (the smoke scale's two MH chains)
+    assert arrays and any(len(ids.split(",")) >= 2 for ids, _ in arrays), "no job array:\n" + _tail(output)
+    states = _slurm_states(job_ids + [a for _, a in arrays])
     not_completed = {j: states.get(j, "<not in squeue>") for j in job_ids if states.get(j) != "COMPLETED"}
+    for ids, a in arrays:  # every task <array id>_<index> of every array
+        tasks = {j: st for j, st in states.items() if j.startswith(f"{a}_")}
+        if len(tasks) != len(ids.split(",")) or set(tasks.values()) != {"COMPLETED"}:
+            not_completed[a] = tasks or "<not in squeue>"
     assert not not_completed, f"Slurm jobs not COMPLETED: {not_completed}"
 
     import xarray as xr

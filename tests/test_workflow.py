@@ -89,6 +89,16 @@ def test_catalog_test_config_builds_the_rule_graph_and_dag():
     assert jobs(res.stdout) == jobs(smoke.stdout)
 
 
+@pytest.mark.parametrize("scale,minutes", [("smoke", 30), ("default", 120), ("paper", 1440)])
+def test_cluster_runtime_requests_scale_with_the_scale(scale, minutes):
+    """A paper-scale M&A chain asks Slurm for a day; the smaller scales ask for 1/48 and 1/12 of it."""
+    res = run(["-n", "--forceall", "--config", f"scale={scale}", "--", "results/slice/chains/mining_fixed_block0.nc"],
+              REPO)
+    assert res.returncode == 0, res.stderr
+    block = res.stdout[res.stdout.index("rule slice_ma_chains"):]
+    assert re.search(rf"runtime={minutes}\b", block.split("\n\n")[0]), block[:800]
+
+
 def test_lint_clean():
     res = run(["--lint"], REPO, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr

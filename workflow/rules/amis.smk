@@ -74,8 +74,8 @@ rule amis_setup:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=30,
+        mem_mb=mem(1000),
+        runtime=runtime_min(30),
     params:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
@@ -107,8 +107,8 @@ rule amis_run:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=1440,
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
     params:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
@@ -143,8 +143,8 @@ rule amis_reference:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=1440,
+        mem_mb=mem(3000),
+        runtime=runtime_min(1440),
     params:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
@@ -174,8 +174,8 @@ rule amis_classification_reference:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=1440,
+        mem_mb=mem(3000),
+        runtime=runtime_min(1440),
     params:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
@@ -204,8 +204,8 @@ rule amis_classification_reference_table:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     script:
         "../scripts/amis_classification_reference_table.py"
 
@@ -238,8 +238,8 @@ rule amis_curves:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
     script:
         "../scripts/amis_curves.py"
 
@@ -261,8 +261,8 @@ rule amis_fig1:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
     script:
@@ -288,8 +288,8 @@ rule amis_appendix:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
     script:
@@ -323,8 +323,8 @@ rule amis_classification_figures:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
     script:
@@ -345,8 +345,8 @@ rule amis_claims:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         claims=AMIS["claims"],
         scale=SCALE,

@@ -17,8 +17,8 @@ rule claims_report:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=mem(500),
+        runtime=runtime_min(5),
     params:
         figures=claim_figures(),
         scale=SCALE,

@@ -1,4 +1,5 @@
 import json
+import math
 from pathlib import Path
 
 import yaml
@@ -13,6 +14,26 @@ USER_DATASETS = config.get("user_datasets") or {}
 
 with open(config["data"]["manifest"]) as _fh:
     MANIFEST = yaml.safe_load(_fh)
+
+
+# --- cluster requests -------------------------------------------------------------------
+# Each rule states its Slurm runtime as needed at the paper's settings (minutes) and its memory
+# (MB, measured peak RSS at default scale is below 200 MB for every job).  The requests shrink
+# with the scale (a default-scale job runs seconds to minutes; the whole default run takes about
+# 35 min on 2 cores) and grow on every retry (`retries:` in workflow/profiles/slurm): a job that
+# hit its time or memory limit is resubmitted with twice the time and 1.5x the memory.
+RUNTIME_FRACTION = {"smoke": 1 / 48, "default": 1 / 12, "paper": 1}
+
+
+def runtime_min(paper_minutes):
+    """Slurm runtime request (minutes): the paper-scale need x the scale's fraction (>= 5), x 2 per retry."""
+    need = max(5, math.ceil(paper_minutes * RUNTIME_FRACTION[SCALE]))
+    return lambda wildcards, attempt: need * 2 ** (attempt - 1)
+
+
+def mem(mb):
+    """Memory request (MB): ``mb`` on the first attempt, x 1.5 per retry."""
+    return lambda wildcards, attempt: int(mb * 1.5 ** (attempt - 1))
 
 
 def manifest_entries():

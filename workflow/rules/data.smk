@@ -11,8 +11,8 @@ rule prepare_data:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         user=lambda wc: USER_DATASETS.get(wc.dataset),
         raw_dir=lambda wc, input: str(Path(input.manifest).parent),

@@ -65,8 +65,8 @@ rule gplvm_data:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=mem(500),
+        runtime=runtime_min(5),
     params:
         simulation=GPLVM["simulation"],
         seed=SEED,
@@ -91,8 +91,8 @@ rule gplvm_ml:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=30,
+        mem_mb=mem(1000),
+        runtime=runtime_min(30),
     params:
         cfg={k: GPLVM[k] for k in GPLVM_MODEL_KEYS},
         settings=GPLVM_ML_SET,
@@ -120,8 +120,8 @@ rule gplvm_chains:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=1440,
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
     params:
         cfg={k: GPLVM[k] for k in GPLVM_CHAIN_KEYS},
         settings=GPLVM_CHAIN_SET,
@@ -150,8 +150,8 @@ rule gplvm_evaluate:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=mem(2000),
+        runtime=runtime_min(30),
     params:
         cfg={k: GPLVM[k] for k in GPLVM_MODEL_KEYS + ("prediction",)},
         settings=GPLVM_PREDICT_SET,
@@ -184,8 +184,8 @@ rule gplvm_table1:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     script:
         "../scripts/gplvm_table1.py"
 
@@ -211,8 +211,8 @@ rule gplvm_fig1:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
     script:
@@ -235,8 +235,8 @@ rule gplvm_fig2:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
     script:
@@ -256,8 +256,8 @@ rule gplvm_claims:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         claims=GPLVM["claims"],
         scale=SCALE,

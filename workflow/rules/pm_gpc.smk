@@ -21,8 +21,8 @@ rule pm_gpc_fig2_data:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         fig2=FIG2,
         seed=SEED,
@@ -42,8 +42,8 @@ rule pm_gpc_fig2_grid:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=mem(4000),
+        runtime=runtime_min(60),
     params:
         fig2=FIG2,
         settings=FIG2_SET,
@@ -73,8 +73,8 @@ rule pm_gpc_fig2:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
     params:
         fig2=FIG2,
         scale=SCALE,
@@ -97,8 +97,8 @@ rule pm_gpc_claims:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
         seed=SEED,
@@ -117,8 +117,8 @@ rule pm_gpc_table_data:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         tables=TAB,
         seed=SEED,
@@ -138,8 +138,8 @@ rule pm_gpc_table_proposal:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=60,
+        mem_mb=mem(2000),
+        runtime=runtime_min(60),
     params:
         pmg=PMG_TABLES,
         settings=TAB_SET,
@@ -163,8 +163,8 @@ rule pm_gpc_table_chains:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=600,
+        mem_mb=mem(2000),
+        runtime=runtime_min(600),
     params:
         pmg=PMG_TABLES,
         settings=TAB_SET,
@@ -205,8 +205,8 @@ rule pm_gpc_tables:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
     params:
         settings=TAB_SET,
     script:
@@ -225,8 +225,8 @@ rule pm_gpc_real_data:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         settings=REAL_SET,
         seed=SEED,
@@ -246,8 +246,8 @@ rule pm_gpc_real_chains:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=1440,
+        mem_mb=mem(4000),
+        runtime=runtime_min(1440),
     params:
         pmg=PMG_REAL,
         settings=REAL_SET,
@@ -269,8 +269,8 @@ rule pm_gpc_real_summary:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
     params:
         settings=REAL_SET,
         schemes=REAL["schemes"],
@@ -299,8 +299,8 @@ rule pm_gpc_fig3:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
     params:
         scale=SCALE,
         settings=REAL_SET,

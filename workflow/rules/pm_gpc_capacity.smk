@@ -67,8 +67,8 @@ rule pm_gpc_capacity_split:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=60 if SCALE == "paper" else 10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(60),
     params:
         cfg=CAP,
         settings=CAP_SET,
@@ -94,8 +94,8 @@ rule pm_gpc_capacity_collect:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         seed=SEED,
         scale=SCALE,
@@ -120,8 +120,8 @@ rule pm_gpc_capacity_table:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     script:
         "../scripts/pm_gpc_capacity_table.py"
 
@@ -145,8 +145,8 @@ rule pm_gpc_capacity_fig6:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         title="F&G Fig. 6",
         n_splits=CAP_SET["n_splits"],
@@ -174,8 +174,8 @@ rule pm_gpc_capacity_fig7:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         title="F&G Fig. 7",
         n_splits=CAP_SET["n_splits"],
@@ -200,8 +200,8 @@ rule pm_gpc_capacity_fig5:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scores=[s for _, s in CAP_FIG5_PANELS],
         scale=SCALE,
@@ -221,8 +221,8 @@ rule pm_gpc_capacity_claims:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         cfg=CAP,
         seed=SEED,

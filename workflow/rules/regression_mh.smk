@@ -14,8 +14,8 @@ rule regression_ml:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=mem(2000),
+        runtime=runtime_min(30),
     params:
         exp=RMH,
         settings=RMH_SET,
@@ -37,8 +37,8 @@ rule regression_mh_chain:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=120,
+        mem_mb=mem(2000),
+        runtime=runtime_min(120),
     params:
         exp=RMH,
         settings=RMH_SET,
@@ -63,8 +63,8 @@ rule regression_mh_merge:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=5,
+        mem_mb=mem(2000),
+        runtime=runtime_min(5),
     script:
         "../scripts/regression_mh_merge.py"
 
@@ -88,8 +88,8 @@ rule regression_mh_diagnostics:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     script:
         "../scripts/regression_mh_diagnostics.py"
 
@@ -112,8 +112,8 @@ rule regression_mh_figure:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
     script:
@@ -135,8 +135,8 @@ rule regression_mh_claims:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=500,
-        runtime=5,
+        mem_mb=mem(500),
+        runtime=runtime_min(5),
     params:
         exp=RMH,
         datasets=RMH["datasets"],

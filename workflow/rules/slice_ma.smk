@@ -44,8 +44,8 @@ rule slice_ma_data:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         cfg=lambda wc: {k: SMA[k] for k in (wc.dataset,) if k in SMA},
         settings=lambda wc: {
@@ -75,8 +75,8 @@ rule slice_ma_chains:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=1440,
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
     params:
         cfg=SMA_MODEL_CFG,
         settings=lambda wc: {
@@ -110,8 +110,8 @@ rule slice_ma_fig3:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
     params:
         scale=SCALE,
     script:
@@ -132,8 +132,8 @@ rule slice_ma_claims:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         claims=SMA["claims"],
         scale=SCALE,

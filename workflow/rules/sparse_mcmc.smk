@@ -64,8 +64,8 @@ rule sparse_mcmc_data:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         cfg=lambda wc: (
             {"coal": {k: SP["coal"][k] for k in ("heldout_every", "years_per_unit")}}
@@ -97,8 +97,8 @@ rule sparse_mcmc_svgp:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=120,
+        mem_mb=mem(2000),
+        runtime=runtime_min(120),
     params:
         cfg=lambda wc: {k: SP[k] for k in ("n_quad", "jitter", wc.problem)},
         maxiter=SP_SET["svgp_maxiter"],
@@ -129,8 +129,8 @@ rule sparse_mcmc_chains:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=1440,
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
     params:
         cfg=lambda wc: {
             k: SP[k] for k in ("n_quad", "jitter", "hmc", SP_STUDY_PROBLEM[wc.study])
@@ -170,8 +170,8 @@ rule sparse_mcmc_predict:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=mem(2000),
+        runtime=runtime_min(30),
     params:
         cfg=lambda wc: {
             k: SP[k] for k in ("n_quad", "jitter", SP_STUDY_PROBLEM[wc.study])
@@ -209,8 +209,8 @@ rule sparse_mcmc_tables:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         scale=SCALE,
     script:
@@ -244,8 +244,8 @@ rule sparse_mcmc_coal:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=mem(1000),
+        runtime=runtime_min(10),
     params:
         cfg={k: SP[k] for k in ("n_quad", "jitter", "coal")},
         predict=SP["predict"],
@@ -278,8 +278,8 @@ rule sparse_mcmc_psrf:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
     params:
         psrf=SP["psrf"],
         threshold=SP["claims"]["psrf_threshold"],
@@ -300,8 +300,8 @@ rule sparse_mcmc_equivalence:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         equivalence=SP["equivalence"],
         seed=SEED,
@@ -324,8 +324,8 @@ rule sparse_mcmc_claims:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
     params:
         claims=SP["claims"],
         scale=SCALE,
