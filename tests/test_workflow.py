@@ -326,3 +326,55 @@ def test_nested_config_on_the_command_line_works_through_snakemake(tmp_path):
     assert re.search(r"^regression_mh_chain\s+3$", out, re.M), out[-3000:]
     bad = run(["-n", "--config", "scale=smoke", nested.replace("3", "three")], tmp_path, timeout=300)
     assert bad.returncode != 0 and "'three' is not of type 'integer'" in bad.stdout + bad.stderr
+
+
+def _schema_properties(node, schema, loc=""):
+    """Every (location, key, property schema) of the config schema, $defs included."""
+    if isinstance(node, dict):
+        for k, v in (node.get("properties") or {}).items():
+            yield loc, k, v
+        for k, v in node.items():
+            if isinstance(v, dict) and k == "properties":
+                for kk, vv in v.items():
+                    yield from _schema_properties(vv, schema, f"{loc}/{kk}")
+            elif isinstance(v, (dict, list)):
+                yield from _schema_properties(v, schema, f"{loc}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _schema_properties(v, schema, f"{loc}/{i}")
+
+
+def _defaults_vs_config(value, snode, schema, path, out):
+    """(config path, value, schema default) for every config value whose property declares a default."""
+    while isinstance(snode, dict) and "$ref" in snode:
+        snode = schema["$defs"][snode["$ref"].split("/")[-1]]
+    if not isinstance(snode, dict):
+        return
+    for sub in snode.get("allOf", []) + snode.get("oneOf", []) + snode.get("anyOf", []):
+        _defaults_vs_config(value, sub, schema, path, out)
+    if isinstance(value, dict):
+        props = snode.get("properties") or {}
+        for k, v in value.items():
+            if k in props:
+                if isinstance(props[k], dict) and "default" in props[k]:
+                    out.append((".".join(path + [k]), v, props[k]["default"]))
+                _defaults_vs_config(v, props[k], schema, path + [k], out)
+            elif isinstance(snode.get("additionalProperties"), dict):
+                _defaults_vs_config(v, snode["additionalProperties"], schema, path + [k], out)
+    elif isinstance(value, list) and isinstance(snode.get("items"), dict):
+        for x in value:
+            _defaults_vs_config(x, snode["items"], schema, path + ["[]"], out)
+
+
+def test_every_config_schema_key_has_a_description_and_defaults_match_the_shipped_config():
+    """Snakemake catalog: description on every key; a key's `default` is what config/config.yaml sets."""
+    schema = gconfig.load_schema()
+    props = list(_schema_properties(schema, schema))
+    assert len(props) > 350
+    undocumented = [f"{loc}/{k}" for loc, k, p in props if not (isinstance(p, dict) and p.get("description"))]
+    assert not undocumented, undocumented
+    pairs = []
+    _defaults_vs_config(base_config(), schema, schema, [], pairs)
+    assert len(pairs) > 100
+    drift = [(p, v, d) for p, v, d in pairs if v != d]
+    assert not drift, f"config/config.yaml differs from the schema's default: {drift[:5]}"
