@@ -34,7 +34,8 @@ from pathlib import Path
 
 from gpbayes import io
 
-__all__ = ["VERDICTS", "decide", "bootstrap_ratio", "convergence_gate", "validate_claim", "write_claims",
+__all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",
+           "convergence_gate", "validate_claim", "write_claims",
            "read_claims", "render_html", "deciding_numbers", "PAPERS", "slug"]
 
 _KEYS = {"id", "statement", "measured", "paper", "passed"}
@@ -107,6 +108,63 @@ def slug(text: str) -> str:
     import re
 
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x"
+
+
+def finite_or_none(x):
+    """A float for the claims JSON: NaN and infinities become None (JSON has neither)."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def decide_count(n_win: int, n_undecided: int, n_total: int, more_than: float) -> str:
+    """Verdict of "more than ``more_than`` of the cases are wins" when each case is decided on its own interval.
+
+    ``n_win`` cases are wins (interval on the claim's side), ``n_undecided`` straddle; the rest
+    are losses.  PASS when the decided wins alone exceed the bar, FAIL when wins plus undecided
+    cannot reach it, INCONCLUSIVE otherwise (the undecided cases decide it).
+    """
+    bar = more_than * n_total
+    if n_total == 0:
+        return "INCONCLUSIVE"
+    if n_win > bar:
+        return "PASS"
+    return "FAIL" if n_win + n_undecided <= bar else "INCONCLUSIVE"
+
+
+def welch_interval(mean_a, sd_a, n_a, mean_b, sd_b, n_b, level: float = 0.95) -> tuple[float, float, float]:
+    """mean_a - mean_b with its Welch t interval (independent replicates, e.g. chains of two samplers).
+
+    With fewer than two replicates on a side, or an unknown s.d., the interval is (NaN, NaN).
+    """
+    from scipy import stats
+
+    diff = float(mean_a - mean_b)
+    if min(n_a, n_b) < 2 or not (math.isfinite(sd_a) and math.isfinite(sd_b)):
+        return diff, math.nan, math.nan
+    va, vb = sd_a**2 / n_a, sd_b**2 / n_b
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return diff, diff, diff
+    df = (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
+    h = float(stats.t.ppf((1 + level) / 2, df)) * se
+    return diff, diff - h, diff + h
+
+
+def convergence(draws) -> dict:
+    """Rank-normalised split R-hat (max over parameters) and bulk ESS (min) of (chain, draw, param) draws.
+
+    Vehtari et al. (2021) via ``gpbayes.diagnostics``; what :func:`convergence_gate` judges.
+    """
+    import numpy as np
+
+    from gpbayes import diagnostics
+
+    a = np.asarray(draws, dtype=float)
+    if a.ndim == 2:
+        a = a[:, :, None]
+    rh = [diagnostics.split_rhat(a[:, :, j], rank_normalize=True) for j in range(a.shape[2])]
+    es = [diagnostics.ess(a[:, :, j], method="bulk") for j in range(a.shape[2])]
+    return {"max_rank_rhat": float(np.max(rh)), "min_bulk_ess": float(np.min(es))}
 
 
 def validate_claim(claim: dict) -> dict:

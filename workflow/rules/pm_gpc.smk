@@ -78,6 +78,7 @@ rule pm_gpc_fig2:
     params:
         fig2=FIG2,
         scale=SCALE,
+        seed=SEED,
     script:
         "../scripts/pm_gpc_fig2.py"
 

@@ -9,7 +9,7 @@ from gpbayes_repro.workflow import job
 with job(snakemake) as log:
     p = snakemake.params
     grids = [xr.load_dataset(path) for path in snakemake.input]
-    posts, widths = pm_gpc.fig2_summary(grids, p.fig2)
+    posts, widths = pm_gpc.fig2_summary(grids, p.fig2, seed=p.seed)
     prior = pm_gpc.tau_prior(p.fig2["tau_prior"], p.fig2["d"])
     prior_pdfs = [np.exp(prior.log_density(np.log(g["tau"].values))) / g["tau"].values for g in grids]
     n_reps = grids[0].sizes["rep"]
