@@ -269,3 +269,36 @@ def test_claim_verdicts_are_decided_on_bootstrap_intervals_over_chains():
 
     for c in tight + loose + fails:
         gclaims.validate_claim(c)
+
+
+def test_claims_on_unconverged_chains_are_inconclusive_whatever_their_point_value():
+    zero = {"mining": 40, "redwoods_standin": 500}
+    conv = pd.DataFrame([{"dataset": d, "method": m, "max_rank_rhat": 1.01, "min_bulk_ess": 500.0} for d, m in GOOD])
+    ok = sm.fig3_claims(table_from(GOOD), zero, CFG["claims"], chains=chains_from(GOOD, 0.01), seed=1, convergence=conv)
+    assert [c["verdict"] for c in ok] == ["PASS"] * 4
+    assert ok[0]["measured"]["convergence"]["ionosphere/surr-site"]["max_rank_rhat"] == 1.01
+    bad = conv.copy()
+    bad.loc[(bad["dataset"] == "synthetic") & (bad["method"] == "fixed"), "min_bulk_ess"] = 40.0
+    recs = {c["id"]: c for c in sm.fig3_claims(table_from(GOOD), zero, CFG["claims"], chains=chains_from(GOOD, 0.01),
+                                                 seed=1, convergence=bad)}
+    # the synthetic data set's claims and the every-data-set claim are gated; Ionosphere's is not
+    assert recs["synthetic-surr-post-close"]["verdict"] == "INCONCLUSIVE"
+    assert "not converged" in recs["synthetic-surr-post-close"]["reason"]
+    assert recs["synthetic-surr-post-close"]["measured"]["point_verdict"] == "PASS"
+    assert recs["fixed-worst-or-near-worst"]["verdict"] == "INCONCLUSIVE"
+    assert recs["ionosphere-site-beats-baselines"]["verdict"] == "PASS"
+
+
+def test_convergence_rows_pool_the_blocks_of_a_method():
+    rng = np.random.default_rng(0)
+
+    def block(shift):
+        post = xr.Dataset({"psi": (("chain", "draw", "param"), rng.standard_normal((2, 300, 2)) + shift),
+                           "complete_ll": (("chain", "draw"), rng.standard_normal((2, 300)))},
+                          attrs={"dataset": "synthetic", "method": "fixed"})
+        return {"posterior": post}
+
+    same = sm.convergence_rows([block(0.0), block(0.0)])
+    assert len(same) == 1 and same["max_rank_rhat"].iloc[0] < 1.02 and same["min_bulk_ess"].iloc[0] > 800
+    apart = sm.convergence_rows([block(0.0), block(3.0)])  # two blocks stuck in different places
+    assert apart["max_rank_rhat"].iloc[0] > 1.5

@@ -104,6 +104,7 @@ rule slice_ma_fig3:
             category="Murray & Adams 2010",
         ),
         chains="results/slice/efficiency_per_chain.csv",
+        convergence="results/slice/convergence.csv",
     log:
         "logs/slice/fig3.log",
     conda:
@@ -123,6 +124,7 @@ rule slice_ma_claims:
     input:
         table="results/slice/fig3.csv",
         chains="results/slice/efficiency_per_chain.csv",
+        convergence="results/slice/convergence.csv",
         data=expand("results/slice/data/{ds}.nc", ds=SMA["datasets"]),
     output:
         "results/claims/slice_ma.json",

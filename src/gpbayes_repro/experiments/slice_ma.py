@@ -320,6 +320,25 @@ def chain_efficiency(groups: dict[str, xr.Dataset]) -> xr.Dataset:
     return res
 
 
+def convergence_rows(chain_groups: list[dict]):
+    """One row per (data set, method): rank split R-hat (max) and bulk ESS (min) over the hyperparameters and
+    the complete-data log-likelihood, all chains of the pair pooled (``gpbayes_repro.claims.convergence``)."""
+    import pandas as pd
+
+    pooled: dict = {}
+    for g in chain_groups:
+        post = g["posterior"]
+        key = (post.attrs["dataset"], post.attrs["method"])
+        x = np.concatenate([post["psi"].values, post["complete_ll"].values[:, :, None]], axis=2)
+        pooled.setdefault(key, []).append(x)
+    rows = []
+    for (ds, m), parts in pooled.items():
+        draws = np.concatenate(parts, axis=0)
+        conv = claims.convergence(draws) if draws.shape[0] > 1 else {"max_rank_rhat": np.nan, "min_bulk_ess": np.nan}
+        rows.append({"dataset": ds, "method": m, **conv})
+    return pd.DataFrame(rows)
+
+
 def efficiency_rows(efficiencies: list[xr.Dataset]):
     """One row per chain: data set, method, chain, ESS, the three costs and ESS per cost."""
     import pandas as pd
@@ -450,7 +469,8 @@ def _ratio(chains, rng, dataset, num_method, den_methods, metric="per_covariance
     return est, float(lo), float(hi)
 
 
-def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int = 0) -> list[dict]:
+def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int = 0,
+                convergence=None) -> list[dict]:
     """The four claims of the issue, on effective samples per covariance construction (other metrics reported).
 
     ``zero_bins``: {data set: number of zero-count bins} for the binned point patterns.
@@ -460,6 +480,11 @@ def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int
     is PASS / FAIL / INCONCLUSIVE on that interval (``gpbayes_repro.claims.decide``); a claim
     over several cases fails if one fails and passes if all pass.  Without ``chains`` the
     verdict is taken on the point estimates.  Thresholds are the config's, unchanged.
+
+    ``convergence`` (:func:`convergence_rows`): the pooled chains' R-hat / bulk ESS per (data set,
+    method), recorded in each claim; a claim whose data set has a method that fails the gate
+    (``claims.convergence_gate``: R-hat > 1.05 or bulk ESS < 100 -- the ESS estimates it compares
+    are then unreliable) is INCONCLUSIVE.
     """
     metric = "per_covariance"
     rng = np.random.default_rng(seed)
@@ -563,9 +588,23 @@ def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int
                 "measured": st,
                 "paper": {"description": "redwoods: post-taylor ~ prior-white, surr-taylor better, best from -site"},
                 "verdict": _combine(vs), "interval": ivs[0]})
+    gate_sets = {"ionosphere-site-beats-baselines": ["ionosphere"], "synthetic-surr-post-close": ["synthetic"],
+                 "fixed-worst-or-near-worst": sorted(set(table["dataset"])),
+                 "point-pattern-site-beats-taylor": [most]}
     for rec in out:
         if rec["verdict"] == "INCONCLUSIVE":
             rec["reason"] = ("a 95% interval over chains straddles the threshold: these chains cannot tell on which "
                              "side the ratio lies (more or longer chains would)")
+        if convergence is not None and len(convergence):
+            sub = convergence[convergence["dataset"].isin(gate_sets.get(rec["id"], []))]
+            rec["measured"]["convergence"] = {f"{r.dataset}/{r.method}": {
+                "max_rank_rhat": claims.finite_or_none(r.max_rank_rhat),
+                "min_bulk_ess": claims.finite_or_none(r.min_bulk_ess)} for r in sub.itertuples()}
+            why = claims.convergence_gate(sub["max_rank_rhat"].values, sub["min_bulk_ess"].values) if len(sub) else None
+            if why:
+                rec["measured"]["point_verdict"] = rec["verdict"]
+                rec["verdict"] = "INCONCLUSIVE"
+                worst = sub.loc[sub["max_rank_rhat"].fillna(np.inf).idxmax()]
+                rec["reason"] = f"{why} (worst: {worst['dataset']}/{worst['method']})"
         rec["passed"] = rec["verdict"] == "PASS"
     return out
