@@ -64,3 +64,16 @@ def test_reproduction_package_is_separate():
     repro = LIBRARY.parent / "gpbayes_repro"
     assert (repro / "schemas" / "config.schema.yaml").is_file()
     assert not (LIBRARY / "experiments").exists()
+
+
+def test_importing_the_library_does_not_load_the_api_until_used():
+    """Every workflow job imports gpbayes.<module>; the API (samplers, ArviZ) loads on first use only."""
+    import subprocess
+    import sys
+
+    code = ("import sys, gpbayes.linalg; assert 'gpbayes.api' not in sys.modules and 'arviz' not in sys.modules; "
+            "import gpbayes as gb; gb.sample; assert 'gpbayes.api' in sys.modules; gb.kernels.SquaredExponential; "
+            "gb.api.sample\n"
+            "try:\n    gb.no_such_name\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit('no error')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr

@@ -59,7 +59,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import optimize
 from scipy.special import ndtr
 
 from . import linalg
@@ -409,6 +408,8 @@ def fit_ep_type2_ml(
     as -inf; EP runs that stop at ``ep_max_iter`` are used as they are and
     counted in ``n_not_converged``.
     """
+    from scipy import optimize  # imported where used: keeps the start-up of jobs that do not fit short
+
     if gradient not in ("analytic", "finite-difference"):
         raise ValueError(f"gradient must be 'analytic' or 'finite-difference', got {gradient!r}")
     if n_restarts < 1:

@@ -41,7 +41,6 @@ import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from scipy.spatial.distance import pdist
 
 __all__ = ["Kernel", "SquaredExponential"]
 
@@ -130,6 +129,8 @@ def median_distance(X, max_rows: int = 300) -> float:
     X = np.asarray(X, dtype=np.float64)
     X = X[:, None] if X.ndim == 1 else X
     Xs = X[:max_rows]
+    from scipy.spatial.distance import pdist  # imported here: scipy.spatial costs ~0.4 s at start-up
+
     med = float(np.median(pdist(Xs))) if Xs.shape[0] > 1 else 1.0
     return max(med, 1e-3)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy import optimize
 
 from . import linalg
 from .kernels import SquaredExponential
@@ -126,6 +125,8 @@ def fit_type2_ml(
     pairwise distance.  ``log_prior`` is an object with ``log_density`` and
     ``grad_log_density`` on psi (e.g. ``IndependentPrior``).
     """
+    from scipy import optimize  # imported where used: keeps the start-up of jobs that do not fit short
+
     if init is None:
         init = default_init(model)
     init = np.asarray(init, dtype=float)
