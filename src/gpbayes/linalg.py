@@ -9,7 +9,7 @@ What counts as one O(n^3) operation:
   of the escalating-jitter retry, since each costs a full factorisation;
 * one triangular solve or product with an n x n right-hand side
   (``solve_triangular`` when the right-hand side has as many columns as rows);
-* one explicit inverse from a factor (``cho_inverse``);
+* one explicit inverse from a factor (``cho_inverse``, ``triangular_inverse``);
 * one dense n x n x n matrix product made through ``matmul``.
 
 Solves against vectors or thin matrices are O(n^2 k) and are not counted.
@@ -43,6 +43,7 @@ __all__ = [
     "solve_triangular",
     "cho_solve",
     "cho_inverse",
+    "triangular_inverse",
     "logdet_from_cholesky",
     "matmul",
     "inverse_of_negative_definite",
@@ -238,6 +239,19 @@ def cho_inverse(L: np.ndarray) -> np.ndarray:
     inv = np.tril(inv)
     inv = inv + np.tril(inv, -1).T
     return np.asfortranarray(inv)
+
+
+def triangular_inverse(L: np.ndarray) -> np.ndarray:
+    """L^{-1} of a lower-triangular L (LAPACK ``dtrtri``, n^3/3 flops); one O(n^3) operation.
+
+    The strictly upper triangle of the result is that of ``L`` (zero for the
+    factors made by ``cholesky``).
+    """
+    Li, info = lapack.dtrtri(L, lower=1)
+    if info != 0:
+        raise NotPositiveDefiniteError(f"dtrtri failed with info={info} (singular triangular factor)")
+    _tick("inverse")
+    return Li
 
 
 def logdet_from_cholesky(L: np.ndarray) -> float:
