@@ -169,16 +169,26 @@ class _Posterior:
         self.K = K
         self.n = K.shape[0]
         self.diagK = np.diag(K).copy()
-        self._B = np.empty((self.n, self.n), order="F")
+        # two scratch buffers used in turn: B is factorised in place (``linalg._cholesky_in_place``)
+        # and the previous factor stays intact while the next B is built
+        self._buffers = (np.empty((self.n, self.n), order="F"), np.empty((self.n, self.n), order="F"))
+        self._next = 0
 
-    def factor(self, tau):
-        sw = np.sqrt(tau)
-        B = self._B
+    def _build(self, sw, B):
         np.multiply(self.K, sw[None, :], out=B)
         B *= sw[:, None]
         B.flat[:: self.n + 1] += 1.0
+        return B
+
+    def factor(self, tau):
+        sw = np.sqrt(tau)
+        B = self._buffers[self._next]
+        self._next ^= 1
         # R&W eq. 3.67/3.68: L = cholesky(I + S~^1/2 K S~^1/2)
-        return sw, linalg.cholesky(B, name="B = I + S~^1/2 K S~^1/2")
+        L = linalg._cholesky_in_place(self._build(sw, B))
+        if L is None:  # not positive definite in floating point: rebuild, retry with jitter
+            L = linalg.cholesky(self._build(sw, B), name="B = I + S~^1/2 K S~^1/2")
+        return sw, L
 
     def mean(self, L, sw, nu):
         # mu = Sigma nu~ = K nu~ - K S^1/2 B^-1 S^1/2 K nu~; also alpha = K^-1 mu

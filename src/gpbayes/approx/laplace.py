@@ -128,7 +128,9 @@ def laplace_approximation(
             psi_zero = psi
             a, f, psi = None, np.array(f_init, dtype=np.float64), -np.inf
 
-        B = np.empty((n, n), order="F")
+        # two scratch buffers, used in turn: B is factorised in place, and the factor of the
+        # previous step stays intact while the next B is built
+        buffers = (np.empty((n, n), order="F"), np.empty((n, n), order="F"))
         converged = False
         n_iter = 0
         while True:
@@ -141,7 +143,10 @@ def laplace_approximation(
                 )
             sW = np.sqrt(W)
             # R&W Alg. 3.1 line 5: L := cholesky(I + W^1/2 K W^1/2)
-            L = linalg.cholesky(_build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
+            B = buffers[n_iter % 2]
+            L = linalg._cholesky_in_place(_build_B(K, sW, B))
+            if L is None:  # not positive definite in floating point: rebuild, retry with jitter
+                L = linalg.cholesky(_build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
             if converged or n_iter >= max_iter:
                 break
             # R&W Alg. 3.1 line 6: b := W f + grad log p(y|f)
