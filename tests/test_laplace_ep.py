@@ -325,3 +325,47 @@ def test_ep_diag_sigma_matches_dense_for_zero_and_tiny_sites():
     sw, L = post.factor(tau)
     Sigma = K - K @ np.diag(sw) @ np.linalg.solve(np.eye(50) + np.diag(sw) @ K @ np.diag(sw), np.diag(sw) @ K)
     np.testing.assert_allclose(post.diag_sigma(L, sw), np.diag(Sigma), rtol=1e-10)
+
+
+# ---------------------------------------------------------------- Laplace: the log marginal at the returned mode
+def dense_laplace(K, y, lik, tol=1e-6):
+    """R&W Alg. 3.1 with dense numpy algebra and the same stopping rule, B refactorised at the end."""
+    n = len(y)
+    f, a = np.zeros(n), np.zeros(n)
+    psi = float(np.sum(lik.log_lik(y, f)))
+    while True:
+        W = -lik.d2(y, f)
+        sW = np.sqrt(W)
+        B = np.eye(n) + sW[:, None] * K * sW[None, :]
+        b = W * f + lik.d1(y, f)
+        a_new = b - sW * np.linalg.solve(B, sW * (K @ b))
+        f_new = K @ a_new
+        psi_new = float(-0.5 * a_new @ f_new + np.sum(lik.log_lik(y, f_new)))
+        done = psi_new - psi < tol
+        f, a, psi = f_new, a_new, psi_new
+        if done:
+            break
+    W = -lik.d2(y, f)
+    sW = np.sqrt(W)
+    L = np.linalg.cholesky(np.eye(n) + sW[:, None] * K * sW[None, :])
+    return f, psi - float(np.sum(np.log(np.diag(L))))
+
+
+@pytest.mark.parametrize("n", [50, 150, 300])
+def test_laplace_log_marginal_is_eq_3_32_at_the_returned_mode(n):
+    # issue 16 item 1: one Cholesky per Newton step plus the one at the returned mode, and the
+    # log marginal is R&W eq. 3.32 there to 1e-10 (pairing Psi(f_N) with the previous step's
+    # factor would be off by O(|f_N - f_(N-1)|), 1e-7..1e-4 on these problems)
+    for j, psi in enumerate([(np.log(1.0), np.log(2.0)), (np.log(0.5), np.log(8.0)), (np.log(3.0), np.log(1.0))]):
+        _, y, K = classification_problem(n, seed=7 * n + j, psi=psi)
+        with linalg.count_ops() as c:
+            la = laplace_approximation(K, y, PROBIT)
+        f_ref, lm_ref = dense_laplace(K, y, PROBIT)
+        assert la.converged and c.cholesky == la.n_iter + 1 == la.n_cubic
+        np.testing.assert_allclose(la.m, f_ref, atol=1e-9)
+        assert la.log_marginal == pytest.approx(lm_ref, abs=1e-10)
+        # the returned factor is of B at the returned mode, and its upper triangle is zero
+        sw = np.sqrt(la.w)
+        B = np.eye(n) + sw[:, None] * K * sw[None, :]
+        np.testing.assert_allclose(la.B_chol @ la.B_chol.T, B, atol=1e-10)
+        assert not np.any(np.triu(la.B_chol, 1))
