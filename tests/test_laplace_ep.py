@@ -188,12 +188,13 @@ def test_op_counts_match_docstrings():
     with linalg.count_ops() as c:
         ep = ep_approximation(K, y, mode="parallel")
     assert ep.converged
-    assert ep.n_cubic == c.cubic == 2 * ep.n_iter - 1
-    assert c.cholesky == ep.n_iter and c.triangular == ep.n_iter - 1
+    assert ep.n_cubic == c.cubic == 2 * ep.n_iter
+    assert c.cholesky == c.inverse == ep.n_iter and c.triangular == 0
 
     with linalg.count_ops() as c:
         warm = ep_approximation(K, y, mode="parallel", sites_init=(ep.nu, ep.w))
-    assert warm.n_cubic == c.cubic == 2 * warm.n_iter + 1
+    assert warm.n_cubic == c.cubic == 2 * warm.n_iter + 2
+    assert c.cholesky == c.inverse == warm.n_iter + 1
 
     with linalg.count_ops() as c:
         seq = ep_approximation(K, y, mode="sequential")
@@ -232,3 +233,149 @@ def test_a_non_converged_approximation_warns_and_is_tallied():
     assert not q.converged and not q2.converged and q3.converged
     assert ops.not_converged == 2
     assert sum(issubclass(x.category, ConvergenceWarning) for x in w) == 2
+
+
+# ---------------------------------------------------------------- EP: accurate by default (issue 16 item 2)
+def classification_problem(n, seed, psi=(np.log(1.0), np.log(2.0)), d=4):
+    """Labels drawn from the model (a smooth latent function), so EP has real work to do."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    f = np.sin(2.0 * X[:, 0]) + X[:, 1] - 0.5 * X[:, 2] * X[:, 3]
+    y = np.where(f + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    K = SquaredExponential(d, parameterisation="fg")(np.array(psi), X)
+    return X, y, K
+
+
+def independent_log_Z_ep(K, y, nu, tau):
+    """log Z_EP of given sites with dense algebra: R&W eqs. 3.65 and 3.73-3.74, written out.
+
+    Sigma = (K^-1 + S~)^-1, mu = Sigma nu~, cavities from diag(Sigma) and mu
+    (eq. 3.56), Z_i of eq. 3.58 for the probit likelihood.
+    """
+    Sigma = np.linalg.inv(np.linalg.inv(K) + np.diag(tau))
+    mu = Sigma @ nu
+    s2 = np.diag(Sigma)
+    tau_c, nu_c = 1.0 / s2 - tau, mu / s2 - nu
+    mu_c, s2_c = nu_c / tau_c, 1.0 / tau_c
+    log_Zi = norm.logcdf(y * mu_c / np.sqrt(1.0 + s2_c))
+    # R&W eq. 3.65 with sites N(mu~, 1/tau~) scaled by Z~ (eq. 3.73), sum of eq. 3.74 terms
+    mu_t = nu / tau
+    _, logdet = np.linalg.slogdet(K + np.diag(1.0 / tau))
+    quad = mu_t @ np.linalg.solve(K + np.diag(1.0 / tau), mu_t)
+    terms = (log_Zi + 0.5 * np.log(s2_c + 1.0 / tau) + 0.5 * (mu_c - mu_t) ** 2 / (s2_c + 1.0 / tau))
+    return float(-0.5 * logdet - 0.5 * quad + np.sum(terms))
+
+
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
+@pytest.mark.parametrize("stopping", ["logz", "fg2014"])
+def test_ep_log_Z_is_that_of_the_returned_sites(mode, stopping):
+    # the returned log Z_EP is R&W eq. 3.65 at the returned sites with their own cavities;
+    # before issue 16 parallel EP paired the final sites with the previous update's cavities
+    # (off by 1e-4..1e-3 here with the F&G rule)
+    _, y, K = classification_problem(80, seed=3)
+    ep = ep_approximation(K, y, mode=mode, stopping=stopping)
+    assert ep.converged
+    ref = independent_log_Z_ep(K, y, ep.nu, ep.w)
+    assert ep.log_marginal == pytest.approx(ref, abs=1e-8)
+
+
+@pytest.mark.parametrize("n", [60, 150, 300])
+def test_default_ep_log_Z_within_1e4_of_converged_sequential_ep(n):
+    for j, psi in enumerate([(np.log(1.0), np.log(2.0)), (np.log(0.5), np.log(5.0)), (np.log(2.0), np.log(1.0))]):
+        _, y, K = classification_problem(n, seed=100 * n + j, psi=psi)
+        ref = ep_approximation(K, y, mode="sequential", tol=1e-13, max_iter=500)
+        assert ref.converged
+        cold = ep_approximation(K, y)  # parallel, default stopping
+        assert cold.converged and abs(cold.log_marginal - ref.log_marginal) < 1e-4, (psi, cold.n_iter)
+        # warm start from the sites of a nearby theta (as a chain does): amplitude 1.2 sigma
+        prev = ep_approximation(K * 1.2, y)
+        warm = ep_approximation(K, y, sites_init=(prev.nu, prev.w))
+        assert warm.converged and abs(warm.log_marginal - ref.log_marginal) < 1e-4
+        seq = ep_approximation(K, y, mode="sequential")
+        assert abs(seq.log_marginal - ref.log_marginal) < 1e-4
+
+
+def test_both_stopping_rules_reach_the_same_fixed_point():
+    _, y, K = classification_problem(120, seed=8, psi=(np.log(0.7), np.log(4.0)))
+    a = ep_approximation(K, y, stopping="logz", tol=1e-12, site_tol=1e-9, max_iter=500)
+    b = ep_approximation(K, y, stopping="fg2014", tol=1e-16, max_iter=500)
+    c = ep_approximation(K, y, mode="sequential", stopping="fg2014", tol=1e-16, max_iter=500)
+    assert a.converged and b.converged and c.converged
+    for other in (b, c):
+        assert other.log_marginal == pytest.approx(a.log_marginal, abs=1e-9)
+        np.testing.assert_allclose(other.m, a.m, atol=1e-6)
+        np.testing.assert_allclose(other.w, a.w, atol=1e-6)
+    # the loose F&G rule stops earlier, further from it than the default rule
+    fg = ep_approximation(K, y, stopping="fg2014")
+    default = ep_approximation(K, y)
+    assert abs(default.log_marginal - a.log_marginal) < abs(fg.log_marginal - a.log_marginal)
+    with pytest.raises(ValueError, match="stopping"):
+        ep_approximation(K, y, stopping="mu")
+
+
+def test_ep_diag_sigma_matches_dense_for_zero_and_tiny_sites():
+    from gpbayes.approx.ep import _Posterior
+
+    _, y, K = classification_problem(50, seed=2)
+    rng = np.random.default_rng(0)
+    tau = rng.uniform(0.0, 2.0, size=50)
+    tau[:5] = 0.0  # zero sites: the 1 - (B^-1)_ii form is 0/0 there
+    tau[5:10] = 1e-12  # tiny sites: it would lose all digits
+    post = _Posterior(np.asfortranarray(K))
+    sw, L = post.factor(tau)
+    Sigma = K - K @ np.diag(sw) @ np.linalg.solve(np.eye(50) + np.diag(sw) @ K @ np.diag(sw), np.diag(sw) @ K)
+    np.testing.assert_allclose(post.diag_sigma(L, sw), np.diag(Sigma), rtol=1e-10)
+
+
+# ---------------------------------------------------------------- Laplace: the log marginal at the returned mode
+def dense_laplace(K, y, lik, tol=1e-6):
+    """R&W Alg. 3.1 with dense numpy algebra and the same stopping rule, B refactorised at the end."""
+    n = len(y)
+    f = np.zeros(n)
+    psi = float(np.sum(lik.log_lik(y, f)))
+    while True:
+        W = -lik.d2(y, f)
+        sW = np.sqrt(W)
+        B = np.eye(n) + sW[:, None] * K * sW[None, :]
+        b = W * f + lik.d1(y, f)
+        a_new = b - sW * np.linalg.solve(B, sW * (K @ b))
+        f_new = K @ a_new
+        psi_new = float(-0.5 * a_new @ f_new + np.sum(lik.log_lik(y, f_new)))
+        done = psi_new - psi < tol
+        f, psi = f_new, psi_new
+        if done:
+            break
+    W = -lik.d2(y, f)
+    sW = np.sqrt(W)
+    L = np.linalg.cholesky(np.eye(n) + sW[:, None] * K * sW[None, :])
+    return f, psi - float(np.sum(np.log(np.diag(L))))
+
+
+@pytest.mark.parametrize("n", [50, 150, 300])
+def test_laplace_log_marginal_is_eq_3_32_at_the_returned_mode(n):
+    # issue 16 item 1: one Cholesky per Newton step plus the one at the returned mode, and the
+    # log marginal is R&W eq. 3.32 there to 1e-10 (pairing Psi(f_N) with the previous step's
+    # factor would be off by O(|f_N - f_(N-1)|), 1e-7..1e-4 on these problems)
+    for j, psi in enumerate([(np.log(1.0), np.log(2.0)), (np.log(0.5), np.log(8.0)), (np.log(3.0), np.log(1.0))]):
+        _, y, K = classification_problem(n, seed=7 * n + j, psi=psi)
+        with linalg.count_ops() as c:
+            la = laplace_approximation(K, y, PROBIT)
+        f_ref, lm_ref = dense_laplace(K, y, PROBIT)
+        assert la.converged and c.cholesky == la.n_iter + 1 == la.n_cubic
+        np.testing.assert_allclose(la.m, f_ref, atol=1e-9)
+        assert la.log_marginal == pytest.approx(lm_ref, abs=1e-10)
+        # the returned factor is of B at the returned mode, and its upper triangle is zero
+        sw = np.sqrt(la.w)
+        B = np.eye(n) + sw[:, None] * K * sw[None, :]
+        np.testing.assert_allclose(la.B_chol @ la.B_chol.T, B, atol=1e-10)
+        assert not np.any(np.triu(la.B_chol, 1))
+
+
+def test_ep_tolerance_below_rounding_still_stops():
+    # a log Z_EP tolerance tighter than its rounding (64 eps |log Z|) is met at rounding level
+    # instead of running to max_iter (EP-ML asks for 1e-12)
+    _, y, K = classification_problem(200, seed=5, psi=(np.log(1.0), np.log(4.0)))
+    ep = ep_approximation(K, y, tol=1e-18, site_tol=1e-6, max_iter=300)
+    assert ep.converged and ep.n_iter < 100
+    ref = ep_approximation(K, y, mode="sequential", tol=1e-13, max_iter=500)
+    assert ep.log_marginal == pytest.approx(ref.log_marginal, abs=1e-10)

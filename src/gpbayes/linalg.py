@@ -9,7 +9,7 @@ What counts as one O(n^3) operation:
   of the escalating-jitter retry, since each costs a full factorisation;
 * one triangular solve or product with an n x n right-hand side
   (``solve_triangular`` when the right-hand side has as many columns as rows);
-* one explicit inverse from a factor (``cho_inverse``);
+* one explicit inverse from a factor (``cho_inverse``, ``triangular_inverse``);
 * one dense n x n x n matrix product made through ``matmul``.
 
 Solves against vectors or thin matrices are O(n^2 k) and are not counted.
@@ -43,6 +43,7 @@ __all__ = [
     "solve_triangular",
     "cho_solve",
     "cho_inverse",
+    "triangular_inverse",
     "logdet_from_cholesky",
     "matmul",
     "inverse_of_negative_definite",
@@ -205,6 +206,34 @@ def cholesky(
     )
 
 
+def _cholesky_in_place(A: np.ndarray) -> np.ndarray | None:
+    """``cholesky`` of a scratch matrix the caller owns, factorised in place; None if not PD.
+
+    For the approximations' B = I + W^1/2 K W^1/2 (``gpbayes.approx``), which
+    they rebuild at every iteration into a Fortran-ordered buffer of their
+    own: no copy of the input, no finiteness check (B is made from a checked
+    K and finite W), the strictly upper triangle zeroed as by ``cholesky``,
+    so the factor is the same to the bit.  Counted as one Cholesky.  If
+    ``dpotrf`` fails, one failed attempt is counted and None is returned:
+    ``A`` is then overwritten, and the caller rebuilds it and calls
+    ``cholesky`` for the escalating-jitter retries.
+    """
+    n = A.shape[0]
+    if not (A.ndim == 2 and A.shape == (n, n) and A.flags.f_contiguous and A.dtype == np.float64):
+        raise ValueError("_cholesky_in_place needs a square Fortran-ordered float64 array")
+    if n == 0:
+        return A
+    big = n >= 256  # as in cholesky
+    L, info = lapack.dpotrf(A, lower=1, clean=0 if big else 1, overwrite_a=1)
+    if info == 0:
+        if big:
+            np.copyto(L, 0.0, where=_strict_upper(n))
+        _tick("cholesky")
+        return L
+    _tick("failed_cholesky")
+    return None
+
+
 def solve_triangular(
     L: np.ndarray, B: np.ndarray, *, lower: bool = True, trans: bool = False
 ) -> np.ndarray:
@@ -238,6 +267,19 @@ def cho_inverse(L: np.ndarray) -> np.ndarray:
     inv = np.tril(inv)
     inv = inv + np.tril(inv, -1).T
     return np.asfortranarray(inv)
+
+
+def triangular_inverse(L: np.ndarray) -> np.ndarray:
+    """L^{-1} of a lower-triangular L (LAPACK ``dtrtri``, n^3/3 flops); one O(n^3) operation.
+
+    The strictly upper triangle of the result is that of ``L`` (zero for the
+    factors made by ``cholesky``).
+    """
+    Li, info = lapack.dtrtri(L, lower=1)
+    if info != 0:
+        raise NotPositiveDefiniteError(f"dtrtri failed with info={info} (singular triangular factor)")
+    _tick("inverse")
+    return Li
 
 
 def logdet_from_cholesky(L: np.ndarray) -> float:
