@@ -49,7 +49,8 @@ parameters drops out (log Z_EP is stationary in them).  It costs one extra
 O(n^3) operation, B^-1 from its factor (F&G Sec. 5.4: "Computing such
 derivatives involves an extra O(n^3) operation").  Because it holds only at
 the fixed point, EP is run to a tight tolerance inside the optimiser
-(``ep_tol=1e-12`` in the F&G stopping rule ||Delta mu||^2 < tol n) and
+(``ep_tol=1e-12`` in EP's default stopping rule on the change of log Z_EP
+and of the sites, ``gpbayes.approx.ep``) and
 warm-started from the previous evaluation's sites; ``gradient=
 "finite-difference"`` falls back to L-BFGS-B's differences of log Z_EP.
 """
@@ -399,8 +400,9 @@ def fit_ep_type2_ml(
     ``"finite-difference"`` lets L-BFGS-B difference log Z_EP (2-point,
     step 1e-6).  Both need EP run close to its fixed point: the analytic
     gradient holds only there, and differences of log Z_EP amplify its
-    error.  Hence ``ep_tol = 1e-12`` in F&G's rule ||Delta mu||^2 < tol n
-    (with 1e-8 the finite-difference fit stopped where the gradient was
+    error.  Hence ``ep_tol = 1e-12`` in EP's default rule (change of log Z_EP
+    and of the site parameters; with F&G's rule ||Delta mu||^2 < tol n at
+    1e-8 the finite-difference fit stopped where the gradient was
     still 0.3 in a 30-point test; the analytic fit did not mind).  Inside
     one restart each EP run is warm-started from the previous run's sites,
     which at this tolerance moves log Z_EP by far less than the optimiser's
