@@ -80,12 +80,101 @@ def test_mamis_gaussian_moments():
     assert np.all(z < 4), z
 
 
-@pytest.mark.parametrize("scheme", ["amis", "amis-d", "mamis"])
+@pytest.mark.parametrize("covariance", ["full", "diagonal"])
+def test_mamis_p_gaussian_moments(covariance):
+    # Gaussian target; q_0 (the prior's centre) deliberately off: the eq.-10 weights still give
+    # self-normalised moments within Monte Carlo error sqrt(Var / ESS) of the analytic ones
+    sizes = A.mamis_sample_sizes(10, 0, 80)
+    res = A.mamis_p(np.random.default_rng(1), gauss_target, np.zeros(3), 4.0 * np.eye(3), sizes,
+                    covariance=covariance)
+    assert res.adapt == "mamis_p" and len(res.samples) == sum(sizes) and res.n_failed_adaptations == 0
+    z, ess = z_scores(res, MEAN, COV)
+    assert ess > 1000
+    assert np.all(z < 4), z
+    # step 4: the next proposal is the regularised match of the last iteration's samples, weights f / q_t
+    last = res.iteration == len(sizes) - 1
+    X = res.samples[last]
+    lw = res.log_target[last] - multivariate_normal(res.proposal_means[-1], res.proposal_covs[-1]).logpdf(X)
+    w = np.exp(lw - lw.max())
+    ess_t = w.sum() ** 2 / (w @ w)
+    mu, S = A.weighted_moments(X, w)
+    nu0 = 3 + 2  # default d + 2
+    dev = mu - 0.0
+    ref_mu = (nu0 * np.zeros(3) + ess_t * mu) / (nu0 + ess_t)
+    ref_S = (nu0 * 4.0 * np.eye(3) + ess_t * S + nu0 * ess_t / (nu0 + ess_t) * np.outer(dev, dev)) / (nu0 + ess_t)
+    if covariance == "diagonal":
+        ref_S = np.diag(np.diag(ref_S))
+    np.testing.assert_allclose(res.next_mean, ref_mu, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.next_cov, ref_S, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("covariance", ["full", "diagonal"])
+def test_regularised_moments_are_pooled_pseudo_sample_moments(covariance):
+    # independent answer: equal weights + nu0 pseudo-samples with mean m0 and covariance S0 exactly
+    # (m0 +- sqrt(d) L e_i, 2d of them, each repeated) pooled with the data, plain moments
+    rng = np.random.default_rng(5)
+    d, n = 3, 40
+    X = rng.normal(size=(n, d)) @ np.diag([1.0, 2.0, 0.5]) + 1.0
+    m0 = np.array([0.5, -1.0, 2.0])
+    S0 = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, 0.2], [0.0, 0.2, 0.7]])
+    L = np.linalg.cholesky(S0)
+    pseudo = np.concatenate([m0 + math.sqrt(d) * L[:, i] * s for i in range(d) for s in (1, -1)]).reshape(-1, d)
+    reps = 4
+    pooled = np.concatenate([X, np.tile(pseudo, (reps, 1))])
+    ref_mu = pooled.mean(axis=0)
+    ref_S = np.cov(pooled.T, bias=True)
+    for count in ("ess", "n"):  # equal weights: ESS = n
+        mu, S = A.regularised_moments(X, np.full(n, 0.7), m0, S0, reps * 2 * d, covariance, data_count=count)
+        np.testing.assert_allclose(mu, ref_mu, rtol=1e-12)
+        np.testing.assert_allclose(S, ref_S if covariance == "full" else np.diag(np.diag(ref_S)), rtol=1e-12,
+                                   atol=1e-14)
+    # a single dominating weight: MAMIS's match is rank 0, the regularised one stays full rank
+    w = np.zeros(n)
+    w[3] = 1.0
+    _, S_mamis = A.weighted_moments(X, w, "full")
+    mu, S = A.regularised_moments(X, w, m0, S0, 5.0, "full")
+    assert np.linalg.matrix_rank(S_mamis) == 0 and np.linalg.matrix_rank(S) == d
+    np.testing.assert_allclose(mu, (5.0 * m0 + X[3]) / 6.0, rtol=1e-12)
+
+
+def test_mamis_p_reduces_to_mamis_without_prior():
+    sizes = A.mamis_sample_sizes(6, 20, 40)
+    ref = A.mamis(np.random.default_rng(4), skew_target, np.array([1.0, 1.0]), 2.0 * np.eye(2), sizes)
+    off = A.mamis_p(np.random.default_rng(4), skew_target, np.array([1.0, 1.0]), 2.0 * np.eye(2), sizes,
+                    prior_strength=0.0)
+    on = A.mamis_p(np.random.default_rng(4), skew_target, np.array([1.0, 1.0]), 2.0 * np.eye(2), sizes)
+    np.testing.assert_allclose(off.proposal_covs, ref.proposal_covs, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(off.log_weights, ref.log_weights, rtol=1e-10, atol=1e-10)
+    # and the default prior does change the adaptation (the comparison above can fail)
+    assert np.max(np.abs(on.proposal_covs[1:] - ref.proposal_covs[1:])) > 1e-3
+    # an overwhelming prior pins every proposal to q_0 = the prior
+    pinned = A.mamis_p(np.random.default_rng(4), skew_target, np.array([1.0, 1.0]), 2.0 * np.eye(2), sizes,
+                       prior_strength=1e12)
+    np.testing.assert_allclose(pinned.proposal_means, np.ones((6, 2)), atol=1e-8)
+    np.testing.assert_allclose(pinned.proposal_covs, np.tile(2.0 * np.eye(2), (6, 1, 1)), atol=1e-8)
+
+
+def test_mamis_p_keeps_full_rank_where_mamis_degenerates():
+    # a narrow target far in q_0's tail: one sample dominates the first iteration's weights
+    far = np.array([4.0, -4.0])
+    narrow = lambda x, rng: float(-0.5 * np.sum((x - far) ** 2) / 0.01)
+    sizes = [20, 40, 60]
+    ref = A.mamis(np.random.default_rng(0), narrow, np.zeros(2), np.eye(2), sizes)
+    reg = A.mamis_p(np.random.default_rng(0), narrow, np.zeros(2), np.eye(2), sizes)
+    w_ev = np.linalg.eigvalsh(ref.proposal_covs[1])
+    r_ev = np.linalg.eigvalsh(reg.proposal_covs[1])
+    assert w_ev.min() < 1e-6 * w_ev.max() or ref.n_failed_adaptations > 0
+    assert r_ev.min() > 0.1 * r_ev.max()
+
+
+@pytest.mark.parametrize("scheme", ["amis", "amis-d", "mamis", "mamis-p"])
 def test_skewed_target_moments(scheme):
     rng = np.random.default_rng(2)
     m0, c0 = np.array([0.0, 0.0]), 2.0 * np.eye(2)
     if scheme == "mamis":
         res = A.mamis(rng, skew_target, m0, c0, A.mamis_sample_sizes(10, 0, 100))
+    elif scheme == "mamis-p":
+        res = A.mamis_p(rng, skew_target, m0, c0, A.mamis_sample_sizes(10, 0, 100))
     else:
         res = A.amis(rng, skew_target, m0, c0, n_iterations=50, n_per_iteration=100,
                      covariance="diagonal" if scheme == "amis-d" else "full")
@@ -114,7 +203,7 @@ def direct_log_mixture(samples, means, covs, sizes):
     return np.logaddexp.reduce(np.array(terms), axis=0)
 
 
-@pytest.mark.parametrize("adapt", ["amis", "mamis"])
+@pytest.mark.parametrize("adapt", ["amis", "mamis", "mamis_p"])
 def test_incremental_weights_equal_direct_recomputation(adapt):
     sizes = [30] * 25 if adapt == "amis" else A.mamis_sample_sizes(8, 10, 20)
     res = A.run_amis(np.random.default_rng(3), skew_target, np.array([2.0, -1.0]), 3.0 * np.eye(2), sizes,
@@ -279,12 +368,15 @@ def test_same_seed_same_output_bit_for_bit():
             A.amis(np.random.default_rng(seed), gauss_target, np.zeros(3), np.eye(3), n_iterations=10,
                    n_per_iteration=30),
             A.mamis(np.random.default_rng(seed), gauss_target, np.zeros(3), np.eye(3), [20, 40, 60]),
+            A.mamis_p(np.random.default_rng(seed), gauss_target, np.zeros(3), np.eye(3), [20, 40, 60]),
             A.pm_amis(np.random.default_rng(seed), noisy, np.zeros(3), np.eye(3), n_iterations=5,
                       n_per_iteration=30),
         ]
 
     for a, b, c in zip(runs(1), runs(1), runs(2)):
         for field in ("samples", "log_target", "log_weights", "estimate_mean", "estimate_norm"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+        for field in ("proposal_means", "proposal_covs", "next_cov"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
         assert not np.array_equal(a.samples, c.samples)
 
@@ -321,3 +413,6 @@ def test_bad_arguments():
         A.run_amis(np.random.default_rng(0), gauss_target, np.zeros(3), np.eye(3), [10], covariance="band")
     with pytest.raises(FloatingPointError):
         A.run_amis(np.random.default_rng(0), lambda x, rng: math.nan, np.zeros(3), np.eye(3), [10])
+    for bad in ({"prior_strength": -1.0}, {"prior_strength": math.inf}, {"data_count": "all"}):
+        with pytest.raises(ValueError):
+            A.mamis_p(np.random.default_rng(0), gauss_target, np.zeros(3), np.eye(3), [10], **bad)

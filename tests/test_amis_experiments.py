@@ -25,6 +25,7 @@ def _k(**kw):
 SETTINGS = {
     "n_replicates": 4, "replicates_per_job": 4, "max_points": 1000, "ml_restarts": 1, "n_max": None,
     "amis": _k(n_iterations=3, n_per_iteration=5), "mamis": _k(n_iterations=3, base=0, slope=4),
+    "mamis_p": _k(n_iterations=3, base=0, slope=4),
     "amis_mamis": _k(n_tuning_samples=12, n_per_iteration_amis=5, n_iterations=2, base=0, slope=5),
     "mh": _k(n_tune=10, n_draws=15), "hmc": _k(n_tune=3, n_draws=4), "nuts": _k(n_draws=3),
     "nutsda": _k(n_adapt=3, n_draws=3), "slice": _k(n_draws=3),
@@ -56,6 +57,8 @@ def _run(reg, sampler, settings=SETTINGS, block=0, kernel="rbf", seed=3):
 def test_parse_sampler_and_family():
     assert E.parse_sampler("amis_d") == {"task": "regression", "method": "amis", "covariance": "diagonal"}
     assert E.parse_sampler("amis_mamis")["method"] == "amis_mamis"
+    assert E.parse_sampler("mamis_p") == {"task": "regression", "method": "mamis_p", "covariance": "full"}
+    assert E.family("mamis_p") == "is"
     assert E.parse_sampler("nutsda_h") == {"task": "regression", "method": "nutsda", "matrix": "h"}
     assert E.parse_sampler("pm_mh_ep_64") == {"task": "classification", "method": "pm_mh", "approx": "ep",
                                               "n_imp": 64}
@@ -83,6 +86,19 @@ def test_amis_cost_is_number_of_marginals(reg):
     s = _run(reg, "amis_mamis")
     np.testing.assert_array_equal(s["tuning_cost"].values, 12.0)  # the AMIS tuning samples
     np.testing.assert_array_equal(s["cost"].values[0, :2], [17.0, 27.0])
+    p = _run(reg, "mamis_p")
+    np.testing.assert_array_equal(p["cost"].values[0, :3], [4.0, 12.0, 24.0])  # MAMIS's N_t = 4 t
+    assert np.all(p["tuning_cost"].values == 0) and np.all(np.isfinite(p["estimate"].values[:, :3]))
+
+
+def test_mamis_p_settings_reach_the_library(reg):
+    # prior_strength / data_count from the config block change the run; a huge prior pins q_t to q_0
+    base = _run(reg, "mamis_p")
+    off = _run(reg, "mamis_p", {**SETTINGS, "mamis_p": _k(n_iterations=3, base=0, slope=4, prior_strength=0.0)})
+    by_n = _run(reg, "mamis_p", {**SETTINGS, "mamis_p": _k(n_iterations=3, base=0, slope=4, data_count="n")})
+    np.testing.assert_array_equal(base["estimate"].values[:, 0], off["estimate"].values[:, 0])  # same q_0 draws
+    assert not np.array_equal(base["estimate"].values, off["estimate"].values)
+    assert not np.array_equal(base["estimate"].values, by_n["estimate"].values)
 
 
 def test_mh_and_hmc_costs(reg):

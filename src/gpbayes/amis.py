@@ -1,4 +1,4 @@
-"""Adaptive multiple importance sampling: AMIS, MAMIS, AMIS->MAMIS, PM-AMIS.
+"""Adaptive multiple importance sampling: AMIS, MAMIS, MAMIS-P, AMIS->MAMIS, PM-AMIS.
 
 Xiong, Smidl & Filippone, "Adaptive Multiple Importance Sampling for
 Gaussian Processes", Sec. 3 and Alg. 1 (Cornuet et al. 2012), with Gaussian
@@ -42,6 +42,10 @@ Variants
                    samples, with classical weights f / q_t; the output still
                    uses the eq.-10 weights of all samples.  N_t should grow
                    with t (``mamis_sample_sizes``; Table 3: 26 t, 3000 + 1000 t).
+``adapt="mamis_p"`` (MAMIS-P, Sec. 4.5.2, last paragraph) step 4 as MAMIS, but
+                   the moment match is regularised by an informative prior on
+                   gamma = (mu, Sigma) centred on a Gaussian approximation of
+                   the posterior (see ``regularised_moments``).
 ``amis_then_mamis``  Sec. 4.5.2 / Table 5: AMIS until a number of tuning
                    samples, then MAMIS started from AMIS's last proposal;
                    the AMIS samples are tuning cost only ("We treated samples
@@ -80,6 +84,8 @@ __all__ = [
     "amis",
     "mamis",
     "mamis_sample_sizes",
+    "mamis_p",
+    "regularised_moments",
     "amis_then_mamis",
     "pm_amis",
     "exact",
@@ -284,6 +290,65 @@ def weighted_moments(X: np.ndarray, w: np.ndarray, covariance: str = "full"):
     return mu, (S if covariance == "full" else np.diag(S))
 
 
+def regularised_moments(X: np.ndarray, w: np.ndarray, prior_mean, prior_cov, prior_strength: float,
+                        covariance: str = "full", data_count: str = "ess"):
+    """MAMIS-P's step 4: the moment match of MAMIS regularised by an informative prior.
+
+    The paper (Xiong, Smidl & Filippone, Sec. 4.5.2, last paragraph) gives
+    MAMIS-P in words only, no equation: "regularize the estimation of the
+    parameters of the importance distribution as illustrated in Smidl and
+    Hofman (2014) ... an informative prior on gamma of the importance
+    distribution q_t(gamma) of MAMIS ... treat the update of these parameters
+    in a Bayesian fashion (Kulhavy 1996) ... we use an informative prior based
+    on a Gaussian approximation to the posterior over covariance
+    parameters."  This function is our reconstruction of that update:
+
+    * prior on gamma = (mu, Sigma): the conjugate normal-inverse-Wishart
+      prior centred on the Gaussian approximation N(m0, S0) (in the
+      experiments the Laplace approximation N(m, (-H)^-1) of Sec. 4.3.1,
+      which is also q_0) and worth ``prior_strength`` = nu0 pseudo-samples
+      (kappa0 = nu0 for the mean, Psi0 = nu0 S0 for the scale matrix);
+    * data: the iteration's samples with MAMIS's classical weights
+      f / q_t (the moment-matching estimators after Alg. 1, eq. 10 context),
+      counted as n = their Kish effective sample size (``data_count="ess"``,
+      the Kulhavy/Smidl-Hofman weighted-likelihood reading: few dominating
+      weights carry little information) or as their number N_t
+      (``data_count="n"``);
+    * with x_bar, S the self-normalised weighted mean and covariance,
+      the posterior statistics are
+          mu_hat    = (nu0 m0 + n x_bar) / (nu0 + n),
+          Sigma_hat = [nu0 S0 + n S + nu0 n / (nu0 + n) (x_bar - m0)(x_bar - m0)^T] / (nu0 + n),
+      i.e. the posterior mean of mu and the inverse of the posterior mean of
+      Sigma^-1 (Psi_n / nu_n for Sigma^-1 ~ Wishart(Psi_n^-1, nu_n)).
+
+    Sigma_hat has full rank whenever nu0 > 0 and S0 does, however few
+    weights dominate -- the degeneracy MAMIS-P is meant to prevent.  With
+    ``prior_strength = 0`` the update is MAMIS's moment match (x_bar, S).
+    Equal weights give the moments of the data pooled with nu0 pseudo-samples
+    of mean m0 and covariance S0.  ``covariance="diagonal"`` keeps only the
+    diagonal (MAMIS-P-D).  Returns (mu_hat, Sigma_hat) like ``weighted_moments``.
+    """
+    if data_count not in ("ess", "n"):
+        raise ValueError(f"data_count must be 'ess' or 'n', got {data_count!r}")
+    if not (prior_strength >= 0 and math.isfinite(prior_strength)):
+        raise ValueError(f"prior_strength must be a finite number >= 0, got {prior_strength!r}")
+    w = np.asarray(w, dtype=np.float64)
+    xbar, S = weighted_moments(X, w, covariance)
+    m0 = np.asarray(prior_mean, dtype=np.float64).reshape(xbar.shape)
+    S0 = np.asarray(prior_cov, dtype=np.float64).reshape(xbar.size, xbar.size)
+    n = float(w.sum() ** 2 / (w @ w)) if data_count == "ess" else float(w.size)
+    nu0 = float(prior_strength)
+    tot = nu0 + n
+    mu = (nu0 * m0 + n * xbar) / tot
+    dev = xbar - m0
+    if covariance == "full":
+        Sig = (nu0 * S0 + n * S + (nu0 * n / tot) * np.outer(dev, dev)) / tot
+    else:
+        Sig = (nu0 * np.diag(S0) + n * np.diag(S) + (nu0 * n / tot) * dev * dev) / tot
+        Sig = np.diag(Sig)
+    return mu, Sig
+
+
 # ---------------------------------------------------------------------------
 # result
 # ---------------------------------------------------------------------------
@@ -366,10 +431,18 @@ def run_amis(
     norm_transform: Callable[[np.ndarray], np.ndarray] | None = None,
     cost_offset: int = 0,
     time_offset: float = 0.0,
+    prior_mean=None,
+    prior_cov=None,
+    prior_strength: float | None = None,
+    data_count: str = "ess",
 ) -> AMISResult:
     """Alg. 1 with q_0 = N(mean0, cov0) and N_t = ``sample_sizes[t]``.
 
-    ``adapt``: "amis" or "mamis" (see the module docstring); ``covariance``:
+    ``adapt``: "amis", "mamis" or "mamis_p" (see the module docstring).
+    For "mamis_p" the prior of ``regularised_moments`` is N(``prior_mean``,
+    ``prior_cov``) (default: q_0 = N(mean0, cov0), the paper's Gaussian
+    approximation) worth ``prior_strength`` pseudo-samples (default d + 2,
+    see ``mamis_p``), the data counted by ``data_count``.  ``covariance``:
     "full" or "diagonal" moment matching.  ``norm_transform`` maps the
     samples (N, d) to the vectors whose norm is averaged (default: the
     samples themselves; e.g. ``np.exp`` for ||theta|| when sampling log theta).
@@ -378,8 +451,8 @@ def run_amis(
     ``n_failed_adaptations``).  ``cost_offset``/``time_offset`` are added to
     the cumulative ``n_cubic``/``wall_time`` (tuning spent before the run).
     """
-    if adapt not in ("amis", "mamis"):
-        raise ValueError(f"adapt must be 'amis' or 'mamis', got {adapt!r}")
+    if adapt not in ("amis", "mamis", "mamis_p"):
+        raise ValueError(f"adapt must be 'amis', 'mamis' or 'mamis_p', got {adapt!r}")
     if covariance not in ("full", "diagonal"):
         raise ValueError(f"covariance must be 'full' or 'diagonal', got {covariance!r}")
     sizes = np.asarray(sample_sizes, dtype=np.int64)
@@ -388,6 +461,12 @@ def run_amis(
     mean = np.atleast_1d(np.asarray(mean0, dtype=np.float64))
     d = mean.shape[0]
     cov = np.asarray(cov0, dtype=np.float64).reshape(d, d)
+    if adapt == "mamis_p":
+        prior_mean = mean.copy() if prior_mean is None else np.asarray(prior_mean, dtype=np.float64).reshape(d)
+        prior_cov = cov.copy() if prior_cov is None else np.asarray(prior_cov, dtype=np.float64).reshape(d, d)
+        prior_strength = float(d + 2) if prior_strength is None else float(prior_strength)
+        regularised_moments(np.zeros((1, d)), np.ones(1), prior_mean, prior_cov, prior_strength,
+                            covariance, data_count)  # validates the arguments before any target call
     T, N = sizes.size, int(sizes.sum())
     starts = np.concatenate([[0], np.cumsum(sizes)])
     log_N = np.log(sizes.astype(np.float64))
@@ -465,11 +544,15 @@ def run_amis(
                 if adapt == "amis":
                     S = S2 / W - (np.outer(shift, shift) if covariance == "full" else shift * shift)
                     new = (est_mean[t], S if covariance == "full" else np.diag(S))
-            if adapt == "mamis":  # step 4 (MAMIS): this iteration's samples, weights f / q_t
+            if adapt != "amis":  # step 4 (MAMIS): this iteration's samples, weights f / q_t
                 lw = log_f[a:b] - _log_q_columns(XT[:, a:b], q.mean, q.chol_inv, -0.5 * q.log_det - half_d_log_2pi)
                 mt = lw.max()
                 if np.isfinite(mt):
-                    new = weighted_moments(Xt, np.exp(lw - mt), covariance)
+                    if adapt == "mamis":
+                        new = weighted_moments(Xt, np.exp(lw - mt), covariance)
+                    else:  # MAMIS-P: the same weights, the regularised moment match
+                        new = regularised_moments(Xt, np.exp(lw - mt), prior_mean, prior_cov, prior_strength,
+                                                  covariance, data_count)
             if new is not None:
                 try:
                     q = _component(new[0], new[1], f"moment-matched importance covariance (iteration {t})")
@@ -519,6 +602,34 @@ def mamis_sample_sizes(n_iterations: int, base: int = 0, slope: int = 26, first:
 def mamis(rng, log_target, mean0, cov0, sample_sizes, *, covariance: str = "full", **kw) -> AMISResult:
     """MAMIS (Marin et al. 2014): adaptation from the current iteration's samples only."""
     return run_amis(rng, log_target, mean0, cov0, sample_sizes, adapt="mamis", covariance=covariance, **kw)
+
+
+def mamis_p(rng, log_target, mean0, cov0, sample_sizes, *, covariance: str = "full", prior_mean=None,
+            prior_cov=None, prior_strength: float | None = None, data_count: str = "ess", **kw) -> AMISResult:
+    """MAMIS-P (Sec. 4.5.2, last paragraph; Fig. 7 bottom-right): MAMIS with a regularised step 4.
+
+    Alg. 1 with MAMIS's adaptation (this iteration's samples, weights
+    f / q_t), the moment match replaced by ``regularised_moments`` (the
+    posterior of gamma under a normal-inverse-Wishart prior centred on the
+    Gaussian approximation N(prior_mean, prior_cov)); the output weights are
+    eq. 10's, as for AMIS/MAMIS.
+
+    Choices the paper leaves open (it gives no equation or prior strength):
+    the prior is centred on q_0 = N(mean0, cov0) unless told otherwise --
+    in the experiments that is the Laplace approximation N(m, (-H)^-1)
+    (Sec. 4.3.1), the paper's "Gaussian approximation to the posterior";
+    it is fixed over the iterations (each MAMIS update uses only the
+    current samples, so each is regularised towards the same prior rather
+    than chained); its strength defaults to nu0 = d + 2 pseudo-samples, the
+    smallest integer for which the inverse-Wishart prior has a finite mean,
+    i.e. the weakest prior that still keeps Sigma full rank; the data count
+    as their ESS (``data_count="ess"``).  The sample sizes are MAMIS's
+    (Table 3 gives none for MAMIS-P; it was run only on Housing ARD).
+    ``prior_strength=0`` is MAMIS up to rounding.
+    """
+    return run_amis(rng, log_target, mean0, cov0, sample_sizes, adapt="mamis_p", covariance=covariance,
+                    prior_mean=prior_mean, prior_cov=prior_cov, prior_strength=prior_strength,
+                    data_count=data_count, **kw)
 
 
 def amis_then_mamis(

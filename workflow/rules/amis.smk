@@ -16,6 +16,7 @@ AMIS_KEY = {
     "amis_d": "amis",
     "mamis": "mamis",
     "mamis_d": "mamis",
+    "mamis_p": "mamis_p",
     "amis_mamis": "amis_mamis",
     "slice": "slice",
     **{f"{f}_{m}": f for f in ("mh", "hmc", "nuts", "nutsda") for m in "idh"},

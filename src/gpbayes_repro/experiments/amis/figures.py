@@ -11,6 +11,7 @@ from .runs import parse_sampler
 
 __all__ = [
     "LABELS",
+    "COLOURS",
     "label",
     "plot_panels",
     "best_of",
@@ -27,10 +28,14 @@ __all__ = [
 # ---------------------------------------------------------------------------
 # figures
 # ---------------------------------------------------------------------------
-LABELS = {"amis": "AMIS", "amis_d": "AMIS-D", "mamis": "MAMIS", "mamis_d": "MAMIS-D", "amis_mamis": "AMIS-MAMIS",
+LABELS = {"amis": "AMIS", "amis_d": "AMIS-D", "mamis": "MAMIS", "mamis_d": "MAMIS-D", "mamis_p": "MAMIS-P",
+          "amis_mamis": "AMIS-MAMIS",
           "mh_i": "MH-I", "mh_d": "MH-D", "mh_h": "MH-H", "hmc_i": "HMC-I", "hmc_d": "HMC-D", "hmc_h": "HMC-H",
           "nuts_i": "NUTS-I", "nuts_d": "NUTS-D", "nuts_h": "NUTS-H", "nutsda_i": "NUTSDA-I",
           "nutsda_d": "NUTSDA-D", "nutsda_h": "NUTSDA-H", "slice": "SS"}
+
+#: fixed colours for samplers that share a panel with a varying set of others (else by position)
+COLOURS = {"mamis_p": "C6"}
 
 
 def label(s: str) -> str:
@@ -72,7 +77,7 @@ def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], pat
             c = g[g["sampler"] == s]
             if c.empty:
                 continue
-            (line,) = ax.loglog(c["cost"], c["iqr"], label=label(s), color=f"C{i % 10}")
+            (line,) = ax.loglog(c["cost"], c["iqr"], label=label(s), color=COLOURS.get(s, f"C{i % 10}"))
             if refs and (dsn, kern) in refs:
                 ax.loglog(c["cost"], np.abs(c["median"] - refs[(dsn, kern)][0]), ls=":", lw=0.8,
                           color=line.get_color())
@@ -129,12 +134,12 @@ _FAMILY_SETS = {"mh": [f"mh_{m}" for m in "idh"],
 
 
 def fig1(cur: pd.DataFrame, ref_table, path, *, scale: str = "") -> None:
-    """AMIS, best MAMIS, best MH, best HMC-family, SS per regression (data set, kernel)."""
+    """AMIS, best MAMIS (of MAMIS, MAMIS-P, AMIS-MAMIS), best MH, best HMC-family, SS per regression (data set, kernel)."""
     reg = cur[cur["family"].isin(("is",) + MCMC_FAMILIES)]
     panels = []
     for kern in ("rbf", "ard"):
         for dsn in sorted(reg[reg["kernel"] == kern]["dataset"].unique()):
-            chosen = ["amis", best_of(cur, dsn, kern, ("mamis", "amis_mamis")),
+            chosen = ["amis", best_of(cur, dsn, kern, ("mamis", "mamis_p", "amis_mamis")),
                       best_of(cur, dsn, kern, _FAMILY_SETS["mh"]), best_of(cur, dsn, kern, _FAMILY_SETS["hmc"]),
                       "slice"]
             panels.append((dsn, kern, [s for s in chosen if s]))
@@ -146,7 +151,7 @@ def appendix(cur: pd.DataFrame, ref_table, dataset: str, kernel: str, path, *, s
     """Figs. 3-8: all variants on one (data set, kernel), in family panels, end-of-tuning markers dashed."""
     g = cur[(cur["dataset"] == dataset) & (cur["kernel"] == kernel)]
     present = set(g["sampler"])
-    groups = [["amis", "amis_d", "mamis", "mamis_d", "amis_mamis"], _FAMILY_SETS["mh"],
+    groups = [["amis", "amis_d", "mamis", "mamis_d", "amis_mamis", "mamis_p"], _FAMILY_SETS["mh"],
               [s for s in _FAMILY_SETS["hmc"] if s.startswith("hmc")],
               [s for s in _FAMILY_SETS["hmc"] if not s.startswith("hmc")], ["slice"]]
     panels = [(dataset, kernel, [s for s in grp if s in present]) for grp in groups]
