@@ -16,14 +16,19 @@ __all__ = ["trace_and_marginals", "save_figure", "readable_log_axis", "pm_gpc_fi
 def readable_log_axis(ax, axis: str = "y") -> None:
     """Plain-number tick labels on a log axis (0.5, 1, 2, 5, 10, ... instead of 4x10^0).
 
-    Major ticks at 1, 2 and 5 times the powers of ten, labelled with ``%g``; minor
-    ticks unlabelled.  Matplotlib's default labels the minor ticks of an axis that
+    Major ticks at 1, 2 and 5 times the powers of ten (only the powers when the axis
+    spans more than 2.5 decades), labelled with ``%g``; minor ticks unlabelled.  Call it
+    after plotting (it reads the axis limits).  Matplotlib's default labels the minor ticks of an axis that
     spans less than a decade in mathtext (``4x10^0``), which is hard to read.
     """
+    import math
+
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     target = ax.yaxis if axis == "y" else ax.xaxis
-    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    wide = lo > 0 and hi > 0 and math.log10(hi / lo) > 2.5  # over ~3 decades the powers of ten suffice
+    target.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide else (1.0, 2.0, 5.0)))
     target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     target.set_minor_formatter(NullFormatter())
 

@@ -65,6 +65,7 @@ def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], pat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ... import plots
     from ...plots import save_figure
 
     ncol = min(3, len(panels))
@@ -90,6 +91,9 @@ def plot_panels(cur: pd.DataFrame, panels: list[tuple[str, str, list[str]]], pat
             ax.set_title(title, fontsize=8 if "\n" in title else 9)
         ax.set_xlabel("O(n^3) operations")
         ax.set_ylabel("IQR of E||theta||")
+        if not g.empty:
+            plots.readable_log_axis(ax, "y")
+            plots.readable_log_axis(ax, "x")
         ax.legend(fontsize=6)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
