@@ -65,22 +65,27 @@ def decide(lo: float, hi: float, threshold, side: str = "above") -> str:
     raise ValueError(f"side must be 'above', 'below' or 'between', got {side!r}")
 
 
-def bootstrap_ratio(num, den, rng, *, n_boot: int = 4000, level: float = 0.95) -> tuple[float, float, float]:
+def bootstrap_ratio(num, den, rng, *, n_boot: int = 4000, level: float = 0.95,
+                    aggregate=None) -> tuple[float, float, float]:
     """mean(num) / mean(den) and its percentile bootstrap interval.
 
     ``num`` and ``den`` are independent replicates (e.g. per-chain
     efficiencies of two methods); each is resampled with replacement on its
-    own.  With a single replicate on either side the interval is unknown
-    (NaN, NaN): nothing about the spread can be said.
+    own.  ``den`` may be a list of several replicate sets with ``aggregate``
+    (e.g. ``np.max``: the best of several methods) applied to their means in
+    every bootstrap draw.  With a single replicate on any side the interval is
+    unknown (NaN, NaN): nothing about the spread can be said.
     """
     import numpy as np
 
-    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    est = float(num.mean() / den.mean())
-    if num.size < 2 or den.size < 2:
+    num = np.asarray(num, dtype=float)
+    dens = [np.asarray(d, dtype=float) for d in den] if aggregate is not None else [np.asarray(den, dtype=float)]
+    agg = aggregate if aggregate is not None else (lambda x, axis=0: np.take(x, 0, axis=axis))
+    est = float(num.mean() / agg(np.array([d.mean() for d in dens]), axis=0))
+    if num.size < 2 or any(d.size < 2 for d in dens):
         return est, math.nan, math.nan
     a = num[rng.integers(0, num.size, size=(n_boot, num.size))].mean(axis=1)
-    b = den[rng.integers(0, den.size, size=(n_boot, den.size))].mean(axis=1)
+    b = agg(np.stack([d[rng.integers(0, d.size, size=(n_boot, d.size))].mean(axis=1) for d in dens]), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = a / b
     lo, hi = np.nanquantile(r, [(1 - level) / 2, (1 + level) / 2])

@@ -458,15 +458,8 @@ def _ratio(chains, rng, dataset, num_method, den_methods, metric="per_covariance
     if isinstance(den_methods, str):
         return claims.bootstrap_ratio(num, col(den_methods), rng, n_boot=n_boot)
     pick, methods = den_methods
-    dens = [col(m) for m in methods]
-    agg = np.max if pick == "max" else np.min
-    est = float(num.mean() / agg([d.mean() for d in dens]))
-    if num.size < 2 or any(d.size < 2 for d in dens):
-        return est, float("nan"), float("nan")
-    a = num[rng.integers(0, num.size, size=(n_boot, num.size))].mean(axis=1)
-    b = agg(np.stack([d[rng.integers(0, d.size, size=(n_boot, d.size))].mean(axis=1) for d in dens]), axis=0)
-    lo, hi = np.nanquantile(a / b, [0.025, 0.975])
-    return est, float(lo), float(hi)
+    return claims.bootstrap_ratio(num, [col(m) for m in methods], rng, n_boot=n_boot,
+                                  aggregate=np.max if pick == "max" else np.min)
 
 
 def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int = 0,
