@@ -44,6 +44,14 @@ several ``--N`` values to check the linearity in N as well.
 Data: N points uniform in [-3, 3]^2 with probit labels of sin(x1) + cos(x2);
 Z = the first M rows; SE kernel ("ma", isotropic) at psi = (0, 0).
 
+GPflow comparison (issue 16, section 3; ``compare_gpflow``, run first): the
+same log q*(v, theta) and gradient by GPflow 2.11 when ``import gpflow`` works
+(see ``gpflow_workload``), agreement printed, per M in ``--gpflow-M`` at the
+first ``--N``; median over ``--gpflow-rounds`` interleaved rounds, ratio
+GPflow time / gpbayes time, Chol-eq in ``scipy.linalg.cho_factor`` units;
+written to ``bench_sparse_gpflow.csv``.  Without GPflow it prints
+"GPflow not installed: ratio not measured".
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_sparse.py
