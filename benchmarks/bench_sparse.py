@@ -44,6 +44,14 @@ several ``--N`` values to check the linearity in N as well.
 Data: N points uniform in [-3, 3]^2 with probit labels of sin(x1) + cos(x2);
 Z = the first M rows; SE kernel ("ma", isotropic) at psi = (0, 0).
 
+GPflow comparison (issue 16, section 3; ``compare_gpflow``, run first): the
+same log q*(v, theta) and gradient by GPflow 2.11 when ``import gpflow`` works
+(see ``gpflow_workload``), agreement printed, per M in ``--gpflow-M`` at the
+first ``--N``; median over ``--gpflow-rounds`` interleaved rounds, ratio
+GPflow time / gpbayes time, Chol-eq in ``scipy.linalg.cho_factor`` units;
+written to ``bench_sparse_gpflow.csv``.  Without GPflow it prints
+"GPflow not installed: ratio not measured".
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_sparse.py
@@ -149,6 +157,123 @@ def run(N: int, Ms: list[int], rounds: int, seconds_per_call: float) -> list[dic
     return rows
 
 
+def gpflow_workload(target: SparseTarget, x: np.ndarray):
+    """GPflow 2.11's SVGP-for-MCMC equivalent of ``logdensity_and_grad`` (or None
+    if ``import gpflow`` fails): ``gpflow.conditionals.base_conditional(..., white=True,
+    q_sqrt=None)`` (what ``conditional`` calls, here with K_uu + jitter a I as
+    gpbayes) gives p(f_n | u = L v) (Hensman et al. 2015, whitened), the
+    same Gauss-Hermite nodes and log Phi (``Normal.log_cdf``, TFP's log_ndtr) give the
+    quadrature, ``tf.GradientTape`` the gradient w.r.t. v and the kernel's
+    unconstrained (log) parameters, inside one ``tf.function``; the prior's
+    value and gradient (numpy, gpbayes's own) are added to both sides.
+    """
+    try:
+        import gpflow
+        import tensorflow as tf
+        import tensorflow_probability as tfp
+    except Exception:  # noqa: BLE001 -- any import failure means "not installed"
+        return None
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    gpflow.config.set_default_float(np.float64)
+    gpflow.config.set_default_jitter(target.jitter)
+    gpflow.config.set_default_positive_bijector("exp")  # unconstrained = log, as psi
+    v, psi = target.split(x)
+    M = target.n_inducing
+    kern = gpflow.kernels.SquaredExponential(variance=float(np.exp(2 * psi[1])),
+                                             lengthscales=float(np.exp(psi[0])))
+    Z = gpflow.inducing_variables.InducingPoints(target.Z)
+    Xt = tf.constant(target.X)
+    yt = tf.constant(target.y[:, None])
+    t, w = svgp.gauss_hermite(target.n_quad)
+    tt, wt = tf.constant(t[None, :]), tf.constant(w[:, None])
+    vv = tf.Variable(v)
+    ell, var_u = kern.lengthscales.unconstrained_variable, kern.variance.unconstrained_variable
+    const = 0.5 * M * float(np.log(2 * np.pi))
+    eye = tf.eye(M, dtype=tf.float64)
+    # log Phi: TFP's log_ndtr (special_math), the same asymptotic series as scipy's
+    std_normal = tfp.distributions.Normal(tf.constant(0.0, tf.float64), tf.constant(1.0, tf.float64))
+
+    @tf.function
+    def value_and_grad():
+        with tf.GradientTape() as tape:
+            # what gpflow.conditionals.conditional does, with gpbayes's jitter a I in K_uu
+            Kmm = gpflow.covariances.Kuu(Z, kern, jitter=0.0) + target.jitter * kern.variance * eye
+            Kmn = gpflow.covariances.Kuf(Z, kern, Xt)
+            Knn = kern(Xt, full_cov=False)
+            mu, var = gpflow.conditionals.base_conditional(Kmn, Kmm, Knn, vv, full_cov=False, q_sqrt=None,
+                                                           white=True)
+            F = mu + tf.sqrt(tf.maximum(var, svgp.VAR_FLOOR)) * tt  # (N, Q)
+            val = tf.reduce_sum(std_normal.log_cdf(yt * F) @ wt) - 0.5 * tf.reduce_sum(vv * vv) - const
+        g_v, g_l, g_a = tape.gradient(val, [vv, ell, var_u])
+        return val, g_v, g_l, g_a
+
+    prior = target.prior
+
+    def fn():
+        val, g_v, g_l, g_a = value_and_grad()
+        # psi_1 = log lengthscale = GPflow's unconstrained lengthscale; psi_2 = (log variance) / 2
+        g_psi = np.array([float(g_l), 2.0 * float(g_a)]) + prior.grad_log_density(psi)
+        return float(val) + float(prior.log_density(psi)), np.concatenate([g_v.numpy().ravel(), g_psi])
+
+    return fn
+
+
+def compare_gpflow(N: int, Ms: list[int], rounds: int, seconds_per_call: float) -> list[dict]:
+    """gpbayes vs GPflow per gradient of log q*, interleaved rounds, median over rounds."""
+    from scipy.linalg import cho_factor
+
+    setups = {}
+    for M in Ms:
+        target, x = make_target(N, M)
+        gf = gpflow_workload(target, x)
+        if gf is None:
+            print("GPflow not installed: ratio not measured")
+            return []
+        v0, g0 = target.logdensity_and_grad(x)
+        v1, g1 = gf()
+        agree = max(abs(v1 - v0) / abs(v0), float(np.max(np.abs(g1 - g0)) / np.max(np.abs(g0))))
+        K = target.kernel(x[-2:], target.Z)
+        K[np.diag_indices_from(K)] += target.jitter
+        setups[M] = ({"gpbayes": lambda t=target, x=x: t.logdensity_and_grad(x), "gpflow": gf,
+                      "cho_factor": lambda K=K: cho_factor(K, lower=True, check_finite=False)}, agree)
+    batch = {}
+    for M, (fns, _) in setups.items():
+        for name, fn in fns.items():
+            fn()
+            t0 = time.perf_counter()
+            fn()
+            batch[M, name] = max(1, int(seconds_per_call / max(time.perf_counter() - t0, 1e-7)))
+    samples = {key: [] for key in batch}
+    for _ in range(rounds):
+        for M, (fns, _) in setups.items():
+            for name, fn in fns.items():
+                n = batch[M, name]
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                samples[M, name].append((time.perf_counter() - t0) / n)
+    rows = []
+    print(f"gpbayes vs GPflow, one log q*(v, theta) + gradient, N = {N}, probit, d = 2, Q = 20, "
+          f"1 thread; median over {rounds} interleaved rounds (min in brackets); "
+          f"Chol-eq = time / one scipy.linalg.cho_factor(M x M)")
+    print(f"{'M':>5} {'gpbayes ms':>16} {'GPflow ms':>16} {'ratio GPflow/gpbayes':>21} "
+          f"{'gpbayes Chol-eq':>15} {'GPflow Chol-eq':>14} {'max rel diff':>12}")
+    for M, (_, agree) in setups.items():
+        med = {k: float(np.median(samples[M, k])) for k in setups[M][0]}
+        mn = {k: float(np.min(samples[M, k])) for k in setups[M][0]}
+        r = {"N": N, "M": M, "gpbayes_ms": 1e3 * med["gpbayes"], "gpflow_ms": 1e3 * med["gpflow"],
+             "gpbayes_ms_min": 1e3 * mn["gpbayes"], "gpflow_ms_min": 1e3 * mn["gpflow"],
+             "ratio_median": med["gpflow"] / med["gpbayes"], "ratio_min": mn["gpflow"] / mn["gpbayes"],
+             "gpbayes_chol_eq": med["gpbayes"] / med["cho_factor"],
+             "gpflow_chol_eq": med["gpflow"] / med["cho_factor"], "max_rel_diff": agree}
+        rows.append(r)
+        print(f"{M:>5} {r['gpbayes_ms']:7.2f} ({r['gpbayes_ms_min']:6.2f}) {r['gpflow_ms']:7.2f} "
+              f"({r['gpflow_ms_min']:6.2f}) {r['ratio_median']:12.2f} ({r['ratio_min']:5.2f}) "
+              f"{r['gpbayes_chol_eq']:15.0f} {r['gpflow_chol_eq']:14.0f} {agree:12.1e}")
+    return rows
+
+
 def fit_cost_model(N, M, t) -> dict:
     """Least squares on relative errors for t = a N + b N M^2 (weights 1/t)."""
     N, M, t = (np.asarray(x, dtype=float) for x in (N, M, t))
@@ -174,9 +299,19 @@ def main(argv=None):
     ap.add_argument("--seconds-per-call", type=float, default=0.03,
                     help="length of each timed batch of calls")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--gpflow-M", type=int, nargs="*", default=[16, 32, 64, 128, 256],
+                    help="M of the gpbayes vs GPflow comparison (N = the first --N)")
+    ap.add_argument("--gpflow-rounds", type=int, default=15)
+    ap.add_argument("--gpflow-only", action="store_true", help="only the GPflow comparison")
     args = ap.parse_args(argv)
 
     linalg.blas_single_thread()
+    if args.gpflow_M:
+        gf_rows = compare_gpflow(args.N[0], args.gpflow_M, args.gpflow_rounds, args.seconds_per_call)
+        if gf_rows:
+            write_csv(gf_rows, args.out.with_name("bench_sparse_gpflow.csv"))
+    if args.gpflow_only:
+        return
     rows = []
     for N in args.N:
         rows += run(N, args.M + args.extra_M, args.rounds, args.seconds_per_call)

@@ -624,3 +624,30 @@ def test_predictive_with_Z_equal_X_is_the_full_gp_conditional_given_f():
     lam = predict_intensity(target, v, np.tile(psi, (2, 1)), Xs, exposure=2.0)
     draws = means[0, :, 0] + np.sqrt(variances[0]) * rng.standard_normal((200_000, 5))
     np.testing.assert_allclose(lam[0], 2.0 * np.exp(draws).mean(axis=0), rtol=0.01)
+
+
+def test_fused_probit_log_lik_and_d1_matches_separate_calls():
+    """The fused likelihood path of the quadrature (one log Phi pass, Hensman
+    et al. 2015 poster "Tricks: quadrature") equals log_lik and d1 called
+    separately, bit for bit, and so does expected_log_lik with and without it."""
+    from gpbayes import likelihoods
+    from gpbayes.sparse import svgp
+
+    rng = np.random.default_rng(3)
+    lik = likelihoods.Probit()
+    y = np.where(rng.uniform(size=50) < 0.5, -1.0, 1.0)
+    F = rng.normal(scale=4.0, size=(20, 50))
+    ll, d1 = lik.log_lik_and_d1(y, F)
+    assert np.array_equal(ll, lik.log_lik(y, F))
+    assert np.array_equal(d1, lik.d1(y, F))
+
+    class Separate:  # the same likelihood without the fused method
+        log_lik = staticmethod(lik.log_lik)
+        d1 = staticmethod(lik.d1)
+
+    mu = rng.normal(size=(50, 1))
+    var = rng.uniform(0.0, 3.0, size=(50, 1))
+    fused = svgp.expected_log_lik(lik, y, mu, var, 20)
+    plain = svgp.expected_log_lik(Separate(), y, mu, var, 20)
+    for a, b in zip(fused, plain):
+        assert np.array_equal(a, b)

@@ -62,6 +62,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.polynomial.hermite import hermgauss
 from scipy import optimize
+from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
 from .. import linalg
 from ..kernels import SquaredExponential
@@ -145,8 +146,13 @@ def expected_log_lik(likelihood, y, mu, var, n_points: int = 20):
     v, active = _clip_var(var[:, 0])
     s = np.sqrt(v)
     F = mu[None, :, 0] + s[None, :] * t[:, None]  # (Q, N): broadcasts with per-n y, exposure
-    E = w @ likelihood.log_lik(y, F)
-    d1 = likelihood.d1(y, F)
+    if hasattr(likelihood, "log_lik_and_d1"):
+        # one pass of the likelihood's expensive part (log Phi for the probit)
+        # serves both the quadrature of E and of its derivative (Q1)
+        ll, d1 = likelihood.log_lik_and_d1(y, F)
+    else:
+        ll, d1 = likelihood.log_lik(y, F), likelihood.d1(y, F)
+    E = w @ ll
     dmu = w @ d1
     ds = (w * t) @ d1
     dvar = np.where(active, ds / (2.0 * s), 0.0)
@@ -216,7 +222,8 @@ def whitened_conditional(kernel, psi, Z, X, jitter: float) -> WhitenedConditiona
 
 
 def whitened_conditional_backward(
-    kernel, psi, Z, X, cond: WhitenedConditional, W_bar, knn_bar, inputs: bool = False
+    kernel, psi, Z, X, cond: WhitenedConditional, W_bar, knn_bar, inputs: bool = False,
+    overwrite_W_bar: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(psi_bar, Z_bar) from W_bar (M x N) and knn_bar (N,).
 
@@ -224,8 +231,17 @@ def whitened_conditional_backward(
     L_bar = -K_uf_bar W^T (poster, "Cholesky backpropagation":
     dE/dtheta = dE/dL dL/dK dK/dtheta), then K_uu_bar by
     ``cholesky_backward``.  k_nn = a: d k_nn / d psi_amp = c_a a.
+    ``overwrite_W_bar``: a Fortran-ordered W_bar may be overwritten by
+    K_uf_bar (the same LAPACK dtrtrs solve without the M x N copy).
     """
-    A = linalg.solve_triangular(cond.L, W_bar, lower=True, trans=True)  # K_uf_bar
+    if overwrite_W_bar and W_bar.flags.f_contiguous and W_bar.dtype == np.float64:
+        if W_bar.shape[1] >= W_bar.shape[0] > 1:  # counted as linalg.solve_triangular does
+            linalg._tick("triangular")
+        A, info = _dtrtrs(cond.L, W_bar, lower=1, trans=1, overwrite_b=1)
+        if info != 0:  # pragma: no cover
+            raise ValueError(f"dtrtrs failed with info={info}")
+    else:
+        A = linalg.solve_triangular(cond.L, W_bar, lower=True, trans=True)  # K_uf_bar
     K_uu_bar = cholesky_backward(cond.L, -A @ cond.W.T)
     g_uu, dZ_uu = kernel.cross_covariance_vjp(psi, Z, Z, cond.K_uu, K_uu_bar, inputs)
     g_uf, dZ_uf = kernel.cross_covariance_vjp(psi, Z, X, cond.K_uf, A, inputs)

@@ -162,11 +162,29 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     if grad == "v":
         return value, dv, None
     g_s = g_var.sum(axis=1)
-    W_bar = v @ g_mu.T - 2.0 * cond.W * g_s[None, :]
+    W_bar = _w_bar(cond.W, v, g_mu, g_s)
     dpsi, _ = svgp.whitened_conditional_backward(
-        target.kernel, psi, target.Z, target.X, cond, W_bar, g_s, inputs=False
+        target.kernel, psi, target.Z, target.X, cond, W_bar, g_s, inputs=False,
+        overwrite_W_bar=True,
     )
     return value, dv, dpsi + target.prior.grad_log_density(psi)
+
+
+def _w_bar(W, v, g_mu, g_s):
+    """W_bar = v g_mu^T - 2 W diag(g_s)  (reverse mode of (T1) through
+    mu = W^T v and s2_n = k_nn - |W_:n|^2, Hensman et al. 2015 poster
+    "Tricks: whiten/center").
+
+    Built in W's (Fortran) layout, so the triangular solve that follows needs
+    no layout copy and no pass mixes C- and Fortran-ordered operands: the
+    outer product as (g_mu v^T)^T, then W (2 g_s) subtracted in place
+    (scaling by 2 is exact, so this is bit-identical to v g_mu^T - (2 W) g_s).
+    """
+    W_bar = (g_mu @ v.T).T
+    if not W_bar.flags.f_contiguous:
+        W_bar = np.asfortranarray(W_bar)
+    W_bar -= W * (2.0 * g_s)[None, :]
+    return W_bar
 
 
 # ---------------------------------------------------------------------------
