@@ -477,3 +477,20 @@ def test_type2_ml_and_its_point_estimate_predictions():
     assert mix.mean.shape == (50, 2, 2) and mix.var.shape == (50, 2)
     joint, _ = pm.mixture_log_density(mix, model.Y[:2])
     assert np.all(np.isfinite(joint))
+
+
+def test_type2_ml_single_start_matches_fit_type2_ml():
+    from gpbayes.gplvm.vb import fit_type2_ml_start
+
+    model = SupervisedGPLVM(TINY_X, tiny_model(ky=2).Y, 1, 3)
+    res = fit_type2_ml(np.random.default_rng(4), model, TINY_PSI, n_restarts=1, max_iter=200)
+    one = fit_type2_ml_start(model, TINY_PSI, max_iter=200)
+    # the same start gives the same optimum as the first start of fit_type2_ml
+    assert one.bound == res.bound and np.array_equal(one.psi, res.psi)
+    assert np.array_equal(one.params.pack(), res.params.pack())
+    assert isinstance(one.success, bool) and one.n_iter > 0 and one.n_fun_evals >= one.n_iter
+    assert one.n_failed_evals == 0 and not one.psi_at_bounds
+    assert elbo(model, TINY_PSI, initial_variational(model, TINY_PSI)) < one.bound
+    # an iteration cap is reported as not converged
+    short = fit_type2_ml_start(model, TINY_PSI, max_iter=1)
+    assert short.n_iter <= 1 and not short.success

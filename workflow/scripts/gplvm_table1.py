@@ -3,14 +3,16 @@ import xarray as xr
 
 from gpbayes import io
 from gpbayes_repro.experiments import gplvm
+from gpbayes_repro.experiments import gplvm_ml_restarts as R
 from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     inp, out = snakemake.input, snakemake.output
     paper = pd.read_csv(inp.paper, comment="#")
-    table = gplvm.table1([xr.load_dataset(f) for f in inp.predictive], paper)
+    restarts = pd.concat([pd.read_csv(f) for f in inp.restarts], ignore_index=True)
+    table = gplvm.table1([xr.load_dataset(f) for f in inp.predictive], paper, R.restart_spread(restarts))
     log.info("Table 1\n%s", table.to_string())
     shape = pd.concat([pd.read_csv(f) for f in inp.shape], ignore_index=True)
-    for frame, path in ((table, out.table), (shape, out.shape)):
+    for frame, path in ((table, out.table), (shape, out.shape), (restarts, out.restarts)):
         with io.atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False, float_format="%.6g")

@@ -113,11 +113,13 @@ __all__ = [
     "BoundGradients",
     "VBResult",
     "MLResult",
+    "MLStartResult",
     "latent_posterior",
     "elbo",
     "initial_variational",
     "optimise_variational",
     "fit_type2_ml",
+    "fit_type2_ml_start",
 ]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -557,6 +559,79 @@ class MLResult(NamedTuple):
     n_restarts: int
 
 
+def _ml_problem(model: SupervisedGPLVM, psi_bounds):
+    """(negative bound and gradient in x = (a, log lambda, Z_u, psi), L-BFGS-B bounds, failure counter).
+
+    A bound that cannot be evaluated (K_z or K_u not factorisable) returns +inf;
+    ``failures[0]`` counts such evaluations.
+    """
+    n, kz, m, p = model.n, model.latent_dim, model.n_inducing, model.n_params
+    nv = 2 * n * kz + m * kz
+    bounds = [(None, None)] * (n * kz) + [LOG_LAMBDA_BOUNDS] * (n * kz) + [(None, None)] * (m * kz)
+    bounds += [psi_bounds] * p
+    failures = [0]
+
+    def fun(x):
+        try:
+            val, g = elbo(model, x[nv:], VariationalParams.unpack(x[:nv], n, kz, m), hyper_gradient=True)
+        except (np.linalg.LinAlgError, ValueError):
+            failures[0] += 1
+            return np.inf, np.zeros_like(x)
+        return -val, -np.concatenate([g.pack(), g.psi])
+
+    return fun, bounds, failures
+
+
+class MLStartResult(NamedTuple):
+    """One start of the type-II ML optimisation (``fit_type2_ml_start``)."""
+
+    psi: np.ndarray
+    params: VariationalParams
+    bound: float  # -inf when the start could not be initialised
+    success: bool  # L-BFGS-B reported convergence
+    message: str
+    n_iter: int
+    n_fun_evals: int
+    n_failed_evals: int  # bound evaluations that failed numerically (returned +inf to the optimiser)
+    psi_at_bounds: bool  # some log-hyperparameter ended on its box bound
+
+
+def fit_type2_ml_start(
+    model: SupervisedGPLVM,
+    psi_start,
+    *,
+    max_iter: int = 2000,
+    tol: float = 1e-9,
+    psi_bounds: tuple[float, float] = (-12.0, 12.0),
+) -> MLStartResult:
+    """One start of the joint optimisation of ``fit_type2_ml`` with its diagnostics.
+
+    Same objective, initialisation (``initial_variational`` at the clipped
+    start) and L-BFGS-B options as each start of ``fit_type2_ml``, so the
+    same start gives the same optimum.  For restart studies.
+    """
+    n, kz, m, p = model.n, model.latent_dim, model.n_inducing, model.n_params
+    nv = 2 * n * kz + m * kz
+    start = np.clip(np.asarray(psi_start, dtype=np.float64), *psi_bounds)
+    try:
+        p_init = initial_variational(model, start)
+    except np.linalg.LinAlgError:
+        empty = VariationalParams(np.full((n, kz), np.nan), np.full((n, kz), np.nan), np.full((m, kz), np.nan))
+        return MLStartResult(start.copy(), empty, -np.inf, False, "initial_variational: K_z not factorisable",
+                             0, 0, 1, False)
+    fun, bounds, failures = _ml_problem(model, psi_bounds)
+    x0 = np.concatenate([p_init.pack(), start])
+    res = optimize.minimize(
+        fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+        options={"maxiter": int(max_iter), "ftol": tol, "gtol": 1e-7},
+    )
+    x = res.x
+    psi = x[nv:].copy()
+    at_bounds = bool(np.any(np.isclose(psi, psi_bounds[0]) | np.isclose(psi, psi_bounds[1])))
+    return MLStartResult(psi, VariationalParams.unpack(x[:nv].copy(), n, kz, m), float(-res.fun), bool(res.success),
+                         str(res.message), int(res.nit), int(res.nfev), int(failures[0]), at_bounds)
+
+
 def fit_type2_ml(
     rng: np.random.Generator,
     model: SupervisedGPLVM,
@@ -577,15 +652,7 @@ def fit_type2_ml(
     psi0 = np.asarray(psi0, dtype=np.float64)
     n, kz, m, p = model.n, model.latent_dim, model.n_inducing, model.n_params
     nv = 2 * n * kz + m * kz
-    bounds = [(None, None)] * (n * kz) + [LOG_LAMBDA_BOUNDS] * (n * kz) + [(None, None)] * (m * kz)
-    bounds += [psi_bounds] * p
-
-    def fun(x):
-        try:
-            val, g = elbo(model, x[nv:], VariationalParams.unpack(x[:nv], n, kz, m), hyper_gradient=True)
-        except (np.linalg.LinAlgError, ValueError):
-            return np.inf, np.zeros_like(x)
-        return -val, -np.concatenate([g.pack(), g.psi])
+    fun, bounds, _ = _ml_problem(model, psi_bounds)
 
     best, results = None, []
     for r in range(max(1, int(n_restarts))):
