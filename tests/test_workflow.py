@@ -158,6 +158,12 @@ def test_smoke_workflow_end_to_end(tmp_path):
     assert (tmp_path / "figures/regression_mh/housing_traces.pdf").stat().st_size > 10_000
     assert "PASS" in (tmp_path / "results/claims/claims.html").read_text() or "FAIL" in (
         tmp_path / "results/claims/claims.html").read_text()
+    # every job left its benchmark record: the run's profile by rule (issue 16)
+    from gpbayes_repro.rule_profile import profile
+
+    profiled = {r.rule: r for r in profile(tmp_path / "benchmarks")}
+    assert {"regression_mh_chain", "slice_ma_chains", "gplvm_chains", "claims_report"} <= set(profiled), sorted(profiled)
+    assert all(r.jobs >= 1 and r.wall_s > 0 for r in profiled.values())
     # the HTML report with captions builds from the finished run
     rep = run(["--config", "scale=smoke", "--report", "report.html"], tmp_path)
     assert rep.returncode == 0, (rep.stdout + rep.stderr)[-3000:]
@@ -378,3 +384,37 @@ def test_every_config_schema_key_has_a_description_and_defaults_match_the_shippe
     assert len(pairs) > 100
     drift = [(p, v, d) for p, v, d in pairs if v != d]
     assert not drift, f"config/config.yaml differs from the schema's default: {drift[:5]}"
+
+
+def test_every_rule_declares_a_benchmark_record_under_its_own_name():
+    """Issue 16 section 4: the default run is profiled by rule (gpbayes_repro.rule_profile)."""
+    import re
+
+    missing = []
+    for smk in sorted((REPO / "workflow/rules").glob("*.smk")):
+        for block in re.split(r"(?m)^(?=rule )", smk.read_text()):
+            m = re.match(r"rule (\w+):", block)
+            if m and not re.search(rf'(?m)^    benchmark:\n        "benchmarks/{m.group(1)}/[^"/]+\.tsv"', block):
+                missing.append(f"{smk.name}:{m.group(1)}")
+    assert not missing, missing
+
+
+def test_rule_profile_adds_up_the_records_by_rule(tmp_path, capsys):
+    from gpbayes_repro import rule_profile
+
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for rule, name, s, rss, cpu in [("chain", "a_block0", 10.0, 200.0, 9.5), ("chain", "a_block1", 12.0, 210.0, 11.5),
+                                    ("figure", "fig", 2.0, "NA", 1.0)]:
+        (tmp_path / rule).mkdir(exist_ok=True)
+        (tmp_path / rule / f"{name}.tsv").write_text(header + f"{s}\t0:00:{int(s):02d}\t{rss}\t0\t0\t0\t0\t0\t90\t{cpu}\n")
+    rows = rule_profile.profile(tmp_path)
+    assert [r.rule for r in rows] == ["chain", "figure"]
+    assert rows[0].jobs == 2 and rows[0].cpu_s == 21.0 and rows[0].wall_s == 22.0 and rows[0].max_rss_mb == 210.0
+    assert rows[1].max_rss_mb == 0.0
+    assert rule_profile.main([str(tmp_path), "--csv", str(tmp_path / "p.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "| chain | 2 | 21.0 | 95.5% |" in out and "| **total** | 3 | 22.0 |" in out
+    assert (tmp_path / "p.csv").read_text().splitlines()[1].startswith("chain,2,21.000")
+    (tmp_path / "figure" / "broken.tsv").write_text("s\tcpu_time\n1.0\toops\n")
+    with pytest.raises(ValueError, match="broken.tsv"):
+        rule_profile.profile(tmp_path)

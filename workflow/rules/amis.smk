@@ -69,6 +69,8 @@ rule amis_setup:
         "results/amis/setup/{dataset}_{kernel}.nc",
     log:
         "logs/amis/setup/{dataset}_{kernel}.log",
+    benchmark:
+        "benchmarks/amis_setup/{dataset}_{kernel}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
@@ -99,7 +101,7 @@ rule amis_run:
     log:
         "logs/amis/runs/{dataset}_{kernel}_{sampler}_block{block}.log",
     benchmark:
-        "benchmarks/amis/runs/{dataset}_{kernel}_{sampler}_block{block}.tsv"
+        "benchmarks/amis_run/{dataset}_{kernel}_{sampler}_block{block}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
         sampler="[a-z_]+(_[0-9]+)?",
@@ -137,7 +139,7 @@ rule amis_reference:
     log:
         "logs/amis/reference/{dataset}_{kernel}.log",
     benchmark:
-        "benchmarks/amis/reference/{dataset}_{kernel}.tsv"
+        "benchmarks/amis_reference/{dataset}_{kernel}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
@@ -168,7 +170,7 @@ rule amis_classification_reference:
     log:
         "logs/amis/classification_reference/{dataset}_{kernel}.log",
     benchmark:
-        "benchmarks/amis/classification_reference/{dataset}_{kernel}.tsv"
+        "benchmarks/amis_classification_reference/{dataset}_{kernel}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
@@ -201,6 +203,8 @@ rule amis_classification_reference_table:
         ),
     log:
         "logs/amis/classification_reference_table.log",
+    benchmark:
+        "benchmarks/amis_classification_reference_table/classification_reference_table.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -235,6 +239,8 @@ rule amis_curves:
         ),
     log:
         "logs/amis/curves.log",
+    benchmark:
+        "benchmarks/amis_curves/curves.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -258,6 +264,8 @@ rule amis_fig1:
         ),
     log:
         "logs/amis/fig1.log",
+    benchmark:
+        "benchmarks/amis_fig1/fig1.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -283,6 +291,8 @@ rule amis_appendix:
         ),
     log:
         "logs/amis/appendix_{kernel}_{dataset}.log",
+    benchmark:
+        "benchmarks/amis_appendix/appendix_{kernel}_{dataset}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
     conda:
@@ -320,6 +330,8 @@ rule amis_classification_figures:
         ),
     log:
         "logs/amis/classification_figures.log",
+    benchmark:
+        "benchmarks/amis_classification_figures/classification_figures.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -342,6 +354,8 @@ rule amis_claims:
         "results/claims/amis.json",
     log:
         "logs/claims/amis.log",
+    benchmark:
+        "benchmarks/amis_claims/amis.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

@@ -13,6 +13,8 @@ rule claims_report:
         trouble="results/claims/numerical_trouble.json",
     log:
         "logs/claims/report.log",
+    benchmark:
+        "benchmarks/claims_report/report.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

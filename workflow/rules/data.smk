@@ -7,6 +7,8 @@ rule prepare_data:
         f"{PROCESSED}/{{dataset}}.nc",
     log:
         "logs/prepare_data/{dataset}.log",
+    benchmark:
+        "benchmarks/prepare_data/{dataset}.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

@@ -73,6 +73,8 @@ rule gplvm_data:
         "results/gplvm/data/{case}.nc",
     log:
         "logs/gplvm/data/{case}.log",
+    benchmark:
+        "benchmarks/gplvm_data/{case}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
     conda:
@@ -98,7 +100,7 @@ rule gplvm_ml:
     log:
         "logs/gplvm/ml/{case}.log",
     benchmark:
-        "benchmarks/gplvm/ml/{case}.tsv"
+        "benchmarks/gplvm_ml/{case}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
     conda:
@@ -126,7 +128,7 @@ rule gplvm_ml_restarts:
     log:
         "logs/gplvm/ml_restarts/{case}.log",
     benchmark:
-        "benchmarks/gplvm/ml_restarts/{case}.tsv"
+        "benchmarks/gplvm_ml_restarts/{case}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
     conda:
@@ -154,7 +156,7 @@ rule gplvm_chains:
     log:
         "logs/gplvm/chains/{case}_block{block}.log",
     benchmark:
-        "benchmarks/gplvm/chains/{case}_block{block}.tsv"
+        "benchmarks/gplvm_chains/{case}_block{block}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
         block="[0-9]+",
@@ -186,6 +188,8 @@ rule gplvm_evaluate:
         shape="results/gplvm/predictive/{case}_shape.csv",
     log:
         "logs/gplvm/predictive/{case}.log",
+    benchmark:
+        "benchmarks/gplvm_evaluate/{case}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
     conda:
@@ -228,6 +232,8 @@ rule gplvm_table1:
         ),
     log:
         "logs/gplvm/table1.log",
+    benchmark:
+        "benchmarks/gplvm_table1/table1.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -251,6 +257,8 @@ rule gplvm_ml_restarts_figure:
         ),
     log:
         "logs/gplvm/ml_restarts_fig.log",
+    benchmark:
+        "benchmarks/gplvm_ml_restarts_figure/ml_restarts_fig.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -280,6 +288,8 @@ rule gplvm_fig1:
         ),
     log:
         "logs/gplvm/fig1.log",
+    benchmark:
+        "benchmarks/gplvm_fig1/fig1.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -304,6 +314,8 @@ rule gplvm_fig2:
         ),
     log:
         "logs/gplvm/fig2.log",
+    benchmark:
+        "benchmarks/gplvm_fig2/fig2.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -326,6 +338,8 @@ rule gplvm_claims:
         "results/claims/gplvm.json",
     log:
         "logs/claims/gplvm.log",
+    benchmark:
+        "benchmarks/gplvm_claims/gplvm.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

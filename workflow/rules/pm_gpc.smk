@@ -17,6 +17,8 @@ rule pm_gpc_fig2_data:
         "results/pm_gpc/fig2/data_n{n}.nc",
     log:
         "logs/pm_gpc/fig2/data_n{n}.log",
+    benchmark:
+        "benchmarks/pm_gpc_fig2_data/data_n{n}.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -38,6 +40,8 @@ rule pm_gpc_fig2_grid:
         "results/pm_gpc/fig2/grid_n{n}.nc",
     log:
         "logs/pm_gpc/fig2/grid_n{n}.log",
+    benchmark:
+        "benchmarks/pm_gpc_fig2_grid/grid_n{n}.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -69,6 +73,8 @@ rule pm_gpc_fig2:
         widths_nc="results/pm_gpc/fig2/band_widths.nc",
     log:
         "logs/pm_gpc/fig2/figure.log",
+    benchmark:
+        "benchmarks/pm_gpc_fig2/figure.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -94,6 +100,8 @@ rule pm_gpc_claims:
         "results/claims/pm_gpc.json",
     log:
         "logs/claims/pm_gpc.log",
+    benchmark:
+        "benchmarks/pm_gpc_claims/pm_gpc.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -114,6 +122,8 @@ rule pm_gpc_table_data:
         "results/pm_gpc/tables/data_n{n}_d{d}.nc",
     log:
         "logs/pm_gpc/tables/data_n{n}_d{d}.log",
+    benchmark:
+        "benchmarks/pm_gpc_table_data/data_n{n}_d{d}.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -135,6 +145,8 @@ rule pm_gpc_table_proposal:
         "results/pm_gpc/tables/proposal_n{n}_d{d}_{kernel}.nc",
     log:
         "logs/pm_gpc/tables/proposal_n{n}_d{d}_{kernel}.log",
+    benchmark:
+        "benchmarks/pm_gpc_table_proposal/proposal_n{n}_d{d}_{kernel}.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -158,6 +170,8 @@ rule pm_gpc_table_chains:
         "results/pm_gpc/tables/chains/table{table}_n{n}_d{d}_{kernel}_{scheme}_block{block}.nc",
     log:
         "logs/pm_gpc/tables/table{table}_n{n}_d{d}_{kernel}_{scheme}_block{block}.log",
+    benchmark:
+        "benchmarks/pm_gpc_table_chains/table{table}_n{n}_d{d}_{kernel}_{scheme}_block{block}.tsv"
     wildcard_constraints:
         table="1|3",
     conda:
@@ -202,6 +216,8 @@ rule pm_gpc_tables:
         claims="results/pm_gpc/table_claims.json",
     log:
         "logs/pm_gpc/tables/tables.log",
+    benchmark:
+        "benchmarks/pm_gpc_tables/tables.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -222,6 +238,8 @@ rule pm_gpc_real_data:
         "results/pm_gpc/real/{dataset}_data.nc",
     log:
         "logs/pm_gpc/real/{dataset}_data.log",
+    benchmark:
+        "benchmarks/pm_gpc_real_data/{dataset}_data.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -243,6 +261,8 @@ rule pm_gpc_real_chains:
         "results/pm_gpc/real/chains/{dataset}_{scheme}_block{block}.nc",
     log:
         "logs/pm_gpc/real/{dataset}_{scheme}_block{block}.log",
+    benchmark:
+        "benchmarks/pm_gpc_real_chains/{dataset}_{scheme}_block{block}.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -266,6 +286,8 @@ rule pm_gpc_real_summary:
         "results/pm_gpc/real/{dataset}_summary.nc",
     log:
         "logs/pm_gpc/real/{dataset}_summary.log",
+    benchmark:
+        "benchmarks/pm_gpc_real_summary/{dataset}_summary.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -294,6 +316,8 @@ rule pm_gpc_fig3:
         ),
     log:
         "logs/pm_gpc/fig{fig}.log",
+    benchmark:
+        "benchmarks/pm_gpc_fig3/fig{fig}.tsv"
     wildcard_constraints:
         fig="3|4",
     conda:

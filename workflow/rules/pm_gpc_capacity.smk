@@ -59,6 +59,8 @@ rule pm_gpc_capacity_split:
         f"{CAP_DIR}/{{dataset}}/n{{n}}_split{{k}}.nc",
     log:
         "logs/pm_gpc/capacity/{dataset}/n{n}_split{k}.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_split/{dataset}_n{n}_split{k}.tsv"
     wildcard_constraints:
         dataset=r"[^/]+",
         n=r"\d+",
@@ -88,6 +90,8 @@ rule pm_gpc_capacity_collect:
         f"{CAP_DIR}/{{dataset}}/scores.nc",
     log:
         "logs/pm_gpc/capacity/{dataset}/collect.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_collect/{dataset}_collect.tsv"
     wildcard_constraints:
         dataset=r"[^/]+",
     conda:
@@ -116,6 +120,8 @@ rule pm_gpc_capacity_table:
         summary=f"{CAP_DIR}/capacity_summary.csv",
     log:
         "logs/pm_gpc/capacity/table.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_table/table.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -141,6 +147,8 @@ rule pm_gpc_capacity_fig6:
         ),
     log:
         "logs/pm_gpc/capacity/fig6.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_fig6/fig6.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -170,6 +178,8 @@ rule pm_gpc_capacity_fig7:
         ),
     log:
         "logs/pm_gpc/capacity/fig7.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_fig7/fig7.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -196,6 +206,8 @@ rule pm_gpc_capacity_fig5:
         ),
     log:
         "logs/pm_gpc/capacity/fig5.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_fig5/fig5.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -217,6 +229,8 @@ rule pm_gpc_capacity_claims:
         f"{CAP_DIR}/claims.json",
     log:
         "logs/pm_gpc/capacity/claims.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_claims/claims.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

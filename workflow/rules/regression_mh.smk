@@ -10,6 +10,8 @@ rule regression_ml:
         "results/regression_mh/{dataset}/ml.nc",
     log:
         "logs/regression_mh/{dataset}/ml.log",
+    benchmark:
+        "benchmarks/regression_ml/{dataset}_ml.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -33,6 +35,8 @@ rule regression_mh_chain:
         "results/regression_mh/{dataset}/chains/chain_{chain}.nc",
     log:
         "logs/regression_mh/{dataset}/chain_{chain}.log",
+    benchmark:
+        "benchmarks/regression_mh_chain/{dataset}_chain_{chain}.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -59,6 +63,8 @@ rule regression_mh_merge:
         "results/regression_mh/{dataset}/posterior.nc",
     log:
         "logs/regression_mh/{dataset}/merge.log",
+    benchmark:
+        "benchmarks/regression_mh_merge/{dataset}_merge.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -84,6 +90,8 @@ rule regression_mh_diagnostics:
         nc="results/regression_mh/{dataset}/diagnostics.nc",
     log:
         "logs/regression_mh/{dataset}/diagnostics.log",
+    benchmark:
+        "benchmarks/regression_mh_diagnostics/{dataset}_diagnostics.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -108,6 +116,8 @@ rule regression_mh_figure:
         ),
     log:
         "logs/regression_mh/{dataset}/figure.log",
+    benchmark:
+        "benchmarks/regression_mh_figure/{dataset}_figure.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -131,6 +141,8 @@ rule regression_mh_claims:
         "results/claims/foundation.json",
     log:
         "logs/claims/foundation.log",
+    benchmark:
+        "benchmarks/regression_mh_claims/foundation.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

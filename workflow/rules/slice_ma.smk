@@ -38,6 +38,8 @@ rule slice_ma_data:
         "results/slice/data/{dataset}.nc",
     log:
         "logs/slice/data/{dataset}.log",
+    benchmark:
+        "benchmarks/slice_ma_data/{dataset}.tsv"
     wildcard_constraints:
         dataset="ionosphere|synthetic|mining|redwoods_standin",
     conda:
@@ -66,7 +68,7 @@ rule slice_ma_chains:
     log:
         "logs/slice/chains/{dataset}_{method}_block{block}.log",
     benchmark:
-        "benchmarks/slice/chains/{dataset}_{method}_block{block}.tsv"
+        "benchmarks/slice_ma_chains/{dataset}_{method}_block{block}.tsv"
     wildcard_constraints:
         dataset="ionosphere|synthetic|mining|redwoods_standin",
         method="fixed|prior-white|surr-site|surr-taylor|post-site|post-taylor",
@@ -107,6 +109,8 @@ rule slice_ma_fig3:
         convergence="results/slice/convergence.csv",
     log:
         "logs/slice/fig3.log",
+    benchmark:
+        "benchmarks/slice_ma_fig3/fig3.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -130,6 +134,8 @@ rule slice_ma_claims:
         "results/claims/slice_ma.json",
     log:
         "logs/claims/slice_ma.log",
+    benchmark:
+        "benchmarks/slice_ma_claims/slice_ma.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

@@ -58,6 +58,8 @@ rule sparse_mcmc_data:
         "results/sparse/data/{problem}.nc",
     log:
         "logs/sparse/data/{problem}.log",
+    benchmark:
+        "benchmarks/sparse_mcmc_data/{problem}.tsv"
     wildcard_constraints:
         problem="image|coal|mnist",
     conda:
@@ -88,7 +90,7 @@ rule sparse_mcmc_svgp:
     log:
         "logs/sparse/svgp/{problem}_{kernel}_M{M}.log",
     benchmark:
-        "benchmarks/sparse/svgp/{problem}_{kernel}_M{M}.tsv"
+        "benchmarks/sparse_mcmc_svgp/{problem}_{kernel}_M{M}.tsv"
     wildcard_constraints:
         problem="image|coal|mnist",
         kernel="rbf|ard",
@@ -118,7 +120,7 @@ rule sparse_mcmc_chains:
     log:
         "logs/sparse/chains/{study}/{kernel}_{sampler}_M{M}_block{block}.log",
     benchmark:
-        "benchmarks/sparse/chains/{study}/{kernel}_{sampler}_M{M}_block{block}.tsv"
+        "benchmarks/sparse_mcmc_chains/chains_{study}_{kernel}_{sampler}_M{M}_block{block}.tsv"
     wildcard_constraints:
         study="sweep|psrf|coal|mnist",
         kernel="rbf|ard",
@@ -161,6 +163,8 @@ rule sparse_mcmc_predict:
         "results/sparse/predict/{study}/{kernel}_{sampler}_M{M}.csv",
     log:
         "logs/sparse/predict/{study}/{kernel}_{sampler}_M{M}.log",
+    benchmark:
+        "benchmarks/sparse_mcmc_predict/predict_{study}_{kernel}_{sampler}_M{M}.tsv"
     wildcard_constraints:
         study="sweep|psrf|coal|mnist",
         kernel="rbf|ard",
@@ -205,6 +209,8 @@ rule sparse_mcmc_tables:
         ),
     log:
         "logs/sparse/tables.log",
+    benchmark:
+        "benchmarks/sparse_mcmc_tables/tables.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -240,6 +246,8 @@ rule sparse_mcmc_coal:
         table="results/sparse/coal_intensity.csv",
     log:
         "logs/sparse/coal.log",
+    benchmark:
+        "benchmarks/sparse_mcmc_coal/coal.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -274,6 +282,8 @@ rule sparse_mcmc_psrf:
         curves="results/sparse/psrf_curves.csv",
     log:
         "logs/sparse/psrf.log",
+    benchmark:
+        "benchmarks/sparse_mcmc_psrf/psrf.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -296,6 +306,8 @@ rule sparse_mcmc_equivalence:
         "results/sparse/equivalence.csv",
     log:
         "logs/sparse/equivalence.log",
+    benchmark:
+        "benchmarks/sparse_mcmc_equivalence/equivalence.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -320,6 +332,8 @@ rule sparse_mcmc_claims:
         "results/claims/sparse_mcmc.json",
     log:
         "logs/claims/sparse_mcmc.log",
+    benchmark:
+        "benchmarks/sparse_mcmc_claims/sparse_mcmc.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
