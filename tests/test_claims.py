@@ -154,3 +154,32 @@ def test_convergence_gate_and_inconclusive_records_need_a_reason():
         validate_claim({**base, "verdict": "INCONCLUSIVE"})
     with pytest.raises(ValueError, match="contradicts"):
         validate_claim({**base, "verdict": "FAIL", "passed": True})
+
+
+def test_verdict_table_puts_default_and_paper_scale_verdicts_side_by_side(tmp_path):
+    from gpbayes_repro import verdict_table
+    from gpbayes_repro.claims import write_claims
+
+    claim = {"id": "housing-ess", "statement": "ESS > 100", "measured": {"min_ess": 577.7}, "paper": None,
+             "verdict": "PASS"}
+    gate = {"id": "claim-1", "statement": "A beats B", "measured": {"x": 1.0}, "paper": None,
+            "verdict": "INCONCLUSIVE", "reason": "not converged",
+            "interval": {"quantity": "ratio", "estimate": 1.2, "lo": 0.9, "hi": 1.5, "threshold": 1.0, "side": "above"}}
+    write_claims("foundation", [claim], tmp_path / "default" / "foundation.json", scale="default")
+    write_claims("gplvm", [gate], tmp_path / "default" / "gplvm.json", scale="default")
+    write_claims("amis", [dict(claim, id="claim-1")], tmp_path / "default" / "amis.json", scale="default")
+    write_claims("foundation", [dict(claim, measured={"min_ess": 1633.0})], tmp_path / "paper" / "foundation.json",
+                 scale="paper")
+    table = verdict_table.rows(verdict_table.load_scale(tmp_path / "default", "default"),
+                               verdict_table.load_scale(tmp_path / "paper", "paper"))
+    assert [r[:2] for r in table] == [("foundation", "housing-ess"), ("amis", "claim-1"), ("gplvm", "claim-1")]
+    assert table[0][2] == "**PASS** min_ess = 577.7" and table[0][3] == "**PASS** min_ess = 1633"
+    assert table[1][3].startswith("cluster only (≈ 800 CPU-h")
+    assert table[2][2] == "**INCONCLUSIVE** ratio = 1.2 [0.9, 1.5]; claim: ≥ 1"
+    assert table[2][3] == f"cluster only (≈ {verdict_table.PAPER_SCALE_CPU_HOURS['gplvm']:g} CPU-h estimated)"
+    md = verdict_table.to_markdown(table)
+    assert md.count("\n") == 2 + len(table)
+    # a smoke run's leftovers do not pass for default verdicts
+    write_claims("slice_ma", [claim], tmp_path / "default" / "slice_ma.json", scale="smoke")
+    with pytest.raises(ValueError, match="slice_ma.json: written at scale='smoke'"):
+        verdict_table.load_scale(tmp_path / "default", "default")
