@@ -117,7 +117,7 @@ def copy_project(dst: Path) -> None:
 @pytest.mark.slow
 def test_smoke_workflow_end_to_end(tmp_path):
     copy_project(tmp_path)
-    res = run(["--cores", "2", "--config", "scale=smoke"], tmp_path, timeout=900)
+    res = run(["--cores", "2", "--config", "scale=smoke"], tmp_path, timeout=1800)
     assert res.returncode == 0, (res.stdout + res.stderr)[-5000:]
     ncs = sorted((tmp_path / "results").rglob("*.nc"))
     assert ncs, "the smoke run produced no NetCDF results"
