@@ -32,10 +32,15 @@ Which q: exactness and warm starts
 By default q at a proposed psi' is optimised from the deterministic PCA
 initialisation of Alg. 1 (``initial_variational``), so q is a function of
 (psi', Y) alone and the stationary distribution is exactly p(psi | Y).
-``warm_start=True`` starts instead from the current state's q (the paper's
-"re-optimise"), which is cheaper but makes q depend on the chain's history
-through the optimiser's end point; the chain is then exact only up to the
-optimiser's tolerance (the same caveat as
+``reference_params`` replaces that start by fixed variational parameters
+(the pipeline passes the type-II ML fit's q): still a function of (psi', Y)
+alone, and close to the optimum near the ML estimate, so a few L-BFGS
+iterations suffice (Gadd et al. Sec. 7: "fewer VB optimisation iterations";
+the estimate stays unbiased whatever the iteration count, only its variance
+changes).  ``warm_start=True`` starts instead from the current state's q (the
+paper's "re-optimise"), which is cheaper but makes q depend on the chain's
+history through the optimiser's end point; the chain is then exact only up
+to the optimiser's tolerance (the same caveat as
 ``gpbayes.estimators.importance.PseudoMarginalTarget``).
 
 Alg. 2 details

@@ -174,6 +174,9 @@ def _ml_params(ml: xr.Dataset) -> VariationalParams:
 def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict,
                  ml: xr.Dataset | None = None) -> pm.PMGibbsConfig:
     """Alg. 2's settings; without ``warm_start``, Alg. 1 starts at the ML fit's q when ``vb_start`` is "ml"."""
+    # Sec. 6.1: q is re-optimised "after each full conditional sample" (Alg. 2 line 4 at every proposal);
+    # starting Alg. 1 at a fixed q rather than the chain's current one keeps q a function of psi' alone
+    # (exact chain), and Sec. 7 allows "fewer VB optimisation iterations" (vb_max_iter) at the cost of variance
     reference = None
     if not cfg["warm_start"] and cfg.get("vb_start", "pca") == "ml":
         if ml is None:
