@@ -238,6 +238,35 @@ def test_pseudo_marginal_estimate_is_unbiased(sign_symmetric):
     assert math.exp(logs.mean() - ref.log_marginal) < 1.0 - 4 * se
 
 
+def test_stacked_importance_likelihoods_match_one_at_a_time_and_dense(monkeypatch):
+    """eq. 1 for a stack of Q draws (one batched Cholesky) = ``log_likelihood`` per draw = a dense reference."""
+    from scipy.stats import multivariate_normal
+
+    model = tiny_model(ky=2)
+    psi = TINY_PSI
+    q = latent_posterior(model, psi, optimise_variational(model, psi, max_iter=20).params)
+    samples = pm.sample_latent(np.random.default_rng(5), q, 7)
+    with linalg.count_ops() as ops:
+        got = pm._log_likelihoods(model, psi, samples)
+    assert ops.cubic == 7  # one O(n^3) operation per draw, as before
+    one = np.array([pm.log_likelihood(model, psi, Z) for Z in samples])
+    np.testing.assert_allclose(got, one, rtol=1e-12)  # K_f is built in another order there
+    _, psi_f, log_beta = model.split(psi)
+    for Z, g in zip(samples, got):
+        C = se_kernel_double_loop(Z, Z, math.exp(psi_f[-1]), np.exp(psi_f[:-1])) + math.exp(-log_beta) * np.eye(6)
+        ref = sum(multivariate_normal(np.zeros(6), C).logpdf(y) for y in model.Y.T)
+        assert g == pytest.approx(ref, rel=1e-10)
+
+    # a stack with a matrix that is not positive definite falls back to the per-draw path (jitter, errors)
+    def refuse(C):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(pm.np.linalg, "cholesky", refuse)
+    with linalg.count_ops() as ops:
+        loop = pm._log_likelihoods(model, psi, samples)
+    assert ops.cubic >= 7 and np.array_equal(loop, got)  # same LAPACK dpotrf/dtrtrs: the same numbers to the bit
+
+
 # ---------------------------------------------------------------------------
 # Alg. 3: the elliptical slice update of Z on a conjugate case
 # ---------------------------------------------------------------------------
@@ -375,15 +404,18 @@ def gw_test_fn(params, Y):
     return np.array([a, b, a * a, b * b, a * b, np.mean(Z**2), np.mean(Y**2)])
 
 
-def gw_transition(sign_symmetric):
-    config = pm.PMGibbsConfig(blocks=(GW_BLOCK,), n_imp=GW_Q, adapt_start=10**9, vb_options=GW_VB,
-                              sign_symmetric=sign_symmetric)
+def gw_transition(sign_symmetric, fixed_start=False):
+    """``fixed_start``: Alg. 1 starts at a fixed q (here the PCA start at GW_PHI, a function of Y alone, as
+    the pipeline's ML fit is) instead of the PCA start at psi -- the pipeline's ``vb_start: ml``."""
     proposal = [GW_PROPOSAL_VAR * np.eye(2)]
 
     def transition(rng, params, Y):
         psi, Z = params
         model = SupervisedGPLVM(GW_X, Y, 1, GW_M)
-        vb = optimise_variational(model, psi, **GW_VB)  # the q the sampler would build at psi
+        ref = initial_variational(model, GW_PHI) if fixed_start else None
+        config = pm.PMGibbsConfig(blocks=(GW_BLOCK,), n_imp=GW_Q, adapt_start=10**9, vb_options=GW_VB,
+                                  sign_symmetric=sign_symmetric, reference_params=ref)
+        vb = optimise_variational(model, psi, ref, **GW_VB)  # the q the sampler would build at psi
         q = latent_posterior(model, psi, vb.params)
         samples = np.concatenate([Z[None], pm.sample_latent(rng, q, GW_Q - 1, sign_symmetric)])
         log_w = pm.importance_log_weights(model, psi, q, samples, sign_symmetric)
@@ -405,14 +437,21 @@ def gw_marginal_conditional():
     return geweke.marginal_conditional(np.random.default_rng(42), gw_params, gw_data, gw_test_fn, 10_000)
 
 
-def gw_run(mc, seed, n_sc, sign_symmetric=False):
+def gw_run(mc, seed, n_sc, sign_symmetric=False, fixed_start=False):
     sc = geweke.successive_conditional(np.random.default_rng(seed), gw_params, gw_data,
-                                       gw_transition(sign_symmetric), gw_test_fn, n_sc)
+                                       gw_transition(sign_symmetric, fixed_start), gw_test_fn, n_sc)
     return geweke.compare(mc, sc, names=GW_NAMES, alpha=0.01)
 
 
 def test_geweke_pseudo_marginal_sampler(gw_marginal_conditional):
     res = gw_run(gw_marginal_conditional, 1, 2000)
+    assert res.batches_ok, res.summary()
+    assert not res.reject, res.summary()
+
+
+def test_geweke_pseudo_marginal_sampler_fixed_vb_start(gw_marginal_conditional):
+    """The pipeline's default: Alg. 1 from a fixed start (not the chain's current q) for a few iterations."""
+    res = gw_run(gw_marginal_conditional, 3, 2000, fixed_start=True)
     assert res.batches_ok, res.summary()
     assert not res.reject, res.summary()
 

@@ -171,6 +171,8 @@ def test_evaluation_and_claims_on_a_tiny_run(tiny, tmp_path):
         C.validate_claim(dict(r))
         assert r["verdict"] == "INCONCLUSIVE" and "not converged" in r["reason"]
         assert r["interval"]["threshold"] == 0.0 and r["measured"]["interval_verdict"] in C.VERDICTS
+    C.validate_claim(dict(records[2]))
+    assert records[2]["verdict"] in ("INCONCLUSIVE", "FAIL")  # never PASS on 4-draw chains
     R.restart_figure(restarts, table, tmp_path / "restarts.pdf")
     assert (tmp_path / "restarts.pdf").stat().st_size > 0
 
@@ -231,6 +233,33 @@ def _claims(*args):
     return [C.validate_claim(dict(x)) for x in E.gplvm_claims(*args)]
 
 
+def test_fixed_vb_start_makes_the_chain_independent_of_its_past(tiny):
+    """vb_start: ml (no warm start): Alg. 1 starts at the ML fit's q at every proposal, so the q behind an
+    estimate is a function of the proposed psi alone, whatever state the chain is in."""
+    ds, ml = tiny
+    cfg = dict(CFG, warm_start=False, vb_start="ml")
+    model = E.build_model(ds, cfg, TINY)
+    config = E.gibbs_config(model, cfg, TINY, ml)
+    ref = E._ml_params(ml)
+    assert not config.warm_start and all(np.array_equal(a, b) for a, b in zip(config.reference_params, ref))
+    psi = ml["psi"].values + 0.05
+    other = ref._replace(whitened_mean=ref.whitened_mean + 0.3)  # a different "current" q
+    from gpbayes.gplvm import pseudo_marginal as pm
+    a = pm._estimate(np.random.default_rng(1), model, psi, config, ref)
+    b = pm._estimate(np.random.default_rng(1), model, psi, config, other)
+    assert a.log_marginal == b.log_marginal and all(np.array_equal(x, y) for x, y in zip(a.variational, b.variational))
+    # with the warm start the current q matters (the reason it is not the default)
+    warm = E.gibbs_config(model, CFG, TINY, ml)
+    c = pm._estimate(np.random.default_rng(1), model, psi, warm, other)
+    assert not np.array_equal(c.variational.whitened_mean, a.variational.whitened_mean)
+    # vb_max_iter 0: q is the ML fit's q itself
+    z = E.gibbs_config(model, cfg, dict(TINY, vb_max_iter=0), ml)
+    d = pm._estimate(np.random.default_rng(1), model, psi, z, other)
+    assert d.vb is None and all(np.array_equal(x, y) for x, y in zip(d.variational, ref))
+    with pytest.raises(ValueError, match="ML fit"):
+        E.gibbs_config(model, cfg, TINY)
+
+
 def test_claims_logic_on_constructed_tables():
     cfg = {"bimodality_coefficient": 5 / 9, "ks_distance": 0.15, "min_gap_increase": 0.0}
     table, shapes, boot = _claim_inputs()
@@ -260,6 +289,21 @@ def test_claims_logic_on_constructed_tables():
     assert all(x["measured"]["interval_verdict"] == "PASS" and "not converged" in x["reason"] for x in r[:2])
     for x in r:
         C.validate_claim(dict(x))
+    # claim 3 is gated too: flagged shapes on chains that have not mixed decide nothing
+    assert r[2]["verdict"] == "INCONCLUSIVE" and "case2: not converged" in r[2]["reason"]
+    assert r[2]["measured"]["case2_flagged"] and r[2]["measured"]["case2_converged"] is False
+    # ... but a converged Case 2/3 that is not flagged FAILs it whatever the other case
+    table, shapes, boot = _claim_inputs()
+    shapes.loc[shapes["case"] == "case3", "rhat"] = 1.3
+    shapes.loc[shapes["case"] == "case2", "bimodality_coefficient"] = 0.4
+    assert _claims(table, shapes, cfg, boot)[2]["verdict"] == "FAIL"
+    shapes.loc[shapes["case"] == "case2", "bimodality_coefficient"] = 0.6
+    r = _claims(table, shapes, cfg, boot)
+    assert r[2]["verdict"] == "INCONCLUSIVE" and r[2]["reason"].startswith("case3: not converged")
+    # only Cases 2 and 3 are tested: Case 1 neither flagged nor converged changes nothing
+    table, shapes, boot = _claim_inputs()
+    shapes.loc[shapes["case"] == "case1", "rhat"] = 3.0
+    assert _claims(table, shapes, cfg, boot)[2]["verdict"] == "PASS"
     # claim 2 FAILs when the gap shrinks from Case 2 to Case 3
     table, shapes, boot = _claim_inputs()
     table.loc[table["case"] == "case3", "nmse_ml_best_bound"] = 25.0

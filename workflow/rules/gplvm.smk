@@ -25,6 +25,7 @@ GPLVM_MODEL_KEYS = ("latent_dim", "latent_jitter", "priors", "ml")
 GPLVM_CHAIN_KEYS = GPLVM_MODEL_KEYS + (
     "blocks",
     "warm_start",
+    "vb_start",
     "adapt_epsilon",
     "initial_proposal_sd",
     "start_noise_sd",

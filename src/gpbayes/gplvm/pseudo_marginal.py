@@ -32,10 +32,15 @@ Which q: exactness and warm starts
 By default q at a proposed psi' is optimised from the deterministic PCA
 initialisation of Alg. 1 (``initial_variational``), so q is a function of
 (psi', Y) alone and the stationary distribution is exactly p(psi | Y).
-``warm_start=True`` starts instead from the current state's q (the paper's
-"re-optimise"), which is cheaper but makes q depend on the chain's history
-through the optimiser's end point; the chain is then exact only up to the
-optimiser's tolerance (the same caveat as
+``reference_params`` replaces that start by fixed variational parameters
+(the pipeline passes the type-II ML fit's q): still a function of (psi', Y)
+alone, and close to the optimum near the ML estimate, so a few L-BFGS
+iterations suffice (Gadd et al. Sec. 7: "fewer VB optimisation iterations";
+the estimate stays unbiased whatever the iteration count, only its variance
+changes).  ``warm_start=True`` starts instead from the current state's q (the
+paper's "re-optimise"), which is cheaper but makes q depend on the chain's
+history through the optimiser's end point; the chain is then exact only up
+to the optimiser's tolerance (the same caveat as
 ``gpbayes.estimators.importance.PseudoMarginalTarget``).
 
 Alg. 2 details
@@ -64,6 +69,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg.lapack import dtrtrs as _dtrtrs
 from scipy.special import logsumexp
 
 from .. import linalg
@@ -143,20 +149,44 @@ def sample_latent(rng: np.random.Generator, q: LatentPosterior, n_samples: int,
 
 
 def _log_likelihoods(model: SupervisedGPLVM, psi, samples: np.ndarray) -> np.ndarray:
-    """eq. 1 for each of the (Q, N, k_z) samples: one Cholesky each."""
+    """eq. 1 for each of the (Q, N, k_z) samples: one Cholesky each.
+
+    The Q covariance matrices are built and factorised as one stack
+    (``numpy.linalg.cholesky``, LAPACK ``dpotrf`` per matrix: the same factor,
+    to the bit, as ``gpbayes.linalg.cholesky``; each counted as one O(n^3)
+    operation); the triangular solves with Y use LAPACK ``dtrtrs`` directly.
+    If any matrix of the stack is not positive definite (or not finite), every
+    sample goes through ``gpbayes.linalg.cholesky`` one at a time instead, with
+    its jitter fallback and errors.
+    """
     _, psi_f, log_beta = model.split(psi)
     a, w = model.latent_kernel.amplitude_and_precisions(psi_f)
     n, D = model.Y.shape
     noise = math.exp(-log_beta)
     Zw = samples * np.sqrt(w)
-    out = np.empty(samples.shape[0])
     const = -0.5 * n * D * _LOG_2PI
-    for i, z in enumerate(Zw):
-        sq = np.sum((z[:, None, :] - z[None, :, :]) ** 2, axis=2)
-        C = a * np.exp(-0.5 * sq)
-        C[np.diag_indices(n)] += noise
-        L = linalg.cholesky(C, name="K_f + beta^-1 I")
-        A = linalg.solve_triangular(L, model.Y, lower=True)
+    sq = np.sum((Zw[:, :, None, :] - Zw[:, None, :, :]) ** 2, axis=3)  # (Q, N, N)
+    C = a * np.exp(-0.5 * sq)
+    idx = np.arange(n)
+    C[:, idx, idx] += noise
+    factors = None
+    if np.all(np.isfinite(C)):
+        try:
+            factors = np.linalg.cholesky(C)
+        except np.linalg.LinAlgError:
+            factors = None
+    out = np.empty(samples.shape[0])
+    if factors is None:
+        for i in range(samples.shape[0]):
+            L = linalg.cholesky(C[i], name="K_f + beta^-1 I")
+            A = linalg.solve_triangular(L, model.Y, lower=True)
+            out[i] = -0.5 * np.sum(A * A) - 0.5 * D * linalg.logdet_from_cholesky(L) + const
+        return out
+    for i, L in enumerate(factors):
+        linalg._tick("cholesky")
+        A, info = _dtrtrs(L, model.Y, lower=1)
+        if info != 0:  # pragma: no cover - a zero pivot cannot follow a successful Cholesky
+            raise np.linalg.LinAlgError(f"dtrtrs failed with info {info}")
         out[i] = -0.5 * np.sum(A * A) - 0.5 * D * linalg.logdet_from_cholesky(L) + const
     return out
 
@@ -250,7 +280,12 @@ class PMGibbsConfig:
     adapt_stop : last adapting iteration (None: never stop, as in the paper).
     adapt_epsilon : the small constant eps of line 7 (added as s_d eps I).
     warm_start : start Alg. 1 at the current q instead of the PCA initialisation.
-    vb_options : keyword arguments of ``optimise_variational``.
+    reference_params : without ``warm_start``, start Alg. 1 at these fixed
+        variational parameters (e.g. the type-II ML fit's q) instead of the
+        PCA initialisation.  Either way q is a function of psi' alone, so the
+        chain is exact whatever the number of L-BFGS iterations.
+    vb_options : keyword arguments of ``optimise_variational``; ``max_iter=0``
+        uses the start itself as q (no optimisation).
     sign_symmetric : use the sign-symmetrised proposal (``pseudo_marginal_estimate``).
     """
 
@@ -262,6 +297,7 @@ class PMGibbsConfig:
     warm_start: bool = False
     vb_options: dict = dataclasses.field(default_factory=dict)
     sign_symmetric: bool = False
+    reference_params: VariationalParams | None = None
 
     def __post_init__(self):
         blocks = tuple(np.atleast_1d(np.asarray(b, dtype=int)) for b in self.blocks)
@@ -302,10 +338,12 @@ class PMGibbsInfo(NamedTuple):
 
 
 def _estimate(rng, model, psi, config: PMGibbsConfig, params0):
+    start = params0 if config.warm_start else config.reference_params
+    options = dict(config.vb_options)
+    optimise = int(options.get("max_iter", 1)) > 0
     return pseudo_marginal_estimate(
-        rng, model, psi, config.n_imp,
-        params=params0 if config.warm_start else None, vb_options=config.vb_options,
-        sign_symmetric=config.sign_symmetric,
+        rng, model, psi, config.n_imp, params=start, optimise=optimise,
+        vb_options=options if optimise else None, sign_symmetric=config.sign_symmetric,
     )
 
 
