@@ -230,6 +230,86 @@ def test_run_chain_is_reproducible_and_rejects_unknown_methods():
 
 
 # ---------------------------------------------------------------------------
+# the released code's target (a diagnostic option, never a default)
+# ---------------------------------------------------------------------------
+def logistic_model():
+    y = np.where(np.arange(N_SMALL) % 3 == 0, -1.0, 1.0)
+    return rep.LatentGaussianModel(KERNEL1, X_SMALL, likelihoods.Logistic(), y,
+                                   priors.IndependentPrior((priors.LogNormal(0.0, 0.5),) * 2))
+
+
+def _aux(model, method, theta, f, rng):
+    state = hs.init(model, theta, f, method)
+    return hs.auxiliaries(rng, state, method)
+
+
+@pytest.mark.parametrize("method", ["fixed", "prior-white", "surr-site", "post-site"])
+def test_released_code_target_is_the_posterior_times_prod_s_to_the_minus_half(method):
+    """log p_released - log p = -1/2 sum_i log S_ii(theta), S_ii from moment matching by quadrature (eq. 12):
+    a Gaussian N(mu_i, v_i) fitted to L_i(f) N(f; 0, Sigma_ii) gives S_ii = (1/v_i - 1/Sigma_ii)^-1."""
+    model = logistic_model()
+    rng = np.random.default_rng(7)
+    theta0 = np.array([0.2, 0.4])
+    f0 = np.linalg.cholesky(model.covariance(theta0)) @ rng.standard_normal(N_SMALL)
+    aux = _aux(model, method, theta0, f0, rng)
+    post = hs.log_conditional(model, method, aux)
+    released = hs.log_conditional(model, method, aux, target="released-code")
+    # the slice threshold's current value (from the stored factors) is the same target
+    state = hs.init(model, theta0, f0, method)
+    np.testing.assert_allclose(hs._current_value(model, method, state, aux, "released-code"),
+                               released(theta0).log_density, rtol=1e-10, atol=1e-10)
+    for theta in (theta0, np.array([-0.3, 0.9]), np.array([0.5, -0.6])):
+        s2 = float(np.exp(2 * theta[1]))  # Sigma_ii = sigma_f^2 (1 + nugget)
+        s2 *= 1.0 + KERNEL1.nugget
+        s = []
+        for yi in model.y:
+            _, v = site_moments_by_quadrature(lambda f, yi=yi: float(expit(yi * f)), s2)
+            s.append(1.0 / (1.0 / v - 1.0 / s2))
+        a, b = post(theta), released(theta)
+        np.testing.assert_array_equal(a.f, b.f)  # the same f(theta, aux): only the density differs
+        np.testing.assert_allclose(b.log_density - a.log_density, -0.5 * np.sum(np.log(s)), rtol=1e-7, atol=1e-9)
+
+
+def test_released_code_target_of_surr_site_is_the_released_formula():
+    """surr-site with target="released-code" against the released code's density written out densely:
+    log L(f) + log N(f; 0, K) - 1/2 (g - f)^T S^-1 (g - f) - sum log S_ii + log |L_R| + log p(theta)
+    (its Lfprior + Lg_f + Lfn + LJacobian + Ltprior), compared between two thetas with eta and g fixed."""
+    model = logistic_model()
+    rng = np.random.default_rng(8)
+    theta_a, theta_b = np.array([0.1, 0.3]), np.array([-0.2, 0.8])
+    f_a = np.linalg.cholesky(model.covariance(theta_a)) @ rng.standard_normal(N_SMALL)
+    aux = _aux(model, "surr-site", theta_a, f_a, rng)
+    fn = hs.log_conditional(model, "surr-site", aux, target="released-code")
+
+    def released_dense(theta, f):
+        K, S, _, R = dense_pieces(model, theta, "surr-site")
+        s = np.diag(S)
+        r = aux["g"] - f
+        return (model.log_likelihood(theta, f) + multivariate_normal(np.zeros(N_SMALL), K).logpdf(f)
+                - 0.5 * r @ (r / s) - np.sum(np.log(s)) + 0.5 * np.linalg.slogdet(R)[1] + model.log_prior(theta))
+
+    ea, eb = fn(theta_a), fn(theta_b)
+    want = released_dense(theta_b, eb.f) - released_dense(theta_a, ea.f)
+    np.testing.assert_allclose(eb.log_density - ea.log_density, want, rtol=1e-8, atol=1e-8)
+
+
+def test_default_target_is_the_posterior_bit_for_bit_and_bad_targets_are_refused():
+    model = poisson_model()
+    args = (model, np.zeros(3), np.zeros(N_SMALL), "surr-site")
+    a = hs.run_chain(np.random.default_rng(5), *args, n_burn=2, n_draws=6)
+    b = hs.run_chain(np.random.default_rng(5), *args, n_burn=2, n_draws=6, target="posterior")
+    c = hs.run_chain(np.random.default_rng(5), *args, n_burn=2, n_draws=6, target="released-code")
+    np.testing.assert_array_equal(a.draws, b.draws)
+    np.testing.assert_array_equal(a.stats["lp"], b.stats["lp"])
+    assert not np.array_equal(a.draws, c.draws)
+    with pytest.raises(ValueError, match="target must be one of"):
+        hs.run_chain(np.random.default_rng(5), *args, n_burn=1, n_draws=2, target="released")
+    with pytest.raises(ValueError, match="Taylor"):
+        hs.run_chain(np.random.default_rng(5), model, np.zeros(3), np.zeros(N_SMALL), "surr-taylor", n_burn=1,
+                     n_draws=2, target="released-code")
+
+
+# ---------------------------------------------------------------------------
 # Geweke joint-distribution tests: every representation, logistic and Poisson
 # ---------------------------------------------------------------------------
 # 5 inputs on a line; theta = (log l, log sigma_f) [+ offset m] with independent

@@ -208,6 +208,8 @@ def test_config_validates_and_is_checked():
         (("methods", "mining", 0), "surr", "slice_ma/methods/mining/0"),
         (("scales", "default", "redwoods_standin"), {"n_burn": 1, "n_draws": 50}, "slice_ma/scales/default/redwoods_standin"),
         (("claims", "typo"), 1.0, "slice_ma/claims"),
+        (("root",), "cholesky", "slice_ma/root"),
+        (("released_target", "methods"), ["surr-taylor"], "slice_ma/released_target/methods/0"),
     ]:
         bad = copy.deepcopy(cfg)
         node = bad["slice_ma"]
@@ -302,3 +304,53 @@ def test_convergence_rows_pool_the_blocks_of_a_method():
     assert len(same) == 1 and same["max_rank_rhat"].iloc[0] < 1.02 and same["min_bulk_ess"].iloc[0] > 800
     apart = sm.convergence_rows([block(0.0), block(3.0)])  # two blocks stuck in different places
     assert apart["max_rank_rhat"].iloc[0] > 1.5
+
+
+# --------------------------------------------------------------------------- the released code's target (diagnostic)
+def test_root_and_target_reach_the_sampler_and_the_defaults_leave_chains_unchanged():
+    ds = sm.problem_data("synthetic", CFG, TINY, 5)
+    bare = {k: v for k, v in CFG.items() if k not in ("root", "target")}
+    a = sm.run_block(ds, method="surr-site", block=0, cfg=bare, settings=TINY, seed=5)
+    b = sm.run_block(ds, method="surr-site", block=0, cfg=dict(CFG, root="prior", target="posterior"),
+                     settings=TINY, seed=5)
+    np.testing.assert_array_equal(a["posterior"]["psi"].values, b["posterior"]["psi"].values)
+    assert "root" not in b["posterior"].attrs and "target" not in b["posterior"].attrs
+    c = sm.run_block(ds, method="surr-site", block=0, cfg=dict(CFG, root="precision"), settings=TINY, seed=5)
+    assert c["posterior"].attrs["root"] == "precision"
+    assert not np.array_equal(a["posterior"]["psi"].values, c["posterior"]["psi"].values)
+    # the diagnostic target: its own streams, labelled in the file
+    r = sm.run_block(ds, method="prior-white", block=0, cfg=dict(CFG, target="released-code"), settings=TINY, seed=5)
+    assert r["posterior"].attrs["target"] == "released-code"
+
+
+def test_released_target_table_puts_both_targets_side_by_side(prepared):
+    ds = sm.problem_data("ionosphere", CFG, TINY, 5, prepared["ionosphere"])
+    run = lambda m, target: sm.run_block(ds, method=m, block=0, cfg=dict(CFG, target=target), settings=TINY, seed=5)
+    correct = [run(m, "posterior") for m in ("prior-white", "surr-site")]
+    released = [run(m, "released-code") for m in ("prior-white", "surr-site")]
+    t = sm.released_target_table(correct, released, seed=1).set_index(["target", "method"])
+    assert list(t.index) == [("posterior", "prior-white"), ("posterior", "surr-site"),
+                             ("released-code", "prior-white"), ("released-code", "surr-site")]
+    assert (t["n_chains"] == 2).all() and (t["n_draws"] == 20).all()
+    # sigma_f summaries are those of the pooled draws
+    sf = np.exp(released[1]["posterior"]["psi"].sel(param="sigma_f").values)
+    assert t.loc[("released-code", "surr-site"), "sigma_f_mean"] == pytest.approx(sf.mean())
+    assert t.loc[("released-code", "surr-site"), "sigma_f_q95"] == pytest.approx(np.quantile(sf, 0.95))
+    assert t.loc[("released-code", "prior-white"), "over_prior_white_same_target"] == pytest.approx(1.0)
+    assert t.loc[("posterior", "prior-white"), "over_prior_white_posterior"] == pytest.approx(1.0)
+    eff = sm.chain_efficiency(released[1])["per_covariance"].values
+    base = sm.chain_efficiency(correct[0])["per_covariance"].values
+    assert t.loc[("released-code", "surr-site"), "over_prior_white_posterior"] == pytest.approx(eff.mean() / base.mean())
+    with pytest.raises(ValueError, match="was given as"):
+        sm.released_target_table(released, correct)
+
+
+def test_unstandardised_inputs_are_the_raw_uci_values(prepared):
+    raw = sm.unstandardised_inputs(prepared["ionosphere"])
+    X = raw["X"].values
+    assert X.min() >= -1.0 - 1e-9 and X.max() <= 1.0 + 1e-9
+    first = (REPO / "data" / "raw" / "ionosphere.dat").read_text().splitlines()
+    row = next(line for line in first if line and not line.startswith("@"))
+    np.testing.assert_allclose(X[0], [float(v) for v in row.split(",")[:-1]], atol=1e-9)
+    with pytest.raises(ValueError, match="X_mean"):
+        sm.unstandardised_inputs(sm.ionosphere_data(prepared["ionosphere"], 20, np.random.default_rng(0)))

@@ -73,6 +73,22 @@ Posterior-based representation (post-site, post-taylor)
         log p(psi | omega, y) = log L(f) + log N(f; 0, Sigma) + log |L_R|
                                 + log p_h(psi) + const.
 
+The released code's target (a diagnostic, NOT the posterior)
+    Murray's released ``update_theta_aux_surr.m`` (2009-2010) evaluates
+    log N(g; f, S) with the line
+        Lg_f = -0.5*sum((pp.gg - pp.ff).^2)./pp.aux_var - sum(log(pp.aux_var.*ones(size(pp.ff))));
+    i.e. with -sum log S_ii where the Gaussian has -1/2 sum log S_ii.  Its
+    slice sampler therefore leaves p(psi, f | y) prod_i S_ii(psi)^(-1/2)
+    invariant instead of the posterior (eq. 11 with the correct normaliser).
+    ``released_code_log_tilt`` is that extra term; ``gpbayes.mcmc.hyper_slice``
+    adds it with ``target="released-code"`` (never a default) to reproduce
+    what the released code samples.  The tilt is exact when the site variances
+    are all equal (Ionosphere: a stationary kernel and the symmetric logistic
+    likelihood give one S_ii for every i); with unequal S_ii the released line
+    also divides the *total* squared residual by each S_ii (MATLAB's ``./``
+    after ``sum``), a vector-valued "log density" whose slice test MATLAB
+    reduces with "all", which no scalar target reproduces.
+
 Auxiliary noise S_psi (M&A Sec. 3.2, eqs. 12-13)
     ``gpbayes.site_approximations``: moment matching for the probit and
     logistic, Laplace for the Poisson, exact for the Gaussian; thresholded
@@ -115,6 +131,9 @@ __all__ = [
     "surrogate_log_marginal",
     "surrogate_log_det_root",
     "surrogate_log_conditional",
+    "TARGETS",
+    "DEFAULT_TARGET",
+    "released_code_log_tilt",
     "DEFAULT_MAX_NOISE_RATIO",
 ]
 
@@ -122,6 +141,10 @@ _LOG_2PI = math.log(2.0 * math.pi)
 _CACHE_SIZE = 64
 ROOTS = ("prior", "precision")
 DEFAULT_ROOT = "prior"
+#: "posterior": p(psi, f | y) (M&A eq. 11 for surr-); "released-code": a DIAGNOSTIC, not the posterior
+#: (``released_code_log_tilt``)
+TARGETS = ("posterior", "released-code")
+DEFAULT_TARGET = "posterior"
 
 
 # ---------------------------------------------------------------------------
@@ -392,6 +415,21 @@ def surrogate_log_det_root(factors: SurrogateFactors) -> float:
     if factors.root == "prior":
         return 0.5 * linalg.logdet_from_cholesky(factors.chol_prior) - half
     return -half
+
+
+def released_code_log_tilt(noise_var: np.ndarray) -> float:
+    """-1/2 sum_i log S_ii: what Murray's released surrogate-data code adds to the log posterior.
+
+    A DIAGNOSTIC, not part of any correct target.  The released
+    ``update_theta_aux_surr.m`` computes log N(g; f, S) as
+    ``... - sum(log(pp.aux_var.*ones(size(pp.ff))))``, i.e. -log|S| where the
+    Gaussian normaliser is -1/2 log|S| (M&A eq. 11 is correct; the code is
+    not), so with S = S(psi) (eq. 12) it samples
+    p(psi, f | y) prod_i S_ii(psi)^(-1/2).  This returns the log of that
+    extra factor (a function of psi only); see the module docstring for when
+    it reproduces the released code exactly.  O(n).
+    """
+    return -0.5 * float(np.sum(np.log(np.asarray(noise_var, dtype=np.float64))))
 
 
 def surrogate_log_conditional(model: LatentGaussianModel, psi, eta, g) -> Evaluation:

@@ -22,8 +22,22 @@ SLICE_MA_TARGETS = [
 # each rule receives only the config it uses, so that editing e.g. the claims'
 # thresholds does not re-run the chains
 SMA_MODEL_CFG = {
-    k: SMA[k] for k in ("nugget", "max_noise_ratio", "priors", "n_latent_updates")
+    k: SMA[k] for k in ("nugget", "max_noise_ratio", "root", "priors", "n_latent_updates")
 }
+# DIAGNOSTIC, opt-in (not in `rule all`): Ionosphere on the target of Murray's
+# released code (NOT the posterior) beside Fig. 3's chains on the correct one
+SLICE_MA_RELEASED_TARGET = "results/slice/released_target.csv"
+# the same methods' chains on the correct target (Fig. 3's files, not re-run)
+SMA_IONO_CHAIN_FILES = [
+    f"results/slice/chains/ionosphere_{m}_block{b}.nc"
+    for m in SMA["released_target"]["methods"]
+    for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
+]
+SLICE_MA_RELEASED_CHAIN_FILES = [
+    f"results/slice/released/chains/ionosphere_{m}_block{b}.nc"
+    for m in SMA["released_target"]["methods"]
+    for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
+]
 
 
 rule slice_ma_data:
@@ -148,3 +162,59 @@ rule slice_ma_claims:
         seed=SEED,
     script:
         "../scripts/slice_ma_claims.py"
+
+
+rule slice_ma_released_chains:
+    """DIAGNOSTIC: a block of Ionosphere chains on the released code's target, p(theta, f | y) prod S_ii^-1/2."""
+    input:
+        "results/slice/data/ionosphere.nc",
+    output:
+        "results/slice/released/chains/ionosphere_{method}_block{block}.nc",
+    log:
+        "logs/slice/released/chains/ionosphere_{method}_block{block}.log",
+    benchmark:
+        "benchmarks/slice_ma_released_chains/ionosphere_{method}_block{block}.tsv"
+    wildcard_constraints:
+        method="fixed|prior-white|surr-site|post-site",
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg={**SMA_MODEL_CFG, "target": "released-code"},
+        settings={k: SMA_SET[k] for k in ("n_chains", "chains_per_job", "ionosphere")},
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_chains.py"
+
+
+rule slice_ma_released_target:
+    """DIAGNOSTIC table: sigma_f's posterior and Fig. 3's efficiency on both targets (Ionosphere)."""
+    input:
+        correct=SMA_IONO_CHAIN_FILES,
+        released=SLICE_MA_RELEASED_CHAIN_FILES,
+    output:
+        table=report(
+            SLICE_MA_RELEASED_TARGET,
+            caption="../report/slice_ma_released_target.rst",
+            category="Murray & Adams 2010",
+        ),
+    log:
+        "logs/slice/released_target.log",
+    benchmark:
+        "benchmarks/slice_ma_released_target/released_target.tsv"
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
+    params:
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_released_target.py"

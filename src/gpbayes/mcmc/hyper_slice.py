@@ -25,6 +25,18 @@ The six representations (targets up to a constant, times p_h(psi)):
                  psi-dependent Gaussian approximation N(g^; f, S) (eq. 14) from the site fits;
 ``post-taylor``  the same with the Taylor fit (Christensen et al.).
 
+Target (``target``): ``"posterior"`` (default) samples p(psi, f | y) in every
+representation.  ``"released-code"`` is a DIAGNOSTIC that is NOT the
+posterior: p(psi, f | y) prod_i S_ii(psi)^(-1/2) with S the site noise of
+eq. 12, what Murray's released ``update_theta_aux_surr.m`` samples because it
+normalises N(g; f, S) with -log|S| instead of -1/2 log|S| (eq. 11 is
+correct; ``representations.released_code_log_tilt`` quotes the line).  For
+surr-site it is exactly the released code's surrogate update (when the site
+variances are equal, as on Ionosphere); for fixed, prior-white and post-site
+it is the same tilted distribution sampled in another representation, which
+separates the effect of the target from that of the representation.  The
+-taylor methods reject it (their S is not the site noise).
+
 The algebra (square roots of R, Woodbury forms) is in
 ``gpbayes.representations``, the site fits in ``gpbayes.site_approximations``;
 why the sweep is axis-aligned, how the post- centre is chosen and how the two
@@ -50,7 +62,7 @@ import numpy as np
 
 from .. import linalg, priors
 from .. import representations as rep
-from ..representations import DEFAULT_ROOT, ROOTS, LatentGaussianModel
+from ..representations import DEFAULT_ROOT, DEFAULT_TARGET, ROOTS, TARGETS, LatentGaussianModel
 from . import elliptical_slice
 from . import runner
 from . import slice as slice_mod
@@ -59,6 +71,7 @@ from .runner import Chain
 __all__ = [
     "METHODS",
     "ROOTS",
+    "TARGETS",
     "HyperState",
     "HyperInfo",
     "IterationInfo",
@@ -152,6 +165,18 @@ def _noise_kind(method: str) -> str:
     return "taylor" if method.endswith("taylor") else "site"
 
 
+def _check_target(method: str, target: str) -> None:
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    if target != DEFAULT_TARGET and method.endswith("taylor"):
+        raise ValueError(f"target {target!r} tilts by the site noise of eq. 12; {method!r} uses the Taylor noise")
+
+
+def _target_term(model: LatentGaussianModel, psi, target: str) -> float:
+    """log of the factor the target multiplies the posterior by: 0, or -1/2 sum log S_ii(psi) (released code)."""
+    return rep.released_code_log_tilt(model.site_noise(psi))
+
+
 def _rejected() -> HyperEval:
     return HyperEval(-math.inf, None, -math.inf, None)
 
@@ -196,13 +221,15 @@ def _post_value(factors, f, log_lik) -> float:
 # the conditional target of each representation
 # ---------------------------------------------------------------------------
 def log_conditional(model: LatentGaussianModel, method: str, aux: dict, cache: _FactorCache | None = None,
-                    counter: _Counter | None = None, root: str = DEFAULT_ROOT):
+                    counter: _Counter | None = None, root: str = DEFAULT_ROOT, target: str = DEFAULT_TARGET):
     """psi -> HyperEval: log p(psi | auxiliaries, y) up to a constant.
 
     ``aux`` holds the fixed auxiliaries: ``f`` (fixed), ``nu`` (prior-white),
-    ``eta`` and ``g`` (surr-), ``omega`` (post-).
+    ``eta`` and ``g`` (surr-), ``omega`` (post-).  ``target="released-code"``
+    adds -1/2 sum log S_ii(psi) (a diagnostic, not the posterior; module docstring).
     """
     _check_method(method)
+    _check_target(method, target)
     cache = cache or _FactorCache()
     counter = counter or _Counter()
 
@@ -219,6 +246,8 @@ def log_conditional(model: LatentGaussianModel, method: str, aux: dict, cache: _
         counter.n_cov += int(ops.cubic > 0)
         if ev is None:
             return _rejected()
+        if target != DEFAULT_TARGET:
+            lp += _target_term(model, psi, target)
         return ev._replace(log_density=ev.log_density + lp)
 
     def _evaluate(psi) -> HyperEval:
@@ -282,9 +311,11 @@ def init(model: LatentGaussianModel, psi, f, method: str, root: str = DEFAULT_RO
     return HyperState(psi, f, log_lik, L, factors, centre)
 
 
-def _current_value(model, method, state, aux) -> float:
+def _current_value(model, method, state, aux, target: str = DEFAULT_TARGET) -> float:
     """The conditional target at the current psi, from the stored factors (no O(n^3) work)."""
     lp = model.log_prior(state.psi)
+    if target != DEFAULT_TARGET:
+        lp += _target_term(model, state.psi, target)
     if method == "fixed":
         return (rep.log_normal_prior(state.chol_prior, state.f)
                 + (state.log_likelihood if model.sample_offset else 0.0) + lp)
@@ -320,8 +351,12 @@ def hyper_step(
     widths,
     *,
     step_out: float = 0,
+    target: str = DEFAULT_TARGET,
 ) -> tuple[HyperState, HyperInfo]:
-    """One axis-aligned slice sweep over psi in the representation ``method`` (M&A Alg. 4)."""
+    """One axis-aligned slice sweep over psi in the representation ``method`` (M&A Alg. 4).
+
+    ``target``: ``"posterior"`` or the diagnostic ``"released-code"`` (module docstring).
+    """
     _check_method(method)
     counter = _Counter()
     with linalg.count_ops() as ops:
@@ -329,8 +364,8 @@ def hyper_step(
         aux = auxiliaries(rng, state, method)
         cache = _FactorCache(model.kernel_params(state.psi), state.chol_prior)
         root = state.factors.root if state.factors is not None else DEFAULT_ROOT
-        fn = log_conditional(model, method, aux, cache, counter, root)
-        current = HyperEval(_current_value(model, method, state, aux), f, state.log_likelihood,
+        fn = log_conditional(model, method, aux, cache, counter, root, target)
+        current = HyperEval(_current_value(model, method, state, aux, target), f, state.log_likelihood,
                             state.chol_prior, state.factors, state.centre)
         # Alg. 4 steps 3-14, once per axis (random order)
         sstate = slice_mod.SliceState(state.psi.copy(), current.log_density, current)
@@ -352,9 +387,13 @@ def latent_step(rng, state: HyperState, model: LatentGaussianModel):
 
 
 def step(rng, state: HyperState, model: LatentGaussianModel, method: str, widths, *, n_latent_updates: int = 10,
-         step_out: float = 0) -> tuple[HyperState, IterationInfo]:
-    """One iteration: a hyperparameter sweep, then ``n_latent_updates`` ELL-SS updates of f."""
-    state, h = hyper_step(rng, state, model, method, widths, step_out=step_out)
+         step_out: float = 0, target: str = DEFAULT_TARGET) -> tuple[HyperState, IterationInfo]:
+    """One iteration: a hyperparameter sweep, then ``n_latent_updates`` ELL-SS updates of f.
+
+    The ELL-SS updates of f | psi, y are the same for both targets: the
+    released code's extra factor depends on psi only.
+    """
+    state, h = hyper_step(rng, state, model, method, widths, step_out=step_out, target=target)
     n_lik = h.n_likelihood_evals
     for _ in range(n_latent_updates):
         state, e = latent_step(rng, state, model)
@@ -380,6 +419,7 @@ def run_chain(
     n_latent_updates: int = 10,
     step_out: float = 0,
     root: str = DEFAULT_ROOT,
+    target: str = DEFAULT_TARGET,
     callback=None,
 ) -> Chain:
     """``n_burn`` discarded iterations, then ``n_draws`` kept ones (nothing is tuned; a use of ``runner.run_chain``).
@@ -391,20 +431,26 @@ def run_chain(
     constructions), ``n_cubic``, ``n_density_evals`` (slice evaluations),
     ``n_shrinkages``, ``wall_time``; ``extra["log_likelihood"]`` (log L(f));
     burn-in cost in ``warmup`` (``n_covariance``, ``n_likelihood``, ...).
+
+    ``target="released-code"`` samples the released code's tilted target, a
+    DIAGNOSTIC that is not the posterior (module docstring); never a default.
     """
     spec = chain_spec(model, psi0, f0, method, n_burn=n_burn, widths=widths, n_latent_updates=n_latent_updates,
-                      step_out=step_out, root=root)
+                      step_out=step_out, root=root, target=target)
     return runner.run_spec(rng, spec, n_draws=n_draws, callback=callback)
 
 
 def chain_spec(model: LatentGaussianModel, psi0, f0, method: str, *, n_burn: int, widths=None,
-               n_latent_updates: int = 10, step_out: float = 0, root: str = DEFAULT_ROOT) -> runner.ChainSpec:
+               n_latent_updates: int = 10, step_out: float = 0, root: str = DEFAULT_ROOT,
+               target: str = DEFAULT_TARGET) -> runner.ChainSpec:
     """The runner configuration of one chain (``runner.ChainSpec``; see :func:`run_chain`)."""
+    _check_target(method, target)
     widths = prior_widths(model.prior) if widths is None else np.asarray(widths, dtype=np.float64)
     state = init(model, psi0, f0, method, root)
 
     def kernel(r, st):
-        return step(r, st, model, method, widths, n_latent_updates=n_latent_updates, step_out=step_out)
+        return step(r, st, model, method, widths, n_latent_updates=n_latent_updates, step_out=step_out,
+                    target=target)
 
     return runner.ChainSpec(state, kernel, int(n_burn), position=lambda st: st.psi,
                             lp=lambda st: complete_data_log_likelihood(model, st),
