@@ -265,7 +265,8 @@ def _record(cid, statement, measured, paper, quantity_name, est_lo_hi, threshold
     else:
         rec["verdict"] = _decide(lo, hi, threshold, side)
         if rec["verdict"] == "INCONCLUSIVE":
-            rec["reason"] = ("the interval has no ends (fewer than 2 replicates of a sampler, or curves only)"
+            rec["reason"] = ("the interval has no ends (too few replicates or repeated timings to bound it, or "
+                             "curves without their replicates)"
                              if not (math.isfinite(lo) or math.isinf(lo)) else
                              f"the {method.split(' (')[0]} interval [{_fmt(lo)}, {_fmt(hi)}] contains the threshold "
                              f"{threshold}")
@@ -316,7 +317,9 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict,
            chains: dict | None = None, seed: int = 0) -> list[dict]:
     """The claims 1, 2a, 2b, 3, 4a-c, 5a-b (MAMIS-P) and the bookkeeping item, each decided on an interval.
 
-    ``runs`` (the run blocks behind ``cur``) give the replicates every IQR is
+    ``reach`` is not used: claims 1/2a recompute ops-to-reach from the
+    replicate curves (as ``ops_to_reach_table`` does from curves.csv) so that
+    the bootstrap can redo it.  ``runs`` (the run blocks behind ``cur``) give the replicates every IQR is
     bootstrapped over (``BOOTSTRAP_METHOD``); without them only point values
     exist and every curve claim is INCONCLUSIVE.  ``chains``
     (``chain_convergence``) adds the R-hat / ESS of the MCMC samplers a claim
@@ -528,7 +531,7 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict,
     meds = [r.get("timing_share_median", math.nan) for r in refs]
     los = [r.get("timing_share_lo", math.nan) for r in refs]
     his = [r.get("timing_share_hi", math.nan) for r in refs]
-    est = max(meds) if refs else None
+    est = float(np.nanmax(meds)) if refs and np.any(np.isfinite(meds)) else None
     lo = max(los) if refs and all(np.isfinite(los)) else math.nan
     hi = max(his) if refs and all(np.isfinite(his)) else math.nan
     out.append(_record(
