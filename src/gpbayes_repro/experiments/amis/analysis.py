@@ -235,6 +235,11 @@ def _num(x):
     return None if x is None or not np.isfinite(x) else float(x)
 
 
+def _end(x):
+    """An interval end for JSON: a float, "inf"/"-inf" (an unbounded end is still an end), None if unknown."""
+    return None if x is None or np.isnan(x) else float(x) if np.isfinite(x) else str(float(x))
+
+
 def _decide(lo, hi, threshold, side):
     """``claims.decide``, with side "above_strict" for a claim "quantity > threshold" (a fraction of cases)."""
     from ... import claims as claims_mod
@@ -252,12 +257,8 @@ def _record(cid, statement, measured, paper, quantity_name, est_lo_hi, threshold
             figures=None):
     est, lo, hi = est_lo_hi
     rec = {"id": cid, "statement": statement, "measured": measured or {"n_cases": 0}, "paper": paper,
-           "interval": {"quantity": quantity_name, "estimate": _num(est) if est is not None else None,
-                        "lo": None if lo is None or math.isnan(lo) else (lo if math.isfinite(lo) else str(lo)),
-                        "hi": None if hi is None or math.isnan(hi) else (hi if math.isfinite(hi) else str(hi)),
+           "interval": {"quantity": quantity_name, "estimate": _end(est), "lo": _end(lo), "hi": _end(hi),
                         "threshold": threshold, "side": side.replace("_strict", ""), "method": method}}
-    if est is not None and math.isinf(est):
-        rec["interval"]["estimate"] = str(est)
     if figures:
         rec["figures"] = figures
     if no_case:
@@ -363,7 +364,7 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict,
             per[dsn] = {"target_iqr": _num(target), "is_ops": _num(min(c.reach(I, k, target) for k in isk)),
                         **{f"{f}_ops": _num(min([c.reach(I, k, target) for k in mc if fam[k] == f], default=math.inf))
                            for f in MCMC_FAMILIES},
-                        "ops_ratio": _num(e), "ops_ratio_lo": _num(lo), "ops_ratio_hi": _num(hi)}
+                        "ops_ratio": _end(e), "ops_ratio_lo": _end(lo), "ops_ratio_hi": _end(hi)}
         worst = (lambda I: max(ratio(I, d) for d in sets)) if sets else (lambda I: None)
         meas = {"per_dataset": per, "mcmc_convergence": _mcmc_convergence(
             chains, [k for d in sets for k in sets[d][1]])} if sets else {}
@@ -402,7 +403,7 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict,
         i_a = c.at(I, ks["amis"], min(cost, c.final_cost(ks["amis"])))
         e, lo, hi = _interval(c, lambda I, d=dsn: slow_q(I, d), level)
         per[dsn] = {"at_ops": cost, "iqr_mamis": _num(i_m), "iqr_amis_mamis": _num(i_s), "iqr_amis": _num(i_a),
-                    "q": _num(e), "q_lo": _num(lo), "q_hi": _num(hi)}
+                    "q": _end(e), "q_lo": _end(lo), "q_hi": _end(hi)}
     out.append(_record(
         "claim2b",
         "ARD regression: on the higher-dimensional sets MAMIS alone is slow (its IQR exceeds "
