@@ -164,24 +164,137 @@ def test_ops_to_reach_and_claims_on_synthetic_curves():
     ccfg = {"mamis_slow_datasets": ["d"], "slow_factor": 1.5, "full_vs_diag_fraction": 0.75,
             "competitive_factor": 2.0, "nimp_fraction": 0.75, "max_bookkeeping_fraction": 0.1}
 
-    def ref(cpu, wall):
-        return [{"dataset": "d", "kernel": "rbf", "bookkeeping_fraction": wall, "bookkeeping_cpu_fraction": cpu,
-                 "n_iterations": 3, "n_per_iteration": 5}]
-
-    # the performance item is judged on CPU time (wall time charges descheduling to either phase)
-    slow = {r["id"]: r for r in E.claims(cur, reach.reset_index(), ref(0.12, 0.05), ccfg)}["performance"]
-    assert not slow["passed"] and slow["measured"]["worst_cpu"] == 0.12 and slow["measured"]["worst_wall"] == 0.05
-    recs = E.claims(cur, reach.reset_index(), ref(0.03, 0.15), ccfg)
+    recs = E.claims(cur, reach.reset_index(), [], ccfg)
     by = {r["id"]: r for r in recs}
-    assert by["claim1"]["passed"] and by["claim1"]["measured"]["d"]["is_ops"] == 100.0
-    assert by["performance"]["passed"]
+    # curves alone carry no replicates: the point value is reported, the claim is not decided on it
+    assert by["claim1"]["measured"]["per_dataset"]["d"]["is_ops"] == 100.0
+    assert by["claim1"]["interval"]["estimate"] == pytest.approx(100.0 / 3000.0)
+    assert by["claim1"]["verdict"] == "INCONCLUSIVE" and "no ends" in by["claim1"]["reason"]
     for r in recs:
-        claims_mod.validate_claim(r)
+        claims_mod.validate_claim(dict(r))
     # no classification curves: INCONCLUSIVE with the reason, neither PASS nor FAIL (and never a stub)
     for cid in ("claim4a", "claim4b", "claim4c"):
         assert by[cid]["verdict"] == "INCONCLUSIVE" and "no comparable case" in by[cid]["reason"]
         assert by[cid]["passed"] is False
     json.dumps(recs, allow_nan=False)
+
+
+CCFG = {"mamis_slow_datasets": ["d"], "slow_factor": 1.5, "full_vs_diag_fraction": 0.75, "competitive_factor": 2.0,
+        "nimp_fraction": 0.75, "max_bookkeeping_fraction": 0.1, "mamis_p_datasets": ["d"], "level": 0.95,
+        "bootstrap_draws": 500}
+def _rep_runs(sampler, family, cost, iqr, dataset="d", kernel="ard", n_rep=6):
+    """A run block whose ``n_rep`` replicates have, at cost[p], estimates with IQR (type 7) exactly iqr[p]."""
+    cost, iqr = np.asarray(cost, float), np.asarray(iqr, float)
+    z = np.arange(n_rep) - (n_rep - 1) / 2
+    z = z / np.subtract(*np.percentile(z, [75, 25]))
+    est = 10.0 + z[:, None] * iqr[None, :]
+    return xr.Dataset({"cost": (("replicate", "point"), np.tile(cost, (n_rep, 1))),
+                       "estimate": (("replicate", "point"), est),
+                       "wall": (("replicate", "point"), np.tile(cost / 100, (n_rep, 1))),
+                       "tuning_cost": (("replicate",), np.zeros(n_rep)),
+                       "bookkeeping_fraction": (("replicate",), np.zeros(n_rep))},
+                      coords={"replicate": np.arange(n_rep)},
+                      attrs={"dataset": dataset, "kernel": kernel, "sampler": sampler, "family": family, "stand_in": 0,
+                             "n": 10})
+
+
+def test_replicate_matrices_reproduce_the_curves():
+    runs = [_rep_runs("amis", "is", [10, 100, 1000], [1.0, 0.3, 0.1]), _rep_runs("mh_h", "mh", [20, 2000], [2.0, 0.5])]
+    cur = E.curves(runs)
+    for key, (grid, V) in E.replicate_matrices(runs).items():
+        c = cur[(cur["sampler"] == key[2])]
+        np.testing.assert_allclose(grid, c["cost"].values)
+        np.testing.assert_allclose(np.subtract(*np.percentile(V, [75, 25], axis=0)), c["iqr"].values)
+
+
+def test_claims_are_decided_on_bootstrap_intervals_over_replicates():
+    """Clear separations PASS or FAIL; equal spreads (ties) are INCONCLUSIVE, whatever the point says."""
+    grid = [10, 100, 1000]
+    runs = [
+        # claim 3 at ARD: full clearly better than diagonal for AMIS; for MAMIS the same curves (a tie)
+        _rep_runs("amis", "is", grid, [1.0, 0.1, 0.01]), _rep_runs("amis_d", "is", grid, [1.0, 1.0, 1.0]),
+        _rep_runs("mamis", "is", grid, [1.0, 0.5, 0.2]), _rep_runs("mamis_d", "is", grid, [1.0, 0.5, 0.2]),
+        # claim 2b: MAMIS (0.2 at the end) vs AMIS (0.01) and AMIS->MAMIS (0.02)
+        _rep_runs("amis_mamis", "is", grid, [1.0, 0.1, 0.02]),
+        # claims 5a/5b: MAMIS-P between MAMIS and AMIS->MAMIS
+        _rep_runs("mamis_p", "is", grid, [1.0, 0.3, 0.07]),
+        # claim 2a: AMIS reaches the MCMC's final IQR (0.05) at cost 1000 vs 1000 for MH itself
+        _rep_runs("mh_h", "mh", grid, [2.0, 0.5, 0.05]),
+    ]
+    cur = E.curves(runs, n_points=3)
+    reach = E.ops_to_reach_table(cur)
+    by = {r["id"]: r for r in E.claims(cur, reach, [], CCFG, runs=runs, seed=0)}
+    for r in by.values():
+        claims_mod.validate_claim(dict(r))
+        assert r["id"] == "performance" or r["interval"]["method"].startswith("95% percentile bootstrap over replicates")
+    c3 = by["claim3"]
+    assert c3["measured"]["fraction"] == 0.5  # AMIS wins, the MAMIS tie is no win
+    assert c3["verdict"] == "INCONCLUSIVE" and 0 <= c3["interval"]["lo"] <= 0.5 <= c3["interval"]["hi"] == 1.0
+    # 2b: a 20x separation, yet with 6 replicates a resample whose middle four values coincide has IQR 0
+    # (a few % of draws), so the interval of an IQR ratio reaches 0: six replicates cannot decide it
+    assert by["claim2b"]["interval"]["estimate"] == pytest.approx(10.0)
+    assert by["claim2b"]["interval"]["lo"] < 1.0 < by["claim2b"]["interval"]["hi"]
+    assert by["claim2b"]["verdict"] == "INCONCLUSIVE" and "contains the threshold" in by["claim2b"]["reason"]
+    # 5a/5b: MAMIS-P (0.07) against MAMIS (0.2) and AMIS->MAMIS (0.02) at the common cost
+    assert by["claim5a"]["interval"]["estimate"] == pytest.approx(0.35)
+    assert by["claim5b"]["interval"]["estimate"] == pytest.approx(3.5)
+    # 2a: AMIS needs 1000 operations to reach MH's final 0.05 (its IQR at 100 is 0.1), MH 1000: ratio 1
+    assert by["claim2a"]["interval"]["estimate"] == 1.0
+    # a point-only call (no replicates) decides nothing
+    point = {r["id"]: r for r in E.claims(cur, reach, [], CCFG)}
+    assert all(point[k]["verdict"] == "INCONCLUSIVE" for k in ("claim2b", "claim3", "claim5a", "claim5b"))
+
+
+def test_bookkeeping_claim_is_decided_on_repeated_timings_not_on_one():
+    """The one-run CPU share (the old decider) is reported; the verdict follows the repeats' median interval."""
+    cur = pd.concat([_frame("amis", "is", [10, 100], [1.0, 0.2]), _frame("mh_h", "mh", [10, 100], [2.0, 1.0])],
+                    ignore_index=True)
+
+    def ref(one_run, shares):
+        med, lo, hi = E.median_interval(shares)
+        return [{"dataset": "d", "kernel": "rbf", "bookkeeping_fraction": one_run, "bookkeeping_cpu_fraction": one_run,
+                 "n_iterations": 3, "n_per_iteration": 5, "timing_repeats": len(shares), "timing_share_median": med,
+                 "timing_share_lo": lo, "timing_share_hi": hi}]
+
+    def perf(one_run, shares):
+        return {r["id"]: r for r in E.claims(cur, E.ops_to_reach_table(cur), ref(one_run, shares), CCFG)}["performance"]
+
+    low, straddle, high = [0.03 + 0.002 * i for i in range(9)], [0.06 + 0.01 * i for i in range(9)], [0.2] * 9
+    assert perf(0.05, straddle)["verdict"] == "INCONCLUSIVE"  # one timing of 5 % would have passed
+    assert perf(0.12, low)["verdict"] == "PASS"  # one timing of 12 % would have failed
+    assert perf(0.05, high)["verdict"] == "FAIL"
+    p = perf(0.12, low)
+    assert p["measured"]["runs"]["d/rbf"]["one_run_cpu_fraction"] == 0.12
+    assert p["interval"]["hi"] == pytest.approx(0.044)  # 8th of the 9 sorted shares
+    # fewer than 6 repeats give no 95 % interval for a median: INCONCLUSIVE, never a point decision
+    assert perf(0.01, [0.01] * 5)["verdict"] == "INCONCLUSIVE"
+
+
+def test_median_interval_is_the_binomial_order_statistic_interval():
+    from scipy import stats
+
+    x = np.arange(1.0, 10.0)[::-1]  # 9 values, unsorted
+    assert E.median_interval(x) == (5.0, 2.0, 8.0)
+    # coverage of [x_(k), x_(n+1-k)] is 1 - 2 P(Bin(n, 1/2) <= k - 1): >= 95 % for k = 2, not for k = 3
+    assert 1 - 2 * stats.binom.cdf(1, 9, 0.5) >= 0.95 > 1 - 2 * stats.binom.cdf(2, 9, 0.5)
+    n = 20
+    k = max(k for k in range(1, n // 2 + 1) if 1 - 2 * stats.binom.cdf(k - 1, n, 0.5) >= 0.95)
+    assert E.median_interval(np.arange(n))[1:] == (k - 1.0, n - k + 0.0)
+    assert np.isnan(E.median_interval([1.0, 2.0, 3.0, 4.0, 5.0])[1])
+
+
+def test_reference_repeats_its_timing_without_changing_its_numbers(reg):
+    ds, su = reg
+    st = {"n_max": None, "reference": _k(n_iterations=3, n_per_iteration=6)}
+    one = E.reference(ds, su, kernel="rbf", cfg=CFG, settings=st, seed=4)
+    rep = E.reference(ds, su, kernel="rbf", cfg=CFG, settings={**st, "timing": {"repeats": 3, "target_subset": 5}},
+                      seed=4)
+    assert rep.attrs["reference"] == one.attrs["reference"] and rep["estimate"].equals(one["estimate"])
+    assert rep.sizes["repeat"] == 3 and np.all((rep["timing_share"] > 0) & (rep["timing_share"] < 1))
+    np.testing.assert_allclose(rep["timing_share"], rep["timing_bookkeeping_cpu"]
+                               / (rep["timing_bookkeeping_cpu"] + rep["timing_target_cpu"]))
+    row = E.references_table([rep]).iloc[0]
+    assert row["timing_repeats"] == 3 and len(row["timing_shares"].split(";")) == 3
 
 
 def test_iqr_at_and_thinning():
@@ -280,22 +393,27 @@ def test_classification_figures_draw_bias_lines(monkeypatch, tmp_path):
 
 
 def test_classification_claims_leave_out_curves_that_do_not_overlap():
-    ccfg = {"mamis_slow_datasets": [], "slow_factor": 1.5, "full_vs_diag_fraction": 0.75,
-            "competitive_factor": 2.0, "nimp_fraction": 0.75, "max_bookkeeping_fraction": 0.1}
-    cur = pd.concat([
+    ccfg = {**CCFG, "mamis_slow_datasets": []}
+    runs = [
         # data set a: EP better than LA, at every common cost
-        _frame("pm_mh_ep_64", "pm_mh", [10, 100], [1.0, 0.1], dataset="a"),
-        _frame("pm_mh_la_64", "pm_mh", [10, 100], [2.0, 0.5], dataset="a"),
+        # (12 replicates: with 6, a few % of resamples have IQR 0 and the interval reaches 0)
+        _rep_runs("pm_mh_ep_64", "pm_mh", [10, 100], [1.0, 0.1], dataset="a", kernel="rbf", n_rep=12),
+        _rep_runs("pm_mh_la_64", "pm_mh", [10, 100], [2.0, 0.5], dataset="a", kernel="rbf", n_rep=12),
         # data set b: EP's curve starts (after its tuning) beyond LA's whole budget: not comparable
-        _frame("pm_mh_ep_64", "pm_mh", [300, 900], [1.0, 0.1], dataset="b"),
-        _frame("pm_mh_la_64", "pm_mh", [10, 200], [2.0, 1.5], dataset="b"),
-    ], ignore_index=True)
+        _rep_runs("pm_mh_ep_64", "pm_mh", [300, 900], [1.0, 0.1], dataset="b", kernel="rbf"),
+        _rep_runs("pm_mh_la_64", "pm_mh", [10, 200], [2.0, 1.5], dataset="b", kernel="rbf"),
+    ]
+    cur = E.curves(runs)
     reach = pd.DataFrame(columns=["dataset", "kernel", "sampler", "family", "target_iqr", "best_mcmc", "ops_to_reach",
                                   "wall_to_reach"])
-    by = {r["id"]: r for r in E.claims(cur, reach, [], ccfg)}
+    chains = {("a", "rbf", "pm_mh_ep_64"): {"max_rank_rhat": 1.2, "min_bulk_ess": 30.0}}
+    by = {r["id"]: r for r in E.claims(cur, reach, [], ccfg, runs=runs, chains=chains, seed=0)}
     c4c = by["claim4c"]
     assert c4c["measured"]["cases"]["b/rbf/pm_mh"] == {"iqr_ep": None, "iqr_la": 1.5}
-    assert c4c["measured"]["fraction"] == 1.0 and c4c["passed"]  # 1 of 1 comparable case, b left out
+    assert c4c["measured"]["fraction"] == 1.0 and c4c["measured"]["n_comparable"] == 1  # b left out
+    assert c4c["verdict"] == "PASS" and c4c["interval"]["lo"] == 1.0
+    # the convergence numbers of the chains the claim compares are carried with it
+    assert c4c["measured"]["mcmc_convergence"] == {"a/rbf/pm_mh_ep_64": {"max_rank_rhat": 1.2, "min_bulk_ess": 30.0}}
     json.dumps(by["claim4c"], allow_nan=False)
 
 
