@@ -22,7 +22,8 @@ SLICE_MA_TARGETS = [
 # each rule receives only the config it uses, so that editing e.g. the claims'
 # thresholds does not re-run the chains
 SMA_MODEL_CFG = {
-    k: SMA[k] for k in ("nugget", "max_noise_ratio", "root", "priors", "n_latent_updates")
+    k: SMA[k]
+    for k in ("nugget", "max_noise_ratio", "root", "priors", "n_latent_updates")
 }
 # DIAGNOSTIC, opt-in (not in `rule all`): Ionosphere on the target of Murray's
 # released code (NOT the posterior) beside Fig. 3's chains on the correct one
