@@ -418,3 +418,17 @@ def test_rule_profile_adds_up_the_records_by_rule(tmp_path, capsys):
     (tmp_path / "figure" / "broken.tsv").write_text("s\tcpu_time\n1.0\toops\n")
     with pytest.raises(ValueError, match="broken.tsv"):
         rule_profile.profile(tmp_path)
+
+
+def test_readme_scales_table_counts_the_jobs_a_dry_run_plans():
+    """Issue 14 item 14: the README's "how long each scale takes" table names the number of jobs of
+    each scale; a dry run of the whole workflow at that scale must plan exactly that many, so the
+    table cannot silently describe another workflow (its wall times are measurements, not testable)."""
+    readme = (REPO / "README.md").read_text()
+    table = dict(re.findall(r"^\| (smoke|default|paper) \| ([\d,]+) \|", readme, flags=re.M))
+    assert set(table) == {"smoke", "default", "paper"}, table
+    total = lambda out: re.search(r"^total\s+(\d+)", out, flags=re.M).group(1)
+    for scale, jobs in table.items():
+        res = run(["-n", "--forceall", "--config", f"scale={scale}"], REPO)
+        assert res.returncode == 0, res.stderr
+        assert int(jobs.replace(",", "")) == int(total(res.stdout)), (scale, jobs, total(res.stdout))
