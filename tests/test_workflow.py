@@ -432,3 +432,24 @@ def test_readme_scales_table_counts_the_jobs_a_dry_run_plans():
         res = run(["-n", "--forceall", "--config", f"scale={scale}"], REPO)
         assert res.returncode == 0, res.stderr
         assert int(jobs.replace(",", "")) == int(total(res.stdout)), (scale, jobs, total(res.stdout))
+
+
+_FIXED_VERDICT = re.compile(
+    r"\b(claims?\s+\d+[a-c]?(\s*(,|and)\s*\d+[a-c]?)*\s+(pass|fail)(es|s|ed)?\b"  # "claims 1 and 2 fail ..."
+    r"|(pass|fail)(es|s|ed)?\s+at\s+(the\s+)?(smoke|default|paper)(\s+scale)?"  # "... fail at default scale"
+    r"|\b(PASS|FAIL|INCONCLUSIVE)\s+at\s+(the\s+)?(smoke|default|paper))",
+    flags=re.I,
+)
+
+
+def test_report_captions_state_no_fixed_verdict():
+    """Issue 14 item 8: a caption is rendered into every report, whatever the run's scale, so it must not
+    state a verdict as fixed text ("claims 1 and 2 fail at default scale" in a smoke report); the run's own
+    verdicts are in results/claims/ and on the claims page, which the captions point to."""
+    captions = sorted((REPO / "workflow" / "report").glob("*.rst"))
+    assert len(captions) >= 20
+    offending = {p.name: m.group(0) for p in captions if (m := _FIXED_VERDICT.search(p.read_text()))}
+    assert not offending, offending
+    # the pattern does catch the defect the issue quotes
+    assert _FIXED_VERDICT.search("Claims 1 and 2 fail at default scale.")
+    assert _FIXED_VERDICT.search("claim 2a passes") and _FIXED_VERDICT.search("INCONCLUSIVE at the paper scale")
