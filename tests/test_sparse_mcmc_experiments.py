@@ -238,6 +238,27 @@ def test_claims_pass_and_fail_as_stated():
     recs = sm.sparse_claims(equiv, *_tables((0.8, 0.9, 0.905), -0.2, -0.25, -1.0, -1.1, its, n_test=50, se=0.1),
                             CFG["claims"])
     assert verdicts(recs)[1] == "INCONCLUSIVE" and verdicts(recs)[3] == "INCONCLUSIVE"
+    # neither sampler reaches the threshold on one kernel: which is faster is not measured
+    its_stuck = {**its, ("ard", "joint"): None, ("ard", "gibbs"): None}
+    recs = sm.sparse_claims(equiv, *_tables((0.8, 0.9, 0.905), -0.2, -0.25, -1.0, -1.1, its_stuck), CFG["claims"])
+    assert verdicts(recs)[2] == "INCONCLUSIVE" and "ard" in recs[2]["reason"]
+    assert recs[2]["measured"]["verdict_per_kernel"] == {"ard": "INCONCLUSIVE", "rbf": "PASS"}
+    # Gibbs reaches it, joint HMC does not: FAIL
+    recs = sm.sparse_claims(equiv, *_tables((0.8, 0.9, 0.905), -0.2, -0.25, -1.0, -1.1,
+                                            {**its, ("ard", "joint"): None}), CFG["claims"])
+    assert verdicts(recs)[2] == "FAIL"
+
+
+def test_lpd_claim_shows_the_interval_that_decides_it():
+    """One problem's interval lies below the margin (FAIL), the other straddles it with a lower end
+    further down: the record must show the failing one, not the straddling one."""
+    equiv = pd.DataFrame({"abs_diff": [1e-12]})
+    its = {("rbf", "joint"): 50, ("rbf", "gibbs"): None, ("ard", "joint"): 80, ("ard", "gibbs"): 300}
+    sweep, coal, psrf = _tables((0.8, 0.9, 0.905), -0.2010, -0.2, -1.0, -1.001, its, se=0.0005)
+    coal.loc[coal["method"] == "joint", "lpd_diff_se"] = 0.002  # coal: 0.001 +- 0.004, straddles 0
+    rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[1]
+    assert gclaims.validate_claim(rec)["verdict"] == "FAIL"
+    assert rec["interval"]["quantity"].startswith("image") and rec["interval"]["hi"] < 0
 
 
 def test_figures_are_written(tmp_path, prepared):
