@@ -142,8 +142,9 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
         log_prior_psi = float(target.prior.log_density(psi))
     if not np.isfinite(log_prior_psi):
         return -np.inf, *zero
+    ws = svgp.workspace(M, target.X.shape[0])  # K_uf, W, W_bar built in reused buffers
     try:
-        cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter)
+        cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter, workspace=ws)
     except linalg.NotPositiveDefiniteError:
         return -np.inf, *zero
     # p(f_n | u = L v): mean W^T v, variance k_nn - |W_:n|^2 (the same for every c)
@@ -162,7 +163,7 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     if grad == "v":
         return value, dv, None
     g_s = g_var.sum(axis=1)
-    W_bar = _w_bar(cond.W, v, g_mu, g_s)
+    W_bar = _w_bar(cond.W, v, g_mu, g_s, ws)
     dpsi, _ = svgp.whitened_conditional_backward(
         target.kernel, psi, target.Z, target.X, cond, W_bar, g_s, inputs=False,
         overwrite_W_bar=True,
@@ -170,7 +171,7 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     return value, dv, dpsi + target.prior.grad_log_density(psi)
 
 
-def _w_bar(W, v, g_mu, g_s):
+def _w_bar(W, v, g_mu, g_s, ws: svgp.Workspace | None = None):
     """W_bar = v g_mu^T - 2 W diag(g_s)  (reverse mode of (T1) through
     mu = W^T v and s2_n = k_nn - |W_:n|^2, Hensman et al. 2015 poster
     "Tricks: whiten/center").
@@ -180,6 +181,13 @@ def _w_bar(W, v, g_mu, g_s):
     outer product as (g_mu v^T)^T, then W (2 g_s) subtracted in place
     (scaling by 2 is exact, so this is bit-identical to v g_mu^T - (2 W) g_s).
     """
+    if ws is not None and W.flags.f_contiguous:
+        # the same operations into the workspace's W_bar and scratch buffers (no M x N allocation)
+        W_bar = ws.W_bar
+        np.matmul(g_mu, v.T, out=W_bar.T)
+        np.multiply(W, (2.0 * g_s)[None, :], out=ws.scratch)
+        np.subtract(W_bar, ws.scratch, out=W_bar)
+        return W_bar
     W_bar = (g_mu @ v.T).T
     if not W_bar.flags.f_contiguous:
         W_bar = np.asfortranarray(W_bar)
