@@ -182,11 +182,25 @@ def _w_bar(W, v, g_mu, g_s, ws: svgp.Workspace | None = None):
     (scaling by 2 is exact, so this is bit-identical to v g_mu^T - (2 W) g_s).
     """
     if ws is not None and W.flags.f_contiguous:
-        # the same operations into the workspace's W_bar and scratch buffers (no M x N allocation)
-        W_bar = ws.W_bar
-        np.matmul(g_mu, v.T, out=W_bar.T)
-        np.multiply(W, (2.0 * g_s)[None, :], out=ws.scratch)
-        np.subtract(W_bar, ws.scratch, out=W_bar)
+        # the same operations into the workspace's W_bar and scratch buffers (no M x N allocation),
+        # a block of columns at a time (~512 kB: the block's W diag(2 g_s) is subtracted while
+        # it is in cache).  With one latent function the outer product has no sum, so the
+        # blocks' products are those of the whole; with C > 1 it stays one GEMM.
+        M, N = W.shape
+        W_bar, T = ws.W_bar, ws.scratch
+        g2 = 2.0 * g_s
+        one = v.shape[1] == 1
+        if not one:
+            np.matmul(g_mu, v.T, out=W_bar.T)
+        cols = max(64, 65536 // max(M, 1))
+        T = T.reshape(-1, order="F")[: M * min(cols, N)].reshape(M, -1, order="F")
+        for c0 in range(0, N, cols):
+            c1 = min(c0 + cols, N)
+            Wb, Tb = W_bar[:, c0:c1], T[:, : c1 - c0]
+            if one:
+                np.matmul(g_mu[c0:c1], v.T, out=Wb.T)
+            np.multiply(W[:, c0:c1], g2[None, c0:c1], out=Tb)
+            np.subtract(Wb, Tb, out=Wb)
         return W_bar
     W_bar = (g_mu @ v.T).T
     if not W_bar.flags.f_contiguous:
