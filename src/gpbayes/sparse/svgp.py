@@ -204,7 +204,7 @@ class Workspace:
     """Four Fortran-ordered M x N float64 buffers reused from one evaluation to the next.
 
     A fresh M x N array costs its page faults on first touch (measured: ~17 % of one
-    sparse-target evaluation at M = 256, N = 2000, ~25 % at M = 64); the sparse target
+    sparse-target evaluation at M = 256, N = 2000, ~24 % at M = 64); the sparse target
     (``gpbayes.sparse.target.log_q_star``) builds K_uf, W, W_bar and a scratch array in
     these instead.  Nothing it returns is a view of them.
     """
