@@ -219,6 +219,23 @@ def gpflow_workload(target: SparseTarget, x: np.ndarray):
     return fn
 
 
+def environment() -> str:
+    """The code paths the timings depend on: library versions, the BLAS kernels chosen at run
+    time (threadpoolctl) and whether numpy's AVX-512 dispatch or OpenBLAS's core type is pinned
+    (``tests/conftest.py`` pins them for the bit-for-bit tests; a benchmark should not)."""
+    import os
+    import platform
+
+    import scipy
+    from threadpoolctl import threadpool_info
+
+    blas = sorted({f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
+                   for d in threadpool_info() if d.get("user_api") == "blas"})
+    pinned = {k: os.environ[k] for k in ("NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE") if k in os.environ}
+    return (f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+            f"BLAS: {'; '.join(blas)}; CPU-feature pins: {pinned or 'none (native kernels)'}")
+
+
 def compare_gpflow(N: int, Ms: list[int], rounds: int, seconds_per_call: float) -> list[dict]:
     """gpbayes vs GPflow per gradient of log q*, interleaved rounds, median over rounds."""
     from scipy.linalg import cho_factor
@@ -254,6 +271,12 @@ def compare_gpflow(N: int, Ms: list[int], rounds: int, seconds_per_call: float) 
                     fn()
                 samples[M, name].append((time.perf_counter() - t0) / n)
     rows = []
+    import gpflow
+    import tensorflow as tf
+    import tensorflow_probability as tfp
+
+    print(environment())
+    print(f"GPflow {gpflow.__version__}, TensorFlow {tf.__version__}, TFP {tfp.__version__}")
     print(f"gpbayes vs GPflow, one log q*(v, theta) + gradient, N = {N}, probit, d = 2, Q = 20, "
           f"1 thread; median over {rounds} interleaved rounds (min in brackets); "
           f"Chol-eq = time / one scipy.linalg.cho_factor(M x M)")

@@ -651,3 +651,46 @@ def test_fused_probit_log_lik_and_d1_matches_separate_calls():
     plain = svgp.expected_log_lik(Separate(), y, mu, var, 20)
     for a, b in zip(fused, plain):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("M,N,d,ard,param", [(6, 40, 1, False, "ma"), (33, 517, 2, True, "fg"),
+                                             (64, 333, 3, False, "gplvm"), (130, 2000, 2, True, "amis")])
+def test_kernel_cross_covariance_into_is_the_kernel_matrix_bit_for_bit(M, N, d, ard, param):
+    """The sparse target's K_uf, built in place in its workspace (``cross_covariance_into``),
+    is ``kernel(psi, Z, X)`` to the bit, including coincident points and a copy in ``copy_to``."""
+    rng = np.random.default_rng(M)
+    k = kernels.SquaredExponential(d, ard=ard, parameterisation=param)
+    X = rng.normal(size=(N, d)) * 2.0
+    Z = np.concatenate([X[:M // 2], rng.normal(size=(M - M // 2, d))])
+    psi = rng.normal(0.0, 0.5, k.n_params)
+    out, scratch = np.empty((M, N), order="F"), np.empty((M, N), order="F")
+    K = k.cross_covariance_into(psi, Z, X, out, scratch)
+    assert K is out
+    np.testing.assert_array_equal(out, k(psi, Z, X))
+
+
+@pytest.mark.parametrize("name", ["probit", "poisson", "robustmax"])
+def test_target_with_workspace_is_bit_identical_to_the_plain_path(name, monkeypatch):
+    """log q* and its gradients computed in the reused M x N buffers (``svgp.workspace``) equal
+    those of the path without them (fresh arrays, ``kernel(psi, Z, X)``, W_bar in one piece) to the
+    bit, and evaluating another target of the same shape in between changes nothing."""
+    rng = np.random.default_rng(11)
+    N, M, d = 700, 70, 2  # W_bar is formed in two column blocks
+    lik = LIKELIHOODS[name](N, rng)
+    X, y = toy_data(rng, name, N, d)
+    k = kernels.SquaredExponential(d, ard=True, parameterisation="ma")
+    prior = priors.IndependentPrior(tuple(priors.Gamma(2.0, 1.0) for _ in range(k.n_params)))
+    target = SparseTarget(X, y, X[:M], k, lik, prior)
+    other = SparseTarget(X[::-1], y[::-1], X[M:2 * M], k, lik, prior)
+    xs = [target.join(rng.normal(size=(M, target.n_latent)), rng.normal(0, 0.3, k.n_params)) for _ in range(2)]
+    fast = []
+    for x in xs:
+        fast.append(target.logdensity_and_grad(x))
+        other.logdensity_and_grad(x)
+    assert svgp.workspace(M, N) is not None
+    monkeypatch.setattr(svgp, "WORKSPACE_MAX_BYTES", 0)  # no workspace: the general path
+    assert svgp.workspace(M, N) is None
+    for x, (value, grad) in zip(xs, fast):
+        value0, grad0 = target.logdensity_and_grad(x)
+        assert value == value0
+        np.testing.assert_array_equal(grad, grad0)

@@ -232,8 +232,11 @@ class SquaredExponential:
         return np.concatenate(parts)
 
     # ----------------------------------------------- reverse-mode products
-    def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True):
+    def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True, overwrite_K_bar: bool = False):
         """<K_bar, dK12/dpsi> for each psi, and <K_bar, dK12/dX1> (M x d) (``None`` without ``inputs``).
+
+        ``overwrite_K_bar`` (sparse GP fast path): when ``K_bar`` and ``K12`` are both Fortran-ordered
+        float64, B = K_bar * K12 is formed in ``K_bar``'s memory (no M x N temporary; the same numbers).
 
         K12 = a exp(-1/2 sum_d w_d (x1_d - x2_d)^2):
         dK/dpsi_amp = c_a K;   dK/dpsi_d = c_w K (-1/2 w_d (x1_d - x2_d)^2);
@@ -245,7 +248,10 @@ class SquaredExponential:
         """
         a, w = self.amplitude_and_precisions(psi)
         c_a, c_w, _ = _PARAMETERISATIONS[self.parameterisation]
-        B = K_bar * K12
+        if overwrite_K_bar and K_bar.flags.f_contiguous and K12.flags.f_contiguous and K_bar.dtype == np.float64:
+            B = np.multiply(K_bar, K12, out=K_bar)  # the same layout, so the same sums, as K_bar * K12
+        else:
+            B = K_bar * K12
         rs, cs = B.sum(axis=1), B.sum(axis=0)
         BX2 = B @ X2  # (M, d)
         # sum_mn B_mn (X1_md - X2_nd)^2 for each d
@@ -280,6 +286,44 @@ class SquaredExponential:
             return K.T  # symmetric: the transpose is the Fortran-ordered view, no copy
         K *= a
         return np.asfortranarray(K)
+
+    def cross_covariance_into(self, psi, X1, X2, out: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+        """K(X1, X2) written into ``out``: the sparse GP's M x N K_uf without temporaries.
+
+        ``out`` and ``scratch`` are Fortran-ordered float64 arrays of shape (n1, n2); ``scratch`` is
+        overwritten.  The same numbers, bit for bit, as ``self(psi, X1, X2)`` (which it replaces
+        only in ``gpbayes.sparse``): the same operations in the same order, in place on C-ordered
+        (n1, n2) arrays laid in the memory of ``scratch`` and ``out``, then one copy into the
+        Fortran-ordered ``out`` -- instead of five fresh n1 x n2 arrays and a layout copy into a
+        sixth.  (Building K^T = B A^T directly in Fortran order would save the copy but is not the
+        same numbers: OpenBLAS's AVX-512 GEMM rounds some entries of B A^T differently from A B^T.)
+        """
+        a, w = self.amplitude_and_precisions(psi)
+        X1 = _as_inputs(X1, "X", self.input_dim)
+        X2 = _as_inputs(X2, "X2", self.input_dim)
+        n1, n2 = X1.shape[0], X2.shape[0]
+        for arr, nm in ((out, "out"), (scratch, "scratch")):
+            if arr.shape != (n1, n2) or not arr.flags.f_contiguous or arr.dtype != np.float64:
+                raise ValueError(f"{nm}: expected a Fortran-ordered float64 array of shape {(n1, n2)}")
+        sw = np.sqrt(w)
+        A = X1 * sw
+        nA = np.einsum("ij,ij->i", A, A)
+        B = X2 * sw
+        nB = np.einsum("ij,ij->i", B, B)
+        # C-ordered (n1, n2) arrays in the two buffers' memory
+        K = scratch.reshape(-1, order="F").reshape(n1, n2)
+        S = out.reshape(-1, order="F").reshape(n1, n2)
+        np.matmul(A, B.T, out=K)  # P = A B^T, the same GEMM as _scaled_sqdist
+        # __call__: E = -1/2 max(fl(nA + nB) - 2 P, 0).  Scaling by -1/2 is exact and commutes with
+        # rounding, so fl(-nA/2 + -nB/2) + P = -1/2 fl(fl(nA + nB) - 2 P) to the bit, and
+        # -1/2 max(x, 0) = min(-x/2, 0): two passes over n1 x n2 fewer, the same numbers.
+        np.add((-0.5 * nA)[:, None], (-0.5 * nB)[None, :], out=S)
+        np.add(S, K, out=K)
+        np.minimum(K, 0.0, out=K)
+        np.exp(K, out=K)
+        K *= a
+        np.copyto(out, K)  # the layout change (numpy's blocked copy; a mixed-layout ufunc is ~8x slower)
+        return out
 
     def diag(self, psi, X) -> np.ndarray:
         a, _ = self.amplitude_and_precisions(psi)

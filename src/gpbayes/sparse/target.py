@@ -142,8 +142,9 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
         log_prior_psi = float(target.prior.log_density(psi))
     if not np.isfinite(log_prior_psi):
         return -np.inf, *zero
+    ws = svgp.workspace(M, target.X.shape[0])  # K_uf, W, W_bar built in reused buffers
     try:
-        cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter)
+        cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter, workspace=ws)
     except linalg.NotPositiveDefiniteError:
         return -np.inf, *zero
     # p(f_n | u = L v): mean W^T v, variance k_nn - |W_:n|^2 (the same for every c)
@@ -162,7 +163,7 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     if grad == "v":
         return value, dv, None
     g_s = g_var.sum(axis=1)
-    W_bar = _w_bar(cond.W, v, g_mu, g_s)
+    W_bar = _w_bar(cond.W, v, g_mu, g_s, ws)
     dpsi, _ = svgp.whitened_conditional_backward(
         target.kernel, psi, target.Z, target.X, cond, W_bar, g_s, inputs=False,
         overwrite_W_bar=True,
@@ -170,7 +171,7 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     return value, dv, dpsi + target.prior.grad_log_density(psi)
 
 
-def _w_bar(W, v, g_mu, g_s):
+def _w_bar(W, v, g_mu, g_s, ws: svgp.Workspace | None = None):
     """W_bar = v g_mu^T - 2 W diag(g_s)  (reverse mode of (T1) through
     mu = W^T v and s2_n = k_nn - |W_:n|^2, Hensman et al. 2015 poster
     "Tricks: whiten/center").
@@ -180,6 +181,27 @@ def _w_bar(W, v, g_mu, g_s):
     outer product as (g_mu v^T)^T, then W (2 g_s) subtracted in place
     (scaling by 2 is exact, so this is bit-identical to v g_mu^T - (2 W) g_s).
     """
+    if ws is not None and W.flags.f_contiguous:
+        # the same operations into the workspace's W_bar and scratch buffers (no M x N allocation),
+        # a block of columns at a time (~512 kB: the block's W diag(2 g_s) is subtracted while
+        # it is in cache).  With one latent function the outer product has no sum, so the
+        # blocks' products are those of the whole; with C > 1 it stays one GEMM.
+        M, N = W.shape
+        W_bar, T = ws.W_bar, ws.scratch
+        g2 = 2.0 * g_s
+        one = v.shape[1] == 1
+        if not one:
+            np.matmul(g_mu, v.T, out=W_bar.T)
+        cols = max(64, 65536 // max(M, 1))
+        T = T.reshape(-1, order="F")[: M * min(cols, N)].reshape(M, -1, order="F")
+        for c0 in range(0, N, cols):
+            c1 = min(c0 + cols, N)
+            Wb, Tb = W_bar[:, c0:c1], T[:, : c1 - c0]
+            if one:
+                np.matmul(g_mu[c0:c1], v.T, out=Wb.T)
+            np.multiply(W[:, c0:c1], g2[None, c0:c1], out=Tb)
+            np.subtract(Wb, Tb, out=Wb)
+        return W_bar
     W_bar = (g_mu @ v.T).T
     if not W_bar.flags.f_contiguous:
         W_bar = np.asfortranarray(W_bar)
