@@ -188,8 +188,9 @@ class _Posterior:
         B = self._buffers[self._next]
         self._next ^= 1
         # R&W eq. 3.67/3.68: L = cholesky(I + S~^1/2 K S~^1/2)
-        L = linalg._cholesky_in_place(self._build(sw, B))
-        if L is None:  # not positive definite in floating point: rebuild, retry with jitter
+        # only the lower triangle, which dpotrf reads (same arithmetic per entry as ``_build``)
+        L = linalg._cholesky_in_place(linalg._build_B_lower(self.K, sw, B))
+        if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
             L = linalg.cholesky(self._build(sw, B), name="B = I + S~^1/2 K S~^1/2")
         return sw, L
 

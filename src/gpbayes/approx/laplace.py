@@ -40,8 +40,9 @@ O(|f_N - f_(N-1)|) -- measured on Pima (n = 768) at psi = (1.5, 1.0):
 keeps its values; and returning f_(N-1) with its own factor would stop one
 step earlier than the rule says.  Each factorisation is made in place in
 one of two scratch buffers used in turn (``linalg._cholesky_in_place``), so
-no copy of B is made; the factor is the same to the bit as
-``linalg.cholesky``'s.  A warm start adds no factorisation (a discarded
+no copy of B is made, and only B's lower triangle -- the part ``dpotrf``
+reads -- is built (``linalg._build_B_lower``, same arithmetic per entry);
+the factor is the same to the bit as ``linalg.cholesky``'s of the full B.  A warm start adds no factorisation (a discarded
 ``f_init`` costs its one wasted step, counted in ``n_iter``).  The
 importance sampler then needs no further O(n^3) operation beyond the
 Cholesky of K (see ``gpbayes.approx``).
@@ -158,8 +159,8 @@ def laplace_approximation(
             sW = np.sqrt(W)
             # R&W Alg. 3.1 line 5: L := cholesky(I + W^1/2 K W^1/2)
             B = buffers[n_iter % 2]
-            L = linalg._cholesky_in_place(_build_B(K, sW, B))
-            if L is None:  # not positive definite in floating point: rebuild, retry with jitter
+            L = linalg._cholesky_in_place(linalg._build_B_lower(K, sW, B))
+            if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
                 L = linalg.cholesky(_build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
             if converged or n_iter >= max_iter:
                 break
