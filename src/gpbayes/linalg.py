@@ -130,7 +130,9 @@ def record_failed_estimate() -> None:
 def _check_square(A: np.ndarray, name: str) -> None:
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"{name}: expected a square matrix, got shape {A.shape}")
-    if not np.all(np.isfinite(A)):
+    # a NaN or inf entry makes the sum NaN or inf, so a finite sum proves every entry finite in one
+    # read-only pass (no n x n boolean temporary); a non-finite sum (or an overflow) is checked exactly
+    if not np.isfinite(np.add.reduce(A, axis=None)) and not np.all(np.isfinite(A)):
         bad = int(np.count_nonzero(~np.isfinite(A)))
         raise ValueError(f"{name}: contains {bad} non-finite entries (NaN or inf)")
 
@@ -248,7 +250,7 @@ def cholesky(
     )
 
 
-def _cholesky_in_place(A: np.ndarray) -> np.ndarray | None:
+def _cholesky_in_place(A: np.ndarray, zero_upper: bool = True) -> np.ndarray | None:
     """``cholesky`` of a scratch matrix the caller owns, factorised in place; None if not PD.
 
     For the approximations' B = I + W^1/2 K W^1/2 (``gpbayes.approx``), which
@@ -261,6 +263,11 @@ def _cholesky_in_place(A: np.ndarray) -> np.ndarray | None:
     ``dpotrf`` fails, one failed attempt is counted and None is returned:
     ``A`` is then overwritten, and the caller rebuilds it and calls
     ``cholesky`` for the escalating-jitter retries.
+
+    ``zero_upper=False`` (n >= 256 only) leaves the strict upper triangle as
+    it was, for a factor that is only used through lower-triangle routines
+    (``cho_solve``) and then discarded; the caller zeroes the one it keeps
+    (``_zero_strict_upper``).  The lower triangle is the same either way.
     """
     n = A.shape[0]
     if not (A.ndim == 2 and A.shape == (n, n) and A.flags.f_contiguous and A.dtype == np.float64):
@@ -270,7 +277,7 @@ def _cholesky_in_place(A: np.ndarray) -> np.ndarray | None:
     big = n >= 256  # as in cholesky
     L, info = lapack.dpotrf(A, lower=1, clean=0 if big else 1, overwrite_a=1)
     if info == 0:
-        if big:
+        if big and zero_upper:
             _zero_strict_upper(L)
         _tick("cholesky")
         return L

@@ -159,7 +159,8 @@ def laplace_approximation(
             sW = np.sqrt(W)
             # R&W Alg. 3.1 line 5: L := cholesky(I + W^1/2 K W^1/2)
             B = buffers[n_iter % 2]
-            L = linalg._cholesky_in_place(linalg._build_B_lower(K, sW, B))
+            # the strict upper triangle is zeroed only in the factor returned (after the loop)
+            L = linalg._cholesky_in_place(linalg._build_B_lower(K, sW, B), zero_upper=False)
             if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
                 L = linalg.cholesky(_build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
             if converged or n_iter >= max_iter:
@@ -197,6 +198,8 @@ def laplace_approximation(
 
         # R&W Alg. 3.1 line 10: log q(y|X,theta) = -1/2 a^T f + log p(y|f) - sum log L_ii
         log_marginal = psi - 0.5 * linalg.logdet_from_cholesky(L)
+        if n >= 256:  # as linalg.cholesky's factor (below 256 dpotrf cleaned it itself)
+            linalg._zero_strict_upper(L)
 
     if not converged:
         _not_converged(f"Laplace's Newton iteration stopped after {n_iter} steps without meeting its tolerance")
