@@ -136,3 +136,19 @@ def test_zero_strict_upper_equals_the_masked_copy():
         np.copyto(B, 0.0, where=linalg._strict_upper(n))
         np.testing.assert_array_equal(A, B)
         assert not np.signbit(A[np.triu_indices(n, 1)]).any()
+
+
+def test_in_place_recursive_inverse_is_the_f2py_recursion_to_the_bit():
+    """_trtri_in_place (raw BLAS on blocks, leading dimension n) makes the same calls as _trtri_recursive."""
+    assert linalg._RAW is not None
+    rng = np.random.default_rng(8)
+    for n in (65, 200, 333):
+        L = np.array(linalg.cholesky(spd(n, rng), count=False), order="F")
+        a, b = L.copy(order="F"), L.copy(order="F")
+        linalg._trtri_recursive(a)
+        linalg._trtri_in_place(b)
+        np.testing.assert_array_equal(a, b)
+        out = np.full((n, n), np.nan, order="F")
+        Li = linalg.triangular_inverse(L, out=out)
+        assert Li is out
+        np.testing.assert_array_equal(Li, b)

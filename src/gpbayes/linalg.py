@@ -352,14 +352,85 @@ def _trtri_recursive(T: np.ndarray) -> None:
     T[h:, :h] = blas.dtrmm(-1.0, T[h:, h:], C, side=0, lower=1, overwrite_b=1)  # -D^-1 C A^-1
 
 
-def triangular_inverse(L: np.ndarray) -> np.ndarray:
+def _raw_blas():
+    """(dtrmm, dtrtri) of scipy's own BLAS/LAPACK as ctypes functions, or None if unavailable.
+
+    Taken from the function-pointer capsules that ``scipy.linalg.cython_blas``
+    and ``cython_lapack`` publish for compiled callers (the same library the
+    f2py wrappers call).  Unlike the f2py wrappers they accept a leading
+    dimension, so ``_trtri_in_place`` works on blocks of one Fortran array
+    without copying them.
+    """
+    try:
+        import ctypes
+
+        from scipy.linalg import cython_blas, cython_lapack
+
+        get_name = ctypes.pythonapi.PyCapsule_GetName
+        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        get_ptr = ctypes.pythonapi.PyCapsule_GetPointer
+        get_ptr.restype, get_ptr.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+        def ptr(module, name):
+            cap = module.__pyx_capi__[name]
+            return get_ptr(cap, get_name(cap))
+
+        c, i, d = ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
+        dtrmm = ctypes.CFUNCTYPE(None, c, c, c, c, i, i, d, d, i, d, i)(ptr(cython_blas, "dtrmm"))
+        dtrtri = ctypes.CFUNCTYPE(None, c, c, i, d, i, i)(ptr(cython_lapack, "dtrtri"))
+        return ctypes, dtrmm, dtrtri
+    except Exception:  # pragma: no cover - another scipy layout: fall back to the f2py recursion
+        return None
+
+
+_RAW = _raw_blas()
+
+
+def _trtri_in_place(T: np.ndarray) -> None:
+    """``_trtri_recursive`` on the Fortran-ordered ``T`` through raw BLAS calls (no block copies).
+
+    The same calls in the same order as ``_trtri_recursive`` (``dtrtri`` on the
+    leaves, then ``dtrmm`` C <- C A^-1 and C <- -D^-1 C), made on the blocks
+    in place with leading dimension n instead of on f2py's contiguous copies;
+    checked equal to the bit in ``tests/test_linalg.py``.
+    """
+    ctypes, dtrmm, dtrtri = _RAW
+    n = T.shape[0]
+    base = T.ctypes.data
+    lda = ctypes.byref(ctypes.c_int(n))
+    one, minus_one = ctypes.c_double(1.0), ctypes.c_double(-1.0)
+    info = ctypes.c_int(0)
+
+    def at(r, col):
+        return base + 8 * (r + col * n)
+
+    def rec(off, m):
+        if m <= _TRTRI_LEAF:
+            dtrtri(b"L", b"N", ctypes.byref(ctypes.c_int(m)), at(off, off), lda, ctypes.byref(info))
+            if info.value != 0:
+                raise NotPositiveDefiniteError(f"dtrtri failed with info={info.value} (singular triangular factor)")
+            return
+        h = m // 2
+        rec(off, h)
+        rec(off + h, m - h)
+        mm, hh = ctypes.byref(ctypes.c_int(m - h)), ctypes.byref(ctypes.c_int(h))
+        # C <- C A^-1 (side R), then C <- -D^-1 C (side L); C = T[off+h:off+m, off:off+h]
+        dtrmm(b"R", b"L", b"N", b"N", mm, hh, ctypes.addressof(one), at(off, off), lda, at(off + h, off), lda)
+        dtrmm(b"L", b"L", b"N", b"N", mm, hh, ctypes.addressof(minus_one), at(off + h, off + h), lda,
+              at(off + h, off), lda)
+
+    rec(0, n)
+
+
+def triangular_inverse(L: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """L^{-1} of a lower-triangular L (n^3/3 flops); one O(n^3) operation.
 
     LAPACK ``dtrtri`` for n <= ``_TRTRI_DIRECT`` (64); above, the recursive
     blocked form of ``_trtri_recursive`` (``dtrmm`` products, ``dtrtri`` on
-    blocks of order <= 64), the same inverse up to rounding in a faster order.
-    The strictly upper triangle of the result is that of ``L`` (zero for the
-    factors made by ``cholesky``).
+    blocks of order <= 64), the same inverse up to rounding in a faster order,
+    made in place in ``out`` (a Fortran-ordered n x n float64 scratch array of
+    the caller's) if given, else in a new array.  The strictly upper triangle
+    of the result is that of ``L`` (zero for the factors made by ``cholesky``).
     """
     n = L.shape[0]
     if n <= _TRTRI_DIRECT:
@@ -369,8 +440,15 @@ def triangular_inverse(L: np.ndarray) -> np.ndarray:
     else:
         if np.any(np.diag(L) == 0):
             raise NotPositiveDefiniteError("singular triangular factor (zero on the diagonal)")
-        Li = np.array(L, dtype=np.float64, order="F", copy=True)
-        _trtri_recursive(Li)
+        if out is not None and out.shape == (n, n) and out.flags.f_contiguous and out.dtype == np.float64:
+            Li = out
+            np.copyto(Li, L)
+        else:
+            Li = np.array(L, dtype=np.float64, order="F", copy=True)
+        if _RAW is not None:
+            _trtri_in_place(Li)
+        else:  # pragma: no cover
+            _trtri_recursive(Li)
     _tick("inverse")
     return Li
 

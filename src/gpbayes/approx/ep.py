@@ -176,6 +176,12 @@ class _Posterior:
         # and the previous factor stays intact while the next B is built
         self._buffers = (np.empty((self.n, self.n), order="F"), np.empty((self.n, self.n), order="F"))
         self._next = 0
+        # scratch for L^-1 (``diag_sigma``), made on first use
+        self._inverse = None
+        # n >= 256: the factors' strict upper triangles are left stale (``linalg._cholesky_in_place``
+        # with ``zero_upper=False``; only the lower triangle is read by dpotrs and by ``diag_sigma``),
+        # and the factor returned is zeroed at the end (``finish``)
+        self._stale_upper = self.n >= 256
 
     def _build(self, sw, B):
         np.multiply(self.K, sw[None, :], out=B)
@@ -189,7 +195,7 @@ class _Posterior:
         self._next ^= 1
         # R&W eq. 3.67/3.68: L = cholesky(I + S~^1/2 K S~^1/2)
         # only the lower triangle, which dpotrf reads (same arithmetic per entry as ``_build``)
-        L = linalg._cholesky_in_place(linalg._build_B_lower(self.K, sw, B))
+        L = linalg._cholesky_in_place(linalg._build_B_lower(self.K, sw, B), zero_upper=not self._stale_upper)
         if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
             L = linalg.cholesky(self._build(sw, B), name="B = I + S~^1/2 K S~^1/2")
         return sw, L
@@ -211,17 +217,38 @@ class _Posterior:
         with (B^-1)_ii = sum_j (L^-1)_ji^2; where tau~_i Sigma_ii < 1e-3 (zero
         or tiny sites) R&W's Sigma_ii = K_ii - |L^-1 S~^1/2 k_i|^2 is used.
         """
-        Li = linalg.triangular_inverse(L)
-        t = 1.0 - np.einsum("ij,ij->j", Li, Li)  # tau~_i Sigma_ii
+        if self.n <= linalg._TRTRI_DIRECT:  # dtrtri: as before, to the bit
+            Li = linalg.triangular_inverse(L)
+            t = 1.0 - np.einsum("ij,ij->j", Li, Li)  # tau~_i Sigma_ii
+        else:
+            if self._inverse is None:
+                self._inverse = np.empty((self.n, self.n), order="F")
+            Li = linalg.triangular_inverse(L, out=self._inverse)
+            # squared column norms of the lower triangle only, column block by column block (the strict
+            # upper triangle of Li is L's, stale for n >= 256; the diagonal blocks' parts are zeroed)
+            t = np.empty(self.n)
+            bs = linalg._BLOCK
+            for j0 in range(0, self.n, bs):
+                j1 = min(self.n, j0 + bs)
+                np.copyto(Li[j0:j1, j0:j1], 0.0, where=linalg._strict_upper(j1 - j0))
+                blk = Li[j0:, j0:j1]
+                np.einsum("ij,ij->j", blk, blk, out=t[j0:j1])
+            np.subtract(1.0, t, out=t)  # tau~_i Sigma_ii
         tau = sw * sw
         s2 = np.empty(self.n)
         good = t >= _CANCELLATION
         s2[good] = t[good] / tau[good]
         bad = ~good
         if np.any(bad):
-            V = linalg.matmul(Li, sw[:, None] * self.K[:, bad])
+            V = linalg.matmul(np.tril(Li), sw[:, None] * self.K[:, bad])
             s2[bad] = self.diagK[bad] - np.einsum("ij,ij->j", V, V)
         return s2
+
+    def finish(self, L):
+        """The factor to return: its strict upper triangle zeroed if it was left stale."""
+        if self._stale_upper and L is not None and any(np.shares_memory(L, b) for b in self._buffers):
+            linalg._zero_strict_upper(L)
+        return L
 
     def sigma(self, L, sw):
         # Sigma = K - V^T V (R&W Alg. 3.5 line 14), Fortran order for BLAS updates
@@ -358,6 +385,7 @@ def ep_approximation(
         else:
             result = _sequential(post, y, nu, tau, warm, damping, rule, max_iter)
     mu, alpha, L, nu, tau, log_Z, n_iter, converged = result
+    L = post.finish(L)
     if not converged:
         _not_converged(
             f"EP ({mode}) stopped at max_iter = {max_iter} updates without meeting its "
