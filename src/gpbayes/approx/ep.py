@@ -312,6 +312,7 @@ def ep_approximation(
     K_chol: np.ndarray | None = None,
     stopping: str = "logz",
     site_tol: float | None = None,
+    targets_checked: bool = False,
 ) -> GaussianApproximation:
     """EP approximation N(mu, (K^-1 + S~)^-1) and log Z_EP for a probit likelihood.
 
@@ -337,6 +338,8 @@ def ep_approximation(
         and tau~_i by less than this; default sqrt(tol) (1e-2 at the default
         tol), since log Z_EP is stationary in the sites and its error is of
         second order in theirs.
+    targets_checked : ``y`` is already the output of ``likelihood.check_targets``
+        (e.g. from ``PseudoMarginalTarget``); skips the check.
 
     Returns
     -------
@@ -365,7 +368,8 @@ def ep_approximation(
     if not (tol > 0 and site_tol > 0):
         raise ValueError(f"tol and site_tol must be positive, got {tol}, {site_tol}")
     K = np.asfortranarray(np.asarray(K, dtype=np.float64))
-    y = likelihood.check_targets(y)
+    if not targets_checked:
+        y = likelihood.check_targets(y)
     n = y.shape[0]
     if K.shape != (n, n):
         raise ValueError(f"K has shape {K.shape} but there are {n} targets")

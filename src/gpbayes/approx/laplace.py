@@ -85,6 +85,7 @@ def laplace_approximation(
     tol: float = 1e-6,
     max_iter: int = 50,
     max_halvings: int = 30,
+    targets_checked: bool = False,
 ) -> GaussianApproximation:
     """Laplace approximation N(f_hat, (K^-1 + W)^-1) and R&W eq. 3.32.
 
@@ -106,6 +107,9 @@ def laplace_approximation(
     K_chol : lower Cholesky factor of K, if the caller has it; only stored in
         the result for the importance sampler (never computed here).
     tol, max_iter, max_halvings : see the module docstring.
+    targets_checked : ``y`` is already the output of ``likelihood.check_targets``
+        (callers that checked it once, e.g. ``PseudoMarginalTarget``); skips
+        the check (75 us at n = 768, about 0.02 Cholesky-equivalents).
 
     Returns
     -------
@@ -116,7 +120,8 @@ def laplace_approximation(
     if f_init is not None and alpha_init is not None:
         raise ValueError("give at most one of f_init and alpha_init")
     K = np.asfortranarray(np.asarray(K, dtype=np.float64))
-    y = likelihood.check_targets(y)
+    if not targets_checked:
+        y = likelihood.check_targets(y)
     n = y.shape[0]
     if K.shape != (n, n):
         raise ValueError(f"K has shape {K.shape} but there are {n} targets")
