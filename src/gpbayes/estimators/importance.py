@@ -147,7 +147,12 @@ def _importance_sample(rng, K_chol, y, likelihood, approx, n_imp) -> ImportanceS
             # or the weights would not be exact importance weights
             K_chol = linalg.cholesky(approx.K, name="K", max_tries=1)
         F, log_w = _draws_and_log_weights(rng, K_chol, y, likelihood, approx, n_imp)
-        log_estimate = float(logsumexp(log_w) - np.log(n_imp))
+        if n_imp == 1:
+            # scipy's logsumexp of one value is that value (+0.0 turns -0.0 into 0.0, as it does),
+            # at ~0.3 ms less per call (its array-API dispatch)
+            log_estimate = float(log_w[0]) + 0.0
+        else:
+            log_estimate = float(logsumexp(log_w) - np.log(n_imp))
     return ImportanceSample(log_estimate, log_w, F, ops.cubic)
 
 
