@@ -206,6 +206,61 @@ def bench_estimate(n, X, y, source, K, ref, repeats, step, seed, impls) -> list[
     return rows
 
 
+def bench_phases(n, X, y, K, reps: int = 15) -> list[dict]:
+    """Per-phase cost at one psi (Chol-eq, median over ``reps``): what one pseudo-marginal estimate is made of.
+
+    kernel = K(X, X); chol K = ``linalg.cholesky(K)``; B build + dpotrf = one factorisation of
+    B = I + W^1/2 K W^1/2 in place (LA's W at the mode), split into the build (lower triangle)
+    and ``dpotrf``; Newton step O(n^2) = the rest of a Newton step (b, two products with K, one
+    ``cho_solve``); EP diag(Sigma) = ``_Posterior.diag_sigma`` (triangular inverse + column norms);
+    EP mean = ``_Posterior.mean``; importance = one N_imp = 1 draw and weight.
+    """
+    from gpbayes.approx.ep import _Posterior
+    from gpbayes.estimators.importance import importance_sample
+
+    kernel = SquaredExponential(D, parameterisation="fg")
+    lik = Probit()
+    la = laplace_approximation(K, y, lik)
+    Kc = linalg.cholesky(K)
+    sw = np.sqrt(la.w)
+    buf = np.empty((n, n), order="F")
+    b = la.w * la.m + lik.d1(y, la.m)
+    post = _Posterior(K)
+    ep = ep_approximation(K, y)
+    sw_ep, L_ep = post.factor(ep.w)
+    rng = np.random.default_rng(0)
+
+    def step():
+        c = linalg.cho_solve(la.B_chol, sw * (K @ b))
+        return K @ (b - sw * c)
+
+    phases = {
+        "kernel K(X, X)": lambda: kernel(PSI, X),
+        "chol K (linalg.cholesky)": lambda: linalg.cholesky(K),
+        "B build (lower triangle)": lambda: linalg._build_B_lower(K, sw, buf),
+        "B dpotrf in place": lambda: linalg._cholesky_in_place(linalg._build_B_lower(K, sw, buf)),
+        "Newton step O(n^2)": step,
+        "EP diag(Sigma)": lambda: post.diag_sigma(L_ep, sw_ep),
+        "EP mean": lambda: post.mean(L_ep, sw_ep, ep.nu),
+        "importance sample": lambda: importance_sample(rng, Kc, y, lik, la, 1),
+    }
+    rows = []
+    ratios = {k: [] for k in phases}
+    for _ in range(reps):
+        for name, fn in phases.items():
+            tc = chol_time(K)
+            t0 = time.perf_counter()
+            fn()
+            ratios[name].append((time.perf_counter() - t0) / tc)
+    build = float(np.median(ratios["B build (lower triangle)"]))
+    for name in phases:
+        med = float(np.median(ratios[name]))
+        if name == "B dpotrf in place":
+            med -= build  # the call above includes its build
+        rows.append(dict(n=n, phase=name, chol_equiv=round(med, 3)))
+    return rows
+
+
 # ------------------------------------------------------------------------- peers
 def _have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
@@ -295,6 +350,34 @@ def bench_peers(n, X, y, source, K, ref, repeats) -> list[dict]:
     return rows
 
 
+def environment() -> str:
+    """CPU, BLAS core type and whether numpy/OpenBLAS were pinned to older code paths (the unit depends on it)."""
+    import os
+
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        flags = open("/proc/cpuinfo").read()
+        cpu += " (AVX-512)" if "avx512f" in flags else ""
+    except OSError:
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = ", ".join(sorted({f"{d.get('internal_api')} {d.get('version')} {d.get('architecture')}"
+                                 for d in threadpool_info() if d.get("user_api") == "blas"}))
+    except Exception:  # pragma: no cover
+        blas = "unknown BLAS"
+    pins = {v: os.environ.get(v) for v in ("NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE")}
+    pinned = ", ".join(f"{k}={v}" for k, v in pins.items() if v)
+    return (f"{cpu}; {os.cpu_count()} CPUs; {blas}; "
+            + (f"PINNED code paths ({pinned})" if pinned else "native kernels (no NPY_DISABLE_CPU_FEATURES / OPENBLAS_CORETYPE)"))
+
+
 def write_csv(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fields = []
@@ -313,6 +396,7 @@ def main(argv=None):
     p.add_argument("--repeats-large", type=int, default=5, help="repeats per row for n > 768")
     p.add_argument("--peer-repeats", type=int, default=5)
     p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--phases", action="store_true", help="also print the per-phase costs (table 3)")
     p.add_argument("--step", type=float, default=0.1, help="random-walk step sd for warm starts")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=OUT)
@@ -324,7 +408,7 @@ def main(argv=None):
     if args.baseline is not None:
         impls.append(load_baseline(args.baseline))
 
-    rows, peer_rows = [], []
+    rows, peer_rows, phase_rows = [], [], []
     for n in args.n:
         X, y, source = load_data(n, args.seed)
         K = SquaredExponential(D, parameterisation="fg")(PSI, X)
@@ -332,6 +416,8 @@ def main(argv=None):
         ref = converged(K, y)
         reps = args.repeats if n <= 768 else args.repeats_large
         rows += bench_estimate(n, X, y, source, K, ref, reps, args.step, args.seed, impls)
+        if args.phases:
+            phase_rows += bench_phases(n, X, y, K, reps)
         if not args.no_peers:
             peer_rows += bench_peers(n, X, y, source, K, ref, args.peer_repeats if n <= 768 else 3)
 
@@ -366,8 +452,17 @@ def main(argv=None):
             print(f"{r['n']:>5} {r['approximation']:<8} {r['implementation']:<27} {r['chol_equiv']:>7.2f} "
                   f"{r['chol_equiv_q25']:>6.2f}-{r['chol_equiv_q75']:<6.2f} {r['time_ms']:>9.1f} "
                   f"{r['ratio_to_gpbayes']:>12.2f} {err:>13}")
+    if phase_rows:
+        write_csv(args.out.with_name(args.out.stem + "_phases.csv"), phase_rows)
+        print("\n3. Phases (Chol-eq, median; current code)")
+        ns = sorted({r["n"] for r in phase_rows})
+        print(f"{'phase':<28}" + "".join(f"{'n = ' + str(n):>12}" for n in ns))
+        for name in dict.fromkeys(r["phase"] for r in phase_rows):
+            vals = {r["n"]: r["chol_equiv"] for r in phase_rows if r["phase"] == name}
+            print(f"{name:<28}" + "".join(f"{vals[n]:>12.3f}" for n in ns))
     print(f"data: {'; '.join(sorted({r['data'] for r in rows}))}; warm step sd {args.step}; "
           f"written to {args.out}")
+    print(f"machine: {environment()}")
 
 
 if __name__ == "__main__":

@@ -281,3 +281,27 @@ def test_select_draw_picks_what_generator_choice_picks_from_the_normalised_weigh
         w = np.exp(log_w - log_w.max())
         assert select_draw(a, log_w) == int(b.choice(q, p=w / w.sum()))
         assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_one_sample_estimate_is_scipy_logsumexp_to_the_bit():
+    """N_imp = 1 skips scipy's logsumexp: the same number, including the sign of zero, inf and nan."""
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(3)
+    values = np.concatenate([rng.normal(size=2000) * 10.0 ** rng.uniform(-3, 4, size=2000),
+                             [0.0, -0.0, -np.inf, np.inf, np.nan, 1e308, -1e308, 5e-324]])
+    for v in values:
+        ref = float(logsumexp(np.array([v])) - np.log(1))
+        got = float(np.array([v])[0]) + 0.0
+        assert (got == ref and np.signbit(got) == np.signbit(ref)) or (np.isnan(got) and np.isnan(ref))
+
+
+@pytest.mark.parametrize("which", ["laplace", "ep"])
+def test_one_sample_estimate_is_its_log_weight(which):
+    from scipy.special import logsumexp
+
+    _, y, K = small_problem()
+    L, qs = approximations(K, y)
+    for seed in range(5):
+        s = importance_sample(np.random.default_rng(seed), L, y, PROBIT, qs[which], 1)
+        assert s.log_estimate == float(logsumexp(s.log_weights) - np.log(1))

@@ -107,3 +107,27 @@ def test_nugget_scales_with_amplitude_and_keeps_gradients_exact():
     assert c.failed_cholesky == 0
     with pytest.raises(ValueError, match="nugget"):
         SquaredExponential(2, nugget=-1.0)
+
+
+@pytest.mark.parametrize("param", ["fg", "amis", "ma", "gplvm"])
+@pytest.mark.parametrize("ard", [False, True])
+def test_symmetric_build_is_the_distance_formula_to_the_bit(param, ard):
+    """K(X, X) (one temporary, exponent G - (|a_i|^2 + |a_j|^2)/2) equals a exp(-1/2 sqdist) bit for bit."""
+    rng = np.random.default_rng(11)
+    for n, d, scale in ((1, 1, 1.0), (9, 2, 1e-3), (40, 3, 1.0), (300, 8, 30.0)):
+        k = SquaredExponential(d, ard=ard, parameterisation=param, nugget=1e-6 if n == 40 else 0.0)
+        X = rng.normal(size=(n, d)) * scale
+        if n > 3:
+            X[1] = X[0]
+            X[2] = 0.0
+        psi = rng.normal(size=k.n_params)
+        a, w = k.amplitude_and_precisions(psi)
+        ref = k._scaled_sqdist(w, X, None)
+        ref *= -0.5
+        np.exp(ref, out=ref)
+        if k.nugget:
+            ref[np.diag_indices_from(ref)] += k.nugget
+        ref *= a
+        K = k(psi, X)
+        assert K.flags.f_contiguous
+        np.testing.assert_array_equal(K, ref)

@@ -313,18 +313,25 @@ def test_both_stopping_rules_reach_the_same_fixed_point():
         ep_approximation(K, y, stopping="mu")
 
 
-def test_ep_diag_sigma_matches_dense_for_zero_and_tiny_sites():
+@pytest.mark.parametrize("n", [50, 130, 300])
+def test_ep_diag_sigma_matches_dense_for_zero_and_tiny_sites(n):
+    """n = 50: dtrtri; 130: the recursive inverse; 300: also the stale upper triangles (n >= 256)."""
     from gpbayes.approx.ep import _Posterior
 
-    _, y, K = classification_problem(50, seed=2)
+    _, y, K = classification_problem(n, seed=2)
     rng = np.random.default_rng(0)
-    tau = rng.uniform(0.0, 2.0, size=50)
+    tau = rng.uniform(0.0, 2.0, size=n)
     tau[:5] = 0.0  # zero sites: the 1 - (B^-1)_ii form is 0/0 there
     tau[5:10] = 1e-12  # tiny sites: it would lose all digits
     post = _Posterior(np.asfortranarray(K))
-    sw, L = post.factor(tau)
-    Sigma = K - K @ np.diag(sw) @ np.linalg.solve(np.eye(50) + np.diag(sw) @ K @ np.diag(sw), np.diag(sw) @ K)
-    np.testing.assert_allclose(post.diag_sigma(L, sw), np.diag(Sigma), rtol=1e-10)
+    for _ in range(3):  # the buffers are reused: stale data from the previous factors
+        sw, L = post.factor(tau)
+        Sigma = K - K @ np.diag(sw) @ np.linalg.solve(np.eye(n) + np.diag(sw) @ K @ np.diag(sw), np.diag(sw) @ K)
+        np.testing.assert_allclose(post.diag_sigma(L, sw), np.diag(Sigma), rtol=1e-10)
+        tau = tau * 1.5
+    L = post.finish(L)
+    assert np.all(L[np.triu_indices(n, 1)] == 0.0)
+    np.testing.assert_allclose(L @ L.T, np.eye(n) + np.diag(sw) @ K @ np.diag(sw), rtol=1e-12, atol=1e-12)
 
 
 # ---------------------------------------------------------------- Laplace: the log marginal at the returned mode

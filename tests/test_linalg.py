@@ -79,3 +79,76 @@ def test_cholesky_factor_has_a_zero_upper_triangle_and_equals_lapack_bit_for_bit
             except linalg.NotPositiveDefiniteError:
                 continue
         assert np.all(L2[np.triu_indices(n, 1)] == 0.0)
+
+
+def test_triangular_inverse_recursive_is_the_inverse_and_keeps_the_upper_triangle():
+    """Above order 64 ``triangular_inverse`` recurses (dtrmm products, dtrtri leaves): same inverse up to rounding."""
+    from scipy.linalg import lapack
+
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 64, 65, 130, 257, 517):
+        A = spd(n, rng)
+        L = np.array(linalg.cholesky(A, count=False), order="F")
+        L[np.triu_indices(n, 1)] = rng.normal(size=n * (n - 1) // 2)  # garbage above the diagonal
+        with linalg.count_ops() as c:
+            Li = linalg.triangular_inverse(L)
+        assert c.cubic == 1 and c.inverse == 1
+        ref = lapack.dtrtri(L, lower=1)[0]
+        if n <= 64:
+            np.testing.assert_array_equal(Li, ref)  # LAPACK itself, to the bit
+        np.testing.assert_allclose(np.tril(Li), np.tril(ref), rtol=0, atol=1e-14 * np.max(np.abs(ref)))
+        np.testing.assert_array_equal(np.triu(Li, 1), np.triu(L, 1))
+        np.testing.assert_allclose(np.tril(L) @ np.tril(Li), np.eye(n), atol=1e-13)
+        assert L[0, 0] != 0  # the input is not modified
+        np.testing.assert_array_equal(np.tril(L), np.tril(linalg.cholesky(A, count=False)))
+    S = np.eye(100)
+    S[70, 70] = 0.0
+    with pytest.raises(linalg.NotPositiveDefiniteError):
+        linalg.triangular_inverse(S)
+
+
+def test_lower_triangle_build_of_B_gives_the_same_factor_to_the_bit():
+    """_build_B_lower + _cholesky_in_place == cholesky(I + D K D) built whole, whatever the stale upper triangle."""
+    rng = np.random.default_rng(6)
+    for n in (3, 96, 97, 255, 256, 300, 700):
+        X = rng.normal(size=(n, 2))
+        K = np.asfortranarray(np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)) + 1e-6 * np.eye(n))
+        sw = rng.uniform(0.0, 0.7, size=n)
+        full = np.asfortranarray(K * sw[None, :])
+        full *= sw[:, None]
+        full.flat[:: n + 1] += 1.0
+        ref = linalg.cholesky(full, count=False)
+        buf = np.full((n, n), np.nan, order="F")  # stale: nothing of the upper triangle is read
+        buf[0, :] = 1e300
+        with linalg.count_ops() as c:
+            L = linalg._cholesky_in_place(linalg._build_B_lower(K, sw, buf))
+        assert c.cholesky == 1
+        np.testing.assert_array_equal(L, ref)
+        assert not np.signbit(L[np.triu_indices(n, 1)]).any()
+
+
+def test_zero_strict_upper_equals_the_masked_copy():
+    rng = np.random.default_rng(7)
+    for n in (1, 95, 96, 97, 300):
+        A = np.asfortranarray(rng.normal(size=(n, n)))
+        B = A.copy(order="F")
+        linalg._zero_strict_upper(A)
+        np.copyto(B, 0.0, where=linalg._strict_upper(n))
+        np.testing.assert_array_equal(A, B)
+        assert not np.signbit(A[np.triu_indices(n, 1)]).any()
+
+
+def test_in_place_recursive_inverse_is_the_f2py_recursion_to_the_bit():
+    """_trtri_in_place (raw BLAS on blocks, leading dimension n) makes the same calls as _trtri_recursive."""
+    assert linalg._RAW is not None
+    rng = np.random.default_rng(8)
+    for n in (65, 200, 333):
+        L = np.array(linalg.cholesky(spd(n, rng), count=False), order="F")
+        a, b = L.copy(order="F"), L.copy(order="F")
+        linalg._trtri_recursive(a)
+        linalg._trtri_in_place(b)
+        np.testing.assert_array_equal(a, b)
+        out = np.full((n, n), np.nan, order="F")
+        Li = linalg.triangular_inverse(L, out=out)
+        assert Li is out
+        np.testing.assert_array_equal(Li, b)

@@ -276,14 +276,11 @@ class SquaredExponential:
     def __call__(self, psi, X, X2=None) -> np.ndarray:
         """Covariance matrix K(X, X2) (K(X, X) if X2 is None), Fortran order."""
         a, w = self.amplitude_and_precisions(psi)
+        if X2 is None:
+            return self._symmetric(a, w, X).T  # symmetric: the transpose is the Fortran-ordered view
         K = self._scaled_sqdist(w, X, X2)
         K *= -0.5
         np.exp(K, out=K)
-        if X2 is None:
-            if self.nugget:
-                K[np.diag_indices_from(K)] += self.nugget
-            K *= a
-            return K.T  # symmetric: the transpose is the Fortran-ordered view, no copy
         K *= a
         return np.asfortranarray(K)
 
@@ -329,6 +326,45 @@ class SquaredExponential:
         a, _ = self.amplitude_and_precisions(psi)
         X = _as_inputs(X, "X", self.input_dim)
         return np.full(X.shape[0], a * (1.0 + self.nugget))
+
+    #: rows per block of ``_symmetric`` (a 64 x n block stays in cache through its five passes)
+    _ROWS = 64
+
+    def _symmetric(self, a, w, X) -> np.ndarray:
+        """K(X, X) = a (exp(-1/2 sqdist) + nugget I), C-ordered, the same to the bit as from ``_scaled_sqdist``.
+
+        With A = X sqrt(w), nA_i = |A_i|^2 and G = A A^T, ``_scaled_sqdist`` gives
+        sq = max(fl(nA_i + nA_j) - 2 G_ij, 0) (diagonal 0) and the exponent is
+        -1/2 sq.  Scaling by a power of two commutes with rounding unless a
+        value is subnormal (|A_i|^2 < 2.2e-308, i.e. a scaled input row within
+        1.5e-154 of the origin without being at it), so -1/2 fl(s - 2 G) =
+        fl(G - s/2) with s/2 = fl(nA_i/2 + nA_j/2), and -1/2 max(sq, 0) =
+        min(G - s/2, 0) up to the sign of a zero, which exp does not see.  After
+        G (the same ``A @ A.T`` product as before), every pass -- the exponent,
+        exp, the nugget, the amplitude -- runs on one block of ``_ROWS`` rows at a
+        time while it is in cache, with no n x n temporary (per entry the same
+        operations in the same order as ``exp``, ``+= nugget``, ``*= a`` over the
+        whole matrix).  The dense K(X, X) only; ``gradients`` keeps
+        ``_scaled_sqdist``.
+        """
+        X = _as_inputs(X, "X", self.input_dim)
+        A = X * np.sqrt(w)
+        hA = 0.5 * np.einsum("ij,ij->i", A, A)
+        E = A @ A.T  # C order
+        n = E.shape[0]
+        flat = E.reshape(-1)
+        for i0 in range(0, n, self._ROWS):
+            i1 = min(n, i0 + self._ROWS)
+            blk = E[i0:i1]
+            blk -= hA[i0:i1, None] + hA[None, :]
+            np.minimum(blk, 0.0, out=blk)
+            diag = slice(i0 * (n + 1), i1 * (n + 1), n + 1)  # the entries (i, i), i0 <= i < i1
+            flat[diag] = 0.0
+            np.exp(blk, out=blk)
+            if self.nugget:
+                flat[diag] += self.nugget
+            blk *= a
+        return E
 
     def _scaled_sqdist(self, w, X, X2) -> np.ndarray:
         X = _as_inputs(X, "X", self.input_dim)
