@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -277,3 +278,29 @@ def test_figures_are_written(tmp_path, prepared):
                           **{f"{a}_{b}": np.ones(112) for a in ("gaussian", "sampler") for b in ("mean", "lo", "hi")}})
     sm.coal_figure(table, tmp_path / "c.pdf", level=0.95)
     assert all((tmp_path / f).stat().st_size > 1000 for f in ("s.pdf", "p.pdf", "c.pdf"))
+
+
+def test_lpd_interval_counts_the_samplers_monte_carlo_error():
+    """Claim 2's interval combines the test-set s.e. with the between-chain s.e. of the sampler's LPD:
+    a difference that lies below 0 on test-set noise alone is INCONCLUSIVE when the chains disagree."""
+    equiv = pd.DataFrame({"abs_diff": [1e-12]})
+    its = {("rbf", "joint"): 50, ("rbf", "gibbs"): None, ("ard", "joint"): 80, ("ard", "gibbs"): 300}
+    sweep, coal, psrf = _tables((0.8, 0.9, 0.905), -0.2010, -0.2, -1.0, -1.1, its, se=0.0004)
+    rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[1]
+    assert gclaims.validate_claim(rec)["verdict"] == "FAIL"  # -0.001 +- 0.0008: test-set noise only
+    sweep["lpd_mcmc_se"] = np.where(sweep["method"] == "joint", 0.0006, np.nan)
+    rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[1]
+    assert gclaims.validate_claim(rec)["verdict"] == "INCONCLUSIVE"  # s.e. hypot(4, 6)e-4 = 7.2e-4
+    assert rec["measured"]["se_monte_carlo"]["image"] == pytest.approx(0.0006)
+    assert rec["interval"]["hi"] - rec["interval"]["estimate"] == pytest.approx(1.96 * math.hypot(4e-4, 6e-4))
+
+
+def test_per_chain_lpd_is_each_chains_own_predictive():
+    """``lpd_chains`` of pooled chain-major draws equals the LPD computed from each chain's draws alone."""
+    rng = np.random.default_rng(3)
+    lik, y = likelihoods.Probit(), np.where(rng.standard_normal(30) > 0, 1.0, -1.0)
+    mean, var = rng.standard_normal((3 * 7, 30, 1)), rng.uniform(0.1, 1.0, (3 * 7, 30, 1))
+    out = sm.predictive_metrics(lik, y, mean, var, n_chains=3)
+    own = [sm.predictive_metrics(lik, y, mean[7 * c:7 * (c + 1)], var[7 * c:7 * (c + 1)])["lpd"] for c in range(3)]
+    np.testing.assert_allclose(out["lpd_chains"], own, rtol=1e-12)
+    assert "lpd_chains" not in sm.predictive_metrics(lik, y, mean, var)

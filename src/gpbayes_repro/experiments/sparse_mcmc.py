@@ -266,14 +266,22 @@ def point_predictive(lik, y, mean, var, n_quad: int = 20) -> tuple[np.ndarray, n
     return p, None
 
 
-def predictive_metrics(lik, y, mean, var, n_quad: int = 20, *, points: bool = False) -> dict:
-    """Held-out accuracy (classification; None for counts) and mean LPD over points (``points``: also per point)."""
+def predictive_metrics(lik, y, mean, var, n_quad: int = 20, *, points: bool = False,
+                       n_chains: int | None = None) -> dict:
+    """Held-out accuracy (classification; None for counts) and mean LPD over points (``points``: also per point).
+
+    ``n_chains``: the S draws are ``n_chains`` equal chain-major blocks (``_pooled_draws``); then
+    ``lpd_chains`` is each chain's own mean LPD (its draws alone), for the Monte Carlo error."""
     p, P = point_predictive(lik, y, mean, var, n_quad)
     S = p.shape[0]
-    lpd_points = logsumexp(np.log(np.maximum(p, 1e-300)), axis=0) - math.log(S)
+    logp = np.log(np.maximum(p, 1e-300))
+    lpd_points = logsumexp(logp, axis=0) - math.log(S)
     out = {"lpd": float(np.mean(lpd_points)), "n_test": int(len(y)), "n_draws": int(S), "accuracy": None}
     if points:
         out["lpd_points"] = lpd_points
+    if n_chains is not None and n_chains > 1:
+        per = logp.reshape(int(n_chains), S // int(n_chains), -1)
+        out["lpd_chains"] = (logsumexp(per, axis=1) - math.log(per.shape[1])).mean(axis=1)
     if P is not None:
         pred = np.argmax(P.mean(axis=0), axis=1)
         truth = (np.asarray(y) > 0).astype(int) if P.shape[-1] == 2 and not hasattr(lik, "predict_proba") \
@@ -301,20 +309,27 @@ def predict_summary(ds: xr.Dataset, fit: xr.Dataset, chain_groups: list[dict], *
     rows = [{"method": "gaussian", **predictive_metrics(target.likelihood, ys, mu[None], var[None], target.n_quad,
                                                         points=True)}]
     v, psi = _pooled_draws(chain_groups, max_draws)
+    n_chains = sum(int(g["posterior"].sizes["chain"]) for g in chain_groups)
     means, variances = predict_latent_draws(target, v, psi, Xs)
     var_s = np.repeat(variances[:, :, None], means.shape[2], axis=2)
     rows.append({"method": sampler, **predictive_metrics(target.likelihood, ys, means, var_s, target.n_quad,
-                                                         points=True)})
+                                                         points=True, n_chains=n_chains)})
     # claim 2's paired comparison: the s.e. of the mean over test points of LPD(sampler) - LPD(Gaussian)
     diff = rows[1].pop("lpd_points") - rows[0].pop("lpd_points")
     rows[1]["lpd_diff_se"] = float(diff.std(ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else math.nan
+    # ... and the Monte Carlo error of the sampler's LPD: between-chain s.e. of the pooled value (the
+    # chains are independent; each chain's LPD from its own draws); NaN with one chain
+    lpd_chains = rows[1].pop("lpd_chains", None)
+    rows[1]["lpd_mcmc_se"] = (float(np.std(lpd_chains, ddof=1) / math.sqrt(len(lpd_chains)))
+                              if lpd_chains is not None else math.nan)
     acc = [float(g["sample_stats"]["acceptance_rate"].mean()) for g in chain_groups]
     wall = [float(g["sample_stats"]["wall_time"].values.sum()) for g in chain_groups]
     for r in rows:
         r.update(study=study, problem=problem, kernel=kernel, M=int(Z.shape[0]), n_train=int(target.X.shape[0]),
                  stand_in=int(ds.attrs.get("stand_in", 0)), elbo=float(fit.attrs["elbo"]))
     rows[1].update(acceptance_rate=float(np.mean(acc)), sampler_seconds=float(np.sum(wall)))
-    cols = ["study", "problem", "kernel", "M", "method", "accuracy", "lpd", "lpd_diff_se", "n_test", "n_draws",
+    cols = ["study", "problem", "kernel", "M", "method", "accuracy", "lpd", "lpd_diff_se", "lpd_mcmc_se", "n_test",
+            "n_draws",
             "n_train", "elbo", "acceptance_rate", "sampler_seconds", "stand_in"]
     return pd.DataFrame(rows).reindex(columns=cols)
 
@@ -527,8 +542,15 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
     coal_s, coal_g = _row(coal, method=sampler), _row(coal, method="gaussian")
     d_img, d_coal = float(img_s["lpd"] - img_g["lpd"]), float(coal_s["lpd"] - coal_g["lpd"])
     margin = float(claims_cfg["lpd_margin"])
-    se = {k: float(r.get("lpd_diff_se", math.nan)) if r.get("lpd_diff_se") is not None else math.nan
-          for k, r in (("image", img_s), ("coal", coal_s))}
+    def _f(r, key):
+        x = r.get(key)
+        return math.nan if x is None else float(x)
+
+    # test-set s.e. of the paired difference combined with the sampler's Monte Carlo s.e. (between
+    # chains), as independent errors; without a Monte Carlo estimate (one chain) the test-set s.e. alone
+    se_test = {k: _f(r, "lpd_diff_se") for k, r in (("image", img_s), ("coal", coal_s))}
+    se_mc = {k: _f(r, "lpd_mcmc_se") for k, r in (("image", img_s), ("coal", coal_s))}
+    se = {k: math.hypot(se_test[k], se_mc[k]) if math.isfinite(se_mc[k]) else se_test[k] for k in se_test}
     ivs = {k: (d - 1.96 * se[k], d + 1.96 * se[k]) for k, d in (("image", d_img), ("coal", d_coal))}
     vs = {k: claims.decide(lo, hi, margin, "above") for k, (lo, hi) in ivs.items()}
     verdict = "FAIL" if "FAIL" in vs.values() else "PASS" if set(vs.values()) == {"PASS"} else "INCONCLUSIVE"
@@ -543,13 +565,16 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
                         "image_lpd_gaussian": float(img_g["lpd"]), "image_diff": d_img,
                         "image_diff_interval": [_num(x) for x in ivs["image"]],
                         "coal_lpd_sampler": float(coal_s["lpd"]), "coal_lpd_gaussian": float(coal_g["lpd"]),
-                        "coal_diff": d_coal, "coal_diff_interval": [_num(x) for x in ivs["coal"]], "margin": margin},
+                        "coal_diff": d_coal, "coal_diff_interval": [_num(x) for x in ivs["coal"]], "margin": margin,
+                        "se_test_set": {k: _num(x) for k, x in se_test.items()},
+                        "se_monte_carlo": {k: _num(x) for k, x in se_mc.items()}},
            "paper": None, "verdict": verdict,
            "interval": {"quantity": f"{worst}: mean LPD difference (sampler - Gaussian)",
                         "estimate": d_img if worst == "image" else d_coal, "lo": _num(ivs[worst][0]),
                         "hi": _num(ivs[worst][1]), "threshold": margin, "side": "above",
-                        "method": "95% normal interval of the paired difference over held-out points (test-set "
-                                  "variability; the MCMC error of the sampler's predictive is not included)"}}
+                        "method": "95% normal interval of the paired difference over held-out points, its s.e. "
+                                  "combining the test-set s.e. and the Monte Carlo s.e. of the sampler's LPD "
+                                  "(between-chain s.e. of the pooled value; test-set only with one chain)"}}
     if verdict == "INCONCLUSIVE":
         rec["reason"] = "a problem's interval of the LPD difference contains the margin (a tie inside the noise)"
     out.append(rec)
