@@ -163,6 +163,15 @@ def _zero_strict_upper(L: np.ndarray) -> None:
         np.copyto(L[j0:j1, j0:j1], 0.0, where=_strict_upper(j1 - j0))
 
 
+def _build_B(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """B = I + diag(sw) K diag(sw), whole, in place in the Fortran buffer ``out`` (the
+    jitter fallback of Laplace and EP, whose ``cholesky`` reads both triangles)."""
+    np.multiply(K, sw[None, :], out=out)
+    out *= sw[:, None]
+    out.flat[:: out.shape[0] + 1] += 1.0
+    return out
+
+
 def _build_B_lower(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Lower triangle of B = I + diag(sw) K diag(sw) into the Fortran buffer ``out``, in place.
 

@@ -186,12 +186,6 @@ class _Posterior:
         # and the factor returned is zeroed at the end (``finish``)
         self._stale_upper = self.n >= 256
 
-    def _build(self, sw, B):
-        np.multiply(self.K, sw[None, :], out=B)
-        B *= sw[:, None]
-        B.flat[:: self.n + 1] += 1.0
-        return B
-
     def factor(self, tau):
         sw = np.sqrt(tau)
         B = self._buffers[self._next]
@@ -200,7 +194,7 @@ class _Posterior:
         # only the lower triangle, which dpotrf reads (same arithmetic per entry as ``_build``)
         L = linalg._cholesky_in_place(linalg._build_B_lower(self.K, sw, B), zero_upper=not self._stale_upper)
         if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
-            L = linalg.cholesky(self._build(sw, B), name="B = I + S~^1/2 K S~^1/2")
+            L = linalg.cholesky(linalg._build_B(self.K, sw, B), name="B = I + S~^1/2 K S~^1/2")
         return sw, L
 
     def mean(self, L, sw, nu):

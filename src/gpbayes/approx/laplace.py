@@ -66,14 +66,6 @@ from . import GaussianApproximation, _not_converged
 __all__ = ["laplace_approximation"]
 
 
-def _build_B(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """out <- I + diag(sw) K diag(sw), in place in a Fortran buffer."""
-    np.multiply(K, sw[None, :], out=out)
-    out *= sw[:, None]
-    out.flat[:: out.shape[0] + 1] += 1.0
-    return out
-
-
 def laplace_approximation(
     K: np.ndarray,
     y: np.ndarray,
@@ -167,7 +159,7 @@ def laplace_approximation(
             # the strict upper triangle is zeroed only in the factor returned (after the loop)
             L = linalg._cholesky_in_place(linalg._build_B_lower(K, sW, B), zero_upper=False)
             if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
-                L = linalg.cholesky(_build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
+                L = linalg.cholesky(linalg._build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
             if converged or n_iter >= max_iter:
                 break
             # R&W Alg. 3.1 line 6: b := W f + grad log p(y|f)
