@@ -358,6 +358,32 @@ def test_pm_amis_with_pseudo_marginal_target():
     assert np.all(np.isfinite(res.log_weights))
 
 
+def test_pm_amis_records_non_converged_approximations():
+    """EP stopped at its iteration limit inside the target is counted in the result, not lost."""
+    import warnings
+
+    from gpbayes.estimators.importance import PseudoMarginalTarget
+    from gpbayes.likelihoods import Probit
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(15, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=15) > 0, 1.0, -1.0)
+    kernel = SquaredExponential(2, ard=False, parameterisation="amis")
+    prior = IndependentPrior((Gamma(1.0, 1.0), Gamma(1.0, 1.0)))
+    runs = {}
+    for max_iter in (1, 200):
+        target = PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=2,
+                                      approx_options={"max_iter": max_iter})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runs[max_iter] = A.pm_amis(np.random.default_rng(7), target, np.zeros(2), np.eye(2), n_iterations=2,
+                                       n_per_iteration=10)
+    # one update cannot meet the stopping rule: every evaluation with a finite prior is counted
+    assert runs[1].n_not_converged == int(np.sum(np.isfinite(runs[1].log_target))) > 0
+    assert runs[200].n_not_converged == 0
+    assert runs[1].n_jitter == runs[1].n_failed_estimates == 0
+
+
 # ---------------------------------------------------------------------------
 # reproducibility and edge cases
 # ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Xiong et al. experiment module (gpbayes_repro.experiments.amis) on tiny problems."""
 
+import importlib
 import json
 
 import numpy as np
@@ -318,6 +319,39 @@ def test_classification_block_runs_and_counts_cost():
                               seed=2)
     assert m_chains["posterior"]["psi"].sizes["chain"] == m.sizes["replicate"]
     assert np.all(m["tuning_cost"].values > 0) and np.all(np.isfinite(m["estimate"].values[:, -1]))
+
+
+@pytest.mark.parametrize("sampler", ["pm_amis_ep_4", "pm_mh_ep_1"])
+def test_classification_block_records_non_converged_ep(sampler, monkeypatch, tmp_path):
+    """EP stopped at its limit in a PM run (tuning included) reaches the run file and the trouble scan."""
+    import warnings
+
+    from gpbayes import io
+    from gpbayes.estimators.importance import PseudoMarginalTarget
+    from gpbayes_repro import trouble
+
+    runs_mod = importlib.import_module("gpbayes_repro.experiments.amis.runs")
+    ds = _data("classification", n=20)
+    su = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
+    curves, _ = E.run_block(ds, su, sampler=sampler, kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=2)
+    assert set(trouble.TROUBLE_STATS) <= set(curves.data_vars)
+    assert np.all(curves["n_not_converged"].values == 0)
+    original = runs_mod.classification_target
+
+    def capped(*args, **kw):  # the same target with EP allowed a single update
+        t = original(*args, **kw)
+        return PseudoMarginalTarget(t.X, t.y, t.kernel, t.likelihood, t.prior, approx=t.approx, n_imp=t.n_imp,
+                                    ep_mode=t.ep_mode, approx_options={"max_iter": 1})
+
+    monkeypatch.setattr(runs_mod, "classification_target", capped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curves, groups = E.run_block(ds, su, sampler=sampler, kernel="rbf", block=0, cfg=CFG, settings=SETTINGS,
+                                     seed=2)
+    assert np.all(curves["n_not_converged"].values > 0)
+    path = io.write_inference_data(groups, tmp_path / "run.nc", root=curves)
+    scanned = trouble.scan_file(path)
+    assert scanned["n_not_converged"] == int(curves["n_not_converged"].sum())  # counted once, not per group
 
 
 def test_tuning_table_lists_tuned_samplers_only():

@@ -85,6 +85,23 @@ def test_trouble_scan_finds_jitter_and_non_convergence_and_skips_other_scales(tm
     assert trouble.summary(trouble.scan(res))["exp"]["runs"] == 2
 
 
+def test_trouble_scan_counts_a_per_chain_warmup_variable_once(tmp_path):
+    """``io.to_inference_groups`` copies the first chain's warm-up into attributes; the per-chain variable counts."""
+    import numpy as np
+    import xarray as xr
+
+    from gpbayes import io
+    from gpbayes_repro import trouble
+
+    groups = {"posterior": xr.Dataset({"psi": (("chain", "draw"), np.zeros((2, 3)))}),
+              "sample_stats": xr.Dataset({"warmup_n_not_converged": (("chain",), np.array([4, 1]))},
+                                         attrs={"warmup_n_not_converged": 4, "warmup_n_jitter": 2})}
+    path = io.write_inference_data(groups, tmp_path / "chains.nc")
+    rec = trouble.scan_file(path)
+    assert rec["n_not_converged"] == 5  # 4 + 1 from the variable, not + 4 from the attribute
+    assert rec["n_jitter"] == 2  # an attribute without a variable of its name still counts
+
+
 @pytest.mark.parametrize("bad,needle", [
     (claim(passed="yes"), "must be a bool"),
     (claim(measured={}), "numbers behind the verdict"),

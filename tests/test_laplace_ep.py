@@ -6,7 +6,7 @@ from scipy import integrate
 from scipy.stats import multivariate_normal, norm
 
 from gpbayes import linalg
-from gpbayes.approx import ep_approximation, laplace_approximation
+from gpbayes.approx import ConvergenceWarning, ep_approximation, laplace_approximation
 from gpbayes.approx.ep import probit_tilted_moments
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Gaussian, Logistic, Poisson, Probit
@@ -100,6 +100,59 @@ def test_ep_sequential_and_parallel_reach_same_fixed_point():
     # update from it changes nothing (and the default F&G tolerance is close)
     loose = ep_approximation(K, y)
     assert loose.log_marginal == pytest.approx(seq.log_marginal, abs=1e-2)
+
+
+# ------------------------------------------------ (d') period-2 cycles of parallel EP
+CYCLE_PSI = np.array([1.5685, -0.7174, 1.6544, 2.9185, 1.5722, 0.4313, 2.3561, 1.9957, 0.724, 3.1424])
+
+
+def cycle_problem():
+    """40 Breast points at a PM-MH proposal (ARD, sigma_f = e^3.14 / 2) where damped parallel EP cycles."""
+    from pathlib import Path
+    data = np.loadtxt(Path(__file__).parent / "data" / "ep_cycle_breast.csv", delimiter=",", skiprows=3)
+    X, y = data[:, :9], data[:, 9]
+    return SquaredExponential(9, ard=True, parameterisation="amis")(CYCLE_PSI, X), y
+
+
+def test_parallel_ep_leaves_a_period_two_cycle(monkeypatch):
+    """Damping 0.8 cycles for ever here; halving it on the detected cycle reaches sequential EP's fixed point."""
+    from gpbayes.approx import ep as ep_mod
+
+    K, y = cycle_problem()
+    ref = ep_approximation(K, y, mode="sequential", tol=1e-12)
+    assert ref.converged
+    with monkeypatch.context() as m:  # without the detection: the cycle (what the code did before)
+        m.setattr(ep_mod, "_cycling", lambda deltas: False)
+        with pytest.warns(ConvergenceWarning):
+            stuck = ep_approximation(K, y)
+        assert not stuck.converged and stuck.n_iter == 200
+        assert abs(stuck.log_marginal - ref.log_marginal) > 1e-2
+    fixed = ep_approximation(K, y)
+    assert fixed.converged and fixed.n_iter < 40
+    assert fixed.damping == pytest.approx(0.4)
+    assert fixed.log_marginal == pytest.approx(ref.log_marginal, abs=1e-4)
+    # the same fixed point when run tight
+    tight = ep_approximation(K, y, tol=1e-12)
+    assert tight.converged and tight.log_marginal == pytest.approx(ref.log_marginal, abs=1e-9)
+
+
+def test_cycle_detection_needs_alternation_without_contraction():
+    from gpbayes.approx.ep import _cycling
+
+    assert _cycling([0.1, -0.1, 0.1, -0.1])
+    assert _cycling([0.1, -0.095, 0.1, -0.095])
+    assert not _cycling([0.1, -0.1, 0.1])  # too short
+    assert not _cycling([0.1, -0.05, 0.025, -0.0125])  # a converging oscillation
+    assert not _cycling([0.1, 0.1, 0.1, 0.1])  # a drift, not a cycle
+    assert not _cycling([0.1, -0.1, 0.08, -0.1])  # shrinking by more than 10 % over two updates
+
+
+def test_a_well_behaved_parallel_ep_keeps_its_damping():
+    _, y, K = problem(30, seed=4, psi=(np.log(0.4), np.log(3.0)))
+    assert ep_approximation(K, y).damping == 0.8
+    assert ep_approximation(K, y, damping=0.5).damping == 0.5
+    assert ep_approximation(K, y, mode="sequential").damping == 1.0
+    assert laplace_approximation(K, y, PROBIT).damping is None
 
 
 # ---------------------------------------------------------- (e) warm starts

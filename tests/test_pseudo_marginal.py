@@ -428,3 +428,22 @@ def test_adapt_on_laplace_with_an_ep_target():
     with pytest.raises(ValueError, match="adapt_on"):
         pm.run_chain(stream(SEED, "x"), target, np.array([0.0]), n_adapt=5, n_burn=0,
                         n_draws=1, proposal_cov=np.eye(1), adapt_on="exact")
+
+
+def test_phase_one_trouble_is_kept_in_params():
+    """Non-converged approximations of the adaptive phase (deterministic EP) are recorded, like phase 2's."""
+    import warnings
+
+    target = make_target(approx="ep", n_imp=2, approx_options={"max_iter": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = pm.run_chain(stream(SEED, "trouble"), target, np.array([0.0]), n_adapt=20, n_burn=0, n_draws=5,
+                           proposal_cov=np.eye(1), adapt_on="ep")
+    # phase 1 (random_walk.run_chain with n_burn = 20, n_draws = 1): the start and 21 proposals, each one
+    # deterministic EP call stopped after its one update
+    assert out.params["adapt_n_not_converged"] == 22
+    assert out.params["adapt_n_jitter"] == 0 and out.params["adapt_n_failed_estimates"] == 0
+    assert np.all(out.stats["n_not_converged"] == 1)  # phase 2: one proposal per iteration
+    quiet = pm.run_chain(stream(SEED, "trouble"), make_target(approx="ep", n_imp=2), np.array([0.0]), n_adapt=20,
+                         n_burn=0, n_draws=5, adapt_on="ep", proposal_cov=np.eye(1))
+    assert quiet.params["adapt_n_not_converged"] == 0 and np.all(quiet.stats["n_not_converged"] == 0)

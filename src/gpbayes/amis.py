@@ -376,6 +376,12 @@ class AMISResult:
     updates, weights, moment matching, estimates); the ``*_cpu_time``
     fields are the same split in process CPU time, which is less disturbed
     by other jobs on a shared machine.
+
+    Numerical trouble inside ``log_target`` during the run (``gpbayes.linalg``
+    counters): ``n_jitter`` factorisations that needed jitter (largest
+    ``max_jitter``), ``n_not_converged`` approximations (e.g. EP in PM-AMIS)
+    that stopped at their iteration limit, ``n_failed_estimates`` estimates
+    that failed (-inf).  A tuning run before it (AMIS -> MAMIS) keeps its own.
     """
 
     samples: np.ndarray
@@ -403,6 +409,10 @@ class AMISResult:
     covariance: str
     tuning_n_cubic: int = 0
     tuning_wall_time: float = 0.0
+    n_jitter: int = 0
+    max_jitter: float = 0.0
+    n_not_converged: int = 0
+    n_failed_estimates: int = 0
 
     @property
     def bookkeeping_fraction(self) -> float:
@@ -572,6 +582,8 @@ def run_amis(
         bookkeeping_time=run_time - target_time, target_cpu_time=target_cpu,
         bookkeeping_cpu_time=run_cpu - target_cpu, n_target_evals=N, n_failed_adaptations=int(n_failed),
         adapt=adapt, covariance=covariance, tuning_n_cubic=int(cost_offset), tuning_wall_time=float(time_offset),
+        n_jitter=int(ops.jitter_events), max_jitter=float(ops.max_jitter), n_not_converged=int(ops.not_converged),
+        n_failed_estimates=int(ops.failed_estimates),
     )
 
 

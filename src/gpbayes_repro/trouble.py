@@ -39,9 +39,16 @@ def per_draw(chain) -> dict:
             for k in TROUBLE_STATS}
 
 
+def _warmup_value(chain, k):
+    # the runner's warm-up plus, for pseudo-marginal MH, its adaptive phase 1 (``params["adapt_<counter>"]``)
+    a, b = chain.warmup.get(k, 0), (chain.params or {}).get(f"adapt_{k}", 0)
+    return max(a, b) if k in MAXIMA else a + b
+
+
 def warmup_per_chain(chains) -> dict:
-    """``warmup_<counter>`` over ``chain``: the warm-up's trouble of each chain (for a ``sample_stats`` group)."""
-    return {f"warmup_{k}": ("chain", np.array([c.warmup.get(k, 0) for c in chains],
+    """``warmup_<counter>`` over ``chain``: the warm-up's trouble of each chain (for a ``sample_stats`` group),
+    a pseudo-marginal chain's adaptive phase 1 included."""
+    return {f"warmup_{k}": ("chain", np.array([_warmup_value(c, k) for c in chains],
                                               dtype=float if k in MAXIMA else np.int64))
             for k in TROUBLE_STATS}
 
@@ -102,6 +109,10 @@ def scan_file(path) -> dict:
     def walk(group, prefix):
         for name in group.ncattrs():
             kind = _kind(name)
+            if name in group.variables:
+                # a per-chain variable of this name is the record; the attribute of the same name is
+                # ``io.to_inference_groups``' copy of the first chain's warm-up (counting it too would count twice)
+                continue
             if kind is not None and np.isscalar(group.getncattr(name)) and not isinstance(group.getncattr(name), str):
                 add(kind, f"{prefix}@{name}", group.getncattr(name))
         for name, var in group.variables.items():

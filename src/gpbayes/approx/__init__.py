@@ -77,6 +77,8 @@ class GaussianApproximation:
     converged : the stopping rule was met before ``max_iter``.
     nu : EP site locations nu_tilde (None for LA).  ``(nu, w)`` warm-start EP.
     K_chol : lower Cholesky factor of K if it was supplied, else None.
+    damping : EP only: the damping in force at the end (parallel EP halves
+        it when it detects a period-2 cycle; ``gpbayes.approx.ep``), else None.
     """
 
     method: str
@@ -91,6 +93,7 @@ class GaussianApproximation:
     converged: bool
     nu: np.ndarray | None = None
     K_chol: np.ndarray | None = None
+    damping: float | None = None
 
     # ------------------------------------------------------------------ sizes
     @property

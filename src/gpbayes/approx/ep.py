@@ -80,6 +80,23 @@ Stopping rules (``stopping``):
 ``max_iter`` bounds the number of sweeps/updates (``converged`` is then
 False).
 
+Period-2 cycles of damped parallel EP.  With damping 0.8 the parallel update
+can overshoot into a limit cycle instead of converging: log Z_EP and the sites
+alternate between two states for ever.  Measured on the Breast data (n = 250,
+ARD kernel, amplitudes sigma_f ~ 4-5) in Xiong et al.'s PM-MH runs: 49 of 1,818
+calls ran into ``max_iter = 200`` with log Z_EP alternating by +-0.001 to
++-0.03 and the sites by 0.03-0.07 at every update, their returned log Z_EP
+0.03-0.17 below the fixed point; with damping 0.5 the same calls converge in
+15-24 updates to the fixed point of sequential EP (to 1e-4).  So the parallel
+schedule watches the signed changes of log Z_EP between consistent states: when
+the last three alternate in sign and neither of the last two magnitudes has
+shrunk to below ``_CYCLE_RATIO`` (0.9) of its value two updates earlier (a
+converging oscillation shrinks by the square of its contraction over two
+updates), the damping is halved (down to ``_MIN_DAMPING``) and the watch starts
+afresh.  Damping only changes the path to the fixed point, not the fixed point;
+a call in which no cycle is detected runs exactly as before.  The damping in
+force at the end is returned as ``GaussianApproximation.damping``.
+
 Negative site precisions.  For the probit likelihood (log-concave) the exact
 site update gives tau~_i >= 0 (it equals rho / (1 + sigma_-i^2 (1 - rho))
 with rho in (0, 1)); negative values can only come from rounding.  As GPML's
@@ -253,6 +270,21 @@ class _Posterior:
         return np.asfortranarray(self.K - linalg.matmul(V.T, V))
 
 
+#: a period-2 cycle: three alternating changes of log Z_EP, each at least this fraction of the one two updates before
+_CYCLE_RATIO = 0.9
+#: the damping is halved at each detected cycle, down to this value
+_MIN_DAMPING = 1.0 / 64.0
+
+
+def _cycling(deltas) -> bool:
+    """Do the signed changes of log Z_EP (oldest first) end in a period-2 cycle (see the module docstring)?"""
+    if len(deltas) < 4:
+        return False
+    d0, d1, d2, d3 = deltas[-4:]
+    alternating = d3 * d2 < 0.0 and d2 * d1 < 0.0 and d1 * d0 < 0.0
+    return alternating and abs(d3) >= _CYCLE_RATIO * abs(d1) and abs(d2) >= _CYCLE_RATIO * abs(d0)
+
+
 #: relative rounding level of log Z_EP (a sum of n terms): changes below it are noise
 _ROUNDING = 64 * np.finfo(float).eps
 
@@ -385,7 +417,7 @@ def ep_approximation(
             result = _parallel(post, y, nu, tau, warm, damping, rule, max_iter)
         else:
             result = _sequential(post, y, nu, tau, warm, damping, rule, max_iter)
-    mu, alpha, L, nu, tau, log_Z, n_iter, converged = result
+    mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping_used = result
     L = post.finish(L)
     if not converged:
         _not_converged(
@@ -407,6 +439,7 @@ def ep_approximation(
         converged=converged,
         nu=nu,
         K_chol=K_chol,
+        damping=damping_used,
     )
 
 
@@ -423,6 +456,8 @@ def _parallel(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, max_
         s2 = post.diagK.copy()
     converged = False
     n_iter = 0
+    deltas: list[float] = []  # signed changes of log Z_EP since the damping was last set
+    prev_log_Z = None
     while True:
         # a consistent state: cavities from the marginals of the current sites (R&W eq. 3.56) ...
         tau_c, nu_c, ok = _cavities(s2, mu, tau, nu)
@@ -435,6 +470,13 @@ def _parallel(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, max_
             break
         if n_iter >= max_iter:
             break
+        if prev_log_Z is not None:
+            deltas.append(log_Z - prev_log_Z)
+            if _cycling(deltas) and damping > _MIN_DAMPING:
+                # a period-2 cycle, not convergence: halve the damping (module docstring)
+                damping = max(0.5 * damping, _MIN_DAMPING)
+                deltas = []
+        prev_log_Z = log_Z
         n_iter += 1
         # damped update of all sites (R&W eq. 3.59), sites with improper cavities kept
         tau_new = np.where(ok, (1.0 - damping) * tau + damping * tau_new, tau)
@@ -448,7 +490,7 @@ def _parallel(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, max_
         rule.updated(site_change, float(np.sum((mu_new - mu) ** 2)))
         mu = mu_new
         s2 = post.diag_sigma(L, sw)
-    return mu, alpha, L, nu, tau, log_Z, n_iter, converged
+    return mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping
 
 
 def _consistent_log_Z(y, L, Sigma_diag, mu, tau, nu):
@@ -512,4 +554,4 @@ def _sequential(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, ma
         if rule.done(log_Z):
             converged = True
             break
-    return mu, alpha, L, nu, tau, log_Z, n_iter, converged
+    return mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping

@@ -25,7 +25,7 @@ from gpbayes.mcmc import slice as slice_mod
 from gpbayes.posterior import log_posterior, log_posterior_value_and_grad
 from gpbayes.regression import GPRegression, fit_type2_ml
 
-from ... import builders, convergence
+from ... import builders, convergence, trouble
 from ...indices import block_replicates
 
 __all__ = [
@@ -196,6 +196,30 @@ def _mcmc_run(draws, costs, tune_cost, walls, tune_wall, max_points):
     return run.cost[idx], run.estimate[idx], wall[idx]
 
 
+def _trouble_of_importance_run(*results) -> dict:
+    """Numerical trouble of AMIS-family runs (``AMISResult`` counters; a tuning run's added in)."""
+    out = {k: 0.0 for k in trouble.TROUBLE_STATS}
+    for res in results:
+        for k in trouble.COUNTS:
+            out[k] += float(getattr(res, k))
+        out["max_jitter"] = max(out["max_jitter"], float(res.max_jitter))
+    return out
+
+
+def _trouble_of_chain(out) -> dict:
+    """Numerical trouble of an MCMC run over everything it evaluated: its draws, its warm-up and (pseudo-marginal
+    MH) its adaptive phase 1, so that trouble in tuning is not lost (``gpbayes_repro.trouble`` reads these)."""
+    rec = {}
+    for k in trouble.TROUBLE_STATS:
+        per_draw = np.asarray(out.stats.get(k, np.zeros(0)), dtype=float)
+        parts = [float(out.warmup.get(k, 0)), float(out.params.get(f"adapt_{k}", 0))]
+        if k in trouble.MAXIMA:
+            rec[k] = max([float(per_draw.max()) if per_draw.size else 0.0] + parts)
+        else:
+            rec[k] = float(per_draw.sum()) + sum(parts)
+    return rec
+
+
 def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
     method = spec["method"]
     logp = log_posterior(model, prior)
@@ -221,6 +245,7 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
                                                 mamis_sizes=sizes, norm_transform=np.exp)
             extra.update(tuning_cost=float(tun.n_cubic[-1]), tuning_wall=float(tun.wall_time[-1]))
         extra["bookkeeping_fraction"] = res.bookkeeping_fraction
+        extra.update(_trouble_of_importance_run(res, tun) if method == "amis_mamis" else _trouble_of_importance_run(res))
         return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra, None
     start = mode + linalg.cholesky(cov, name="start covariance", count=False) @ rng.standard_normal(mode.size)
     if method == "mh":
@@ -252,6 +277,7 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
                      step=float(out.params["step_size"]))
     c, e, w = _mcmc_run(out.draws, costs, extra["tuning_cost"], out.stats["wall_time"], extra["tuning_wall"],
                         max_points)
+    extra.update(_trouble_of_chain(out))
     return c, e, w, extra, out
 
 
@@ -265,6 +291,7 @@ def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
         res = amis_mod.pm_amis(rng, tgt, mode, cov, n_iterations=st["n_iterations"],
                                n_per_iteration=st["n_per_iteration"], norm_transform=np.exp)
         extra["bookkeeping_fraction"] = res.bookkeeping_fraction
+        extra.update(_trouble_of_importance_run(res))
         return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra, None
     start = mode + linalg.cholesky(cov, name="start covariance", count=False) @ rng.standard_normal(mode.size)
     out = pseudo_marginal.run_chain(rng, tgt, start, n_adapt=st["n_tune"], n_burn=0, n_draws=st["n_draws"],
@@ -274,6 +301,7 @@ def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
                  accept=float(np.mean(out.stats["accepted"])), step=float(out.params["proposal_scale"]))
     c, e, w = _mcmc_run(out.draws, out.stats["n_cubic"], tune, out.stats["wall_time"], extra["tuning_wall"],
                         max_points)
+    extra.update(_trouble_of_chain(out))
     return c, e, w, extra, out
 
 
@@ -328,6 +356,11 @@ def run_block(ds: xr.Dataset, setup_ds: xr.Dataset, *, sampler: str, kernel: str
                                         attrs={"sampler": sampler, "kernel": kernel, "dataset": info["dataset"]})
         groups["posterior"] = groups["posterior"].assign_coords(chain=list(reps))
         groups["sample_stats"] = groups["sample_stats"].assign_coords(chain=list(reps))
+        # the trouble of every replicate (draws, warm-up, adaptive phase) is in the curves' per-replicate
+        # variables; the first chain's copies in these attributes (warmup_*, tuned_adapt_*) would count twice
+        attrs = groups["sample_stats"].attrs
+        for name in [a for a in attrs if a.endswith(trouble.TROUBLE_STATS)]:
+            del attrs[name]
     return curves, groups
 
 
