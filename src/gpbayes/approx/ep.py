@@ -95,7 +95,12 @@ converging oscillation shrinks by the square of its contraction over two
 updates), the damping is halved (down to ``_MIN_DAMPING``) and the watch starts
 afresh.  Damping only changes the path to the fixed point, not the fixed point;
 a call in which no cycle is detected runs exactly as before.  The damping in
-force at the end is returned as ``GaussianApproximation.damping``.
+force at the end is returned as ``GaussianApproximation.damping``.  In that
+job (every EP call run both ways): the 49 cycling calls converge in 15-31
+updates with log Z_EP within 2e-4 of sequential EP's; two calls the ``"logz"``
+rule had accepted inside a slowly decaying cycle (its geometric extrapolation
+assumes contraction), 2.6e-3 and 3.9e-3 from the fixed point, end within 6e-7;
+the other 1,767 calls are bit-identical.
 
 Negative site precisions.  For the probit likelihood (log-concave) the exact
 site update gives tau~_i >= 0 (it equals rho / (1 + sigma_-i^2 (1 - rho))
