@@ -342,7 +342,8 @@ def test_pm_amis_stores_each_noisy_estimate_once():
     assert np.all(z[[0, 4, 7]] < 4), z  # the means (the noise inflates the covariance tails' error)
 
 
-def test_pm_amis_with_pseudo_marginal_target():
+def _small_pm_target(approx, n_imp, **options):
+    """A probit pseudo-marginal target on 15 points, isotropic kernel (Xiong et al.'s parameterisation)."""
     from gpbayes.estimators.importance import PseudoMarginalTarget
     from gpbayes.likelihoods import Probit
 
@@ -351,7 +352,11 @@ def test_pm_amis_with_pseudo_marginal_target():
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=15) > 0, 1.0, -1.0)
     kernel = SquaredExponential(2, ard=False, parameterisation="amis")
     prior = IndependentPrior((Gamma(1.0, 1.0), Gamma(1.0, 1.0)))
-    target = PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx="laplace", n_imp=4)
+    return PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx=approx, n_imp=n_imp, approx_options=options)
+
+
+def test_pm_amis_with_pseudo_marginal_target():
+    target = _small_pm_target("laplace", 4)
     res = A.pm_amis(np.random.default_rng(7), target, np.zeros(2), np.eye(2), n_iterations=3, n_per_iteration=20)
     assert res.n_target_evals == 60 == target.n_calls
     assert res.n_cubic[-1] == target.total_n_cubic > 60  # K and the approximation's factorisations
@@ -362,18 +367,9 @@ def test_pm_amis_records_non_converged_approximations():
     """EP stopped at its iteration limit inside the target is counted in the result, not lost."""
     import warnings
 
-    from gpbayes.estimators.importance import PseudoMarginalTarget
-    from gpbayes.likelihoods import Probit
-
-    rng = np.random.default_rng(6)
-    X = rng.normal(size=(15, 2))
-    y = np.where(X[:, 0] + 0.3 * rng.normal(size=15) > 0, 1.0, -1.0)
-    kernel = SquaredExponential(2, ard=False, parameterisation="amis")
-    prior = IndependentPrior((Gamma(1.0, 1.0), Gamma(1.0, 1.0)))
     runs = {}
     for max_iter in (1, 200):
-        target = PseudoMarginalTarget(X, y, kernel, Probit(), prior, approx="ep", n_imp=2,
-                                      approx_options={"max_iter": max_iter})
+        target = _small_pm_target("ep", 2, max_iter=max_iter)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runs[max_iter] = A.pm_amis(np.random.default_rng(7), target, np.zeros(2), np.eye(2), n_iterations=2,

@@ -354,6 +354,33 @@ def test_classification_block_records_non_converged_ep(sampler, monkeypatch, tmp
     assert scanned["n_not_converged"] == int(curves["n_not_converged"].sum())  # counted once, not per group
 
 
+def test_setup_and_classification_reference_record_non_converged_ep(monkeypatch):
+    """The mode searches of ``setup`` and the reference PM-AMIS run keep their numerical trouble as attributes."""
+    import warnings
+
+    from gpbayes.estimators.importance import PseudoMarginalTarget
+
+    runs_mod = importlib.import_module("gpbayes_repro.experiments.amis.runs")
+    ds = _data("classification", n=20)
+    su = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
+    ref = E.classification_reference(ds, su, kernel="rbf", cfg=CFG, settings=CREF, seed=5)
+    assert su.attrs["n_not_converged"] == 0 == ref.attrs["n_not_converged"]
+    original = runs_mod.classification_target
+
+    def capped(*args, **kw):  # the same target with EP allowed a single update
+        t = original(*args, **kw)
+        return PseudoMarginalTarget(t.X, t.y, t.kernel, t.likelihood, t.prior, approx=t.approx, n_imp=t.n_imp,
+                                    ep_mode=t.ep_mode, approx_options={"max_iter": 1})
+
+    monkeypatch.setattr(runs_mod, "classification_target", capped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        su_capped = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
+        ref = E.classification_reference(ds, su, kernel="rbf", cfg=CFG, settings=CREF, seed=5)
+    assert su_capped.attrs["n_not_converged"] > 0  # the EP mode search (LA's needs no EP)
+    assert ref.attrs["n_not_converged"] == ref.attrs["n_estimates"]
+
+
 def test_tuning_table_lists_tuned_samplers_only():
     cur = pd.concat([_frame("amis", "is", [10, 20], [1.0, 0.5]), _frame("mh_h", "mh", [10, 20], [1.0, 0.5])])
     cur.loc[cur["sampler"] == "mh_h", "tuning_cost"] = 201.0

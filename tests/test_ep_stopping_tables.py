@@ -39,7 +39,9 @@ def test_table_runs_pass_the_configured_rule(monkeypatch, stopping):
     seen = []
     monkeypatch.setattr(pm_gpc_mcmc, "tune_pm_proposal",
                         lambda *a, **kw: seen.append(("tune", kw["ep_stopping"])) or
-                        {"proposal_cov": np.eye(2), "tune_acceptance": 0.25, "tune_n_cubic": 0})
+                        {"proposal_cov": np.eye(2), "tune_acceptance": 0.25, "tune_n_cubic": 0,
+                         "tune_n_jitter": 0, "tune_max_jitter": 0.0, "tune_n_not_converged": 0,
+                         "tune_n_failed_estimates": 0})
     monkeypatch.setattr(pm_gpc_mcmc, "run_chain",
                         lambda *a, **kw: seen.append(("chain", kw["ep_stopping"])) or
                         {"psi": np.zeros((3, 2)), "stats": {"lp": np.zeros(3)}, "total_wall_time": 0.0})
@@ -67,3 +69,38 @@ def test_fg_rule_is_cheaper_and_less_accurate_at_the_table_size():
     assert fg.n_cubic < default.n_cubic
     assert abs(default.log_marginal - ref) < 1e-4
     assert abs(default.log_marginal - ref) < abs(fg.log_marginal - ref)
+
+
+def test_proposal_tuning_records_non_converged_ep(monkeypatch, tmp_path):
+    """EP stopped at its limit while the tables' proposal is tuned reaches the proposal file and the trouble scan."""
+    import warnings
+
+    import xarray as xr
+
+    from gpbayes import io
+    from gpbayes_repro import trouble
+
+    rng = np.random.default_rng(0)
+    ds = xr.Dataset({"X": (("n", "feature"), rng.uniform(size=(8, 2))),
+                     "y": (("n",), np.array([1.0, -1, 1, -1, 1, -1, 1, 1]))}, attrs={"name": "tiny"})
+    pmg = {"nugget": 1e-6, "ep_mode": "parallel",
+           "tables": {"tau_prior": {"shape": 1.0, "rate_times_sqrt_d": 1.0},
+                      "sigma_prior": {"shape": 1.2, "rate": 0.2}, "table3_repeat": 2, "ep_stopping": "logz"}}
+    settings = {"n_tune": 20}
+    prop = pm_gpc_mcmc.table_proposal(ds, "isotropic", pmg, settings, np.random.default_rng(1))
+    assert prop.attrs["tune_n_not_converged"] == 0
+    original = pm_gpc_mcmc._target
+
+    def capped(*args, **kw):  # the same target with EP allowed a single update
+        t = original(*args, **kw)
+        t.approx_options = {**t.approx_options, "max_iter": 1}
+        return t
+
+    monkeypatch.setattr(pm_gpc_mcmc, "_target", capped)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prop = pm_gpc_mcmc.table_proposal(ds, "isotropic", pmg, settings, np.random.default_rng(1))
+    assert prop.attrs["tune_n_not_converged"] > 0
+    path = tmp_path / "proposal.nc"
+    io.write_netcdf_atomic(prop, path)
+    assert trouble.scan_file(path)["n_not_converged"] == prop.attrs["tune_n_not_converged"]

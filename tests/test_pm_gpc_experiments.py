@@ -38,6 +38,19 @@ def test_fig2_grid_mean_estimate_is_unbiased_and_normalised():
     assert set(widths.dims) == {"approximation", "n_imp"}
 
 
+def test_fig2_grid_records_its_numerical_trouble():
+    import xarray as xr
+
+    rng = np.random.default_rng(1)
+    X, y = pm_gpc.simulate_classification(rng, 12, 2, 0.35, 2.08)
+    data = xr.Dataset({"X": (("n", "feature"), X), "y": (("n",), y)})
+    fig2 = {"sigma": 2.08, "approximations": ["laplace", "ep"], "n_imp": [1], "d": 2, "tau": 0.35}
+    ds = pm_gpc.fig2_grid(data, fig2, {"tau_min": 0.1, "tau_max": 1.0, "n_tau": 3, "n_reps": 2}, ep_mode="parallel",
+                          nugget=1e-6, rng=rng)
+    assert {k: ds.attrs[k] for k in ("n_jitter", "max_jitter", "n_not_converged", "n_failed_estimates")} == {
+        "n_jitter": 0, "max_jitter": 0.0, "n_not_converged": 0, "n_failed_estimates": 0}
+
+
 def _fig2_posterior(widths, n_rep=300, seed=0):
     """Repetitions of a flat 'posterior' whose relative 95% band width is about ``widths[a][k]``."""
     import xarray as xr

@@ -279,16 +279,30 @@ def test_claims_on_unconverged_chains_are_inconclusive_whatever_their_point_valu
     ok = sm.fig3_claims(table_from(GOOD), zero, CFG["claims"], chains=chains_from(GOOD, 0.01), seed=1, convergence=conv)
     assert [c["verdict"] for c in ok] == ["PASS"] * 4
     assert ok[0]["measured"]["convergence"]["ionosphere/surr-site"]["max_rank_rhat"] == 1.01
-    bad = conv.copy()
-    bad.loc[(bad["dataset"] == "synthetic") & (bad["method"] == "fixed"), "min_bulk_ess"] = 40.0
-    recs = {c["id"]: c for c in sm.fig3_claims(table_from(GOOD), zero, CFG["claims"], chains=chains_from(GOOD, 0.01),
-                                                 seed=1, convergence=bad)}
-    # the synthetic data set's claims and the every-data-set claim are gated; Ionosphere's is not
+    def decided(which):
+        bad = conv.copy()
+        for d, m in which:
+            bad.loc[(bad["dataset"] == d) & (bad["method"] == m), "min_bulk_ess"] = 40.0
+        return {c["id"]: c for c in sm.fig3_claims(table_from(GOOD), zero, CFG["claims"],
+                                                    chains=chains_from(GOOD, 0.01), seed=1, convergence=bad)}
+
+    # a method a claim compares gates it: synthetic surr-site gates claim 2 and the every-data-set claim 3
+    recs = decided([("synthetic", "surr-site")])
     assert recs["synthetic-surr-post-close"]["verdict"] == "INCONCLUSIVE"
     assert "not converged" in recs["synthetic-surr-post-close"]["reason"]
+    assert "synthetic/surr-site" in recs["synthetic-surr-post-close"]["reason"]
     assert recs["synthetic-surr-post-close"]["measured"]["point_verdict"] == "PASS"
     assert recs["fixed-worst-or-near-worst"]["verdict"] == "INCONCLUSIVE"
     assert recs["ionosphere-site-beats-baselines"]["verdict"] == "PASS"
+    # a method it does not compare does not (issue 15: the gate is on the quantities used) ...
+    recs = decided([("synthetic", "fixed"), ("redwoods_standin", "prior-white")])
+    assert recs["synthetic-surr-post-close"]["verdict"] == "PASS"
+    assert set(recs["synthetic-surr-post-close"]["measured"]["convergence"]) == {"synthetic/surr-site",
+                                                                               "synthetic/post-site"}
+    assert recs["point-pattern-site-beats-taylor"]["verdict"] == "PASS"
+    # ... but claim 3 reads every method, and claim 1 reads fixed on Ionosphere
+    assert recs["fixed-worst-or-near-worst"]["verdict"] == "INCONCLUSIVE"
+    assert decided([("ionosphere", "fixed")])["ionosphere-site-beats-baselines"]["verdict"] == "INCONCLUSIVE"
 
 
 def test_convergence_rows_pool_the_blocks_of_a_method():

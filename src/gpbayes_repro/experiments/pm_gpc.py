@@ -159,10 +159,13 @@ def fig2_data(fig2: dict, n: int, rng: np.random.Generator) -> xr.Dataset:
 def fig2_grid(data: xr.Dataset, fig2: dict, settings: dict, *, ep_mode: str, nugget: float,
               rng: np.random.Generator) -> xr.Dataset:
     tau_grid = np.linspace(settings["tau_min"], settings["tau_max"], settings["n_tau"])
-    ds = pm_variance_grid(data["X"].values, data["y"].values, sigma=fig2["sigma"], tau_grid=tau_grid,
-                          approximations=fig2["approximations"], n_imps=fig2["n_imp"],
-                          n_reps=settings["n_reps"], rng=rng, ep_mode=ep_mode, nugget=nugget)
-    ds.attrs.update(n=int(data.sizes["n"]), d=int(fig2["d"]), sigma=fig2["sigma"], true_tau=fig2["tau"])
+    with linalg.count_ops() as ops:  # numerical trouble of the grid's estimates, recorded below
+        ds = pm_variance_grid(data["X"].values, data["y"].values, sigma=fig2["sigma"], tau_grid=tau_grid,
+                              approximations=fig2["approximations"], n_imps=fig2["n_imp"],
+                              n_reps=settings["n_reps"], rng=rng, ep_mode=ep_mode, nugget=nugget)
+    ds.attrs.update(n=int(data.sizes["n"]), d=int(fig2["d"]), sigma=fig2["sigma"], true_tau=fig2["tau"],
+                    n_jitter=int(ops.jitter_events), max_jitter=float(ops.max_jitter),
+                    n_not_converged=int(ops.not_converged), n_failed_estimates=int(ops.failed_estimates))
     return ds
 
 

@@ -124,7 +124,10 @@ def tune_pm_proposal(X, y, kernel, prior, *, n_tune: int, ep_mode: str,
                                     target_accept=target_accept)
     L = out.params["proposal_factor"]
     return {"proposal_cov": L @ L.T, "tune_acceptance": float(out.stats["accepted"].mean()),
-            "tune_n_cubic": int(ops.cubic), "psi_end": out.draws[-1]}
+            "tune_n_cubic": int(ops.cubic), "psi_end": out.draws[-1],
+            # numerical trouble of the tuning run (the claims page's scan reads these names)
+            "tune_n_jitter": int(ops.jitter_events), "tune_max_jitter": float(ops.max_jitter),
+            "tune_n_not_converged": int(ops.not_converged), "tune_n_failed_estimates": int(ops.failed_estimates)}
 
 
 def _per_kept_iteration(out: dict, keys_sum=("n_cubic", "wall_time", "n_jitter", "n_not_converged",
@@ -377,7 +380,9 @@ def table_proposal(ds: xr.Dataset, kernel_kind: str, pmg: dict, settings: dict,
     return xr.Dataset({"proposal_cov": (("param", "param2"), tune["proposal_cov"])},
                       coords={"param": names, "param2": names},
                       attrs={"tune_acceptance": tune["tune_acceptance"], "tune_n_cubic": tune["tune_n_cubic"],
-                             "kernel": kernel_kind})
+                             "kernel": kernel_kind,
+                             **{k: tune[k] for k in ("tune_n_jitter", "tune_max_jitter", "tune_n_not_converged",
+                                                     "tune_n_failed_estimates")}})
 
 
 def table_block(ds: xr.Dataset, proposal: xr.Dataset, *, table: int, kernel_kind: str, scheme: str,

@@ -137,11 +137,8 @@ def classification_target(X, y, kernel: str, cfg: dict, approx: str, n_imp: int)
     return PseudoMarginalTarget(X, y, k, Probit(), prior, approx=approx, n_imp=n_imp, ep_mode=cfg["ep_mode"])
 
 
-def setup(ds: xr.Dataset, kernel: str, cfg: dict, settings: dict, seed: int) -> xr.Dataset:
-    """Posterior mode m and (-H)^{-1} (regression: exact marginal; classification: LA and EP marginals)."""
-    X, y, info = load_data(ds, settings.get("n_max"), seed)
-    rng = rng_mod.stream(seed, "amis", "setup", info["dataset"], kernel)
-    t0 = time.perf_counter()
+def _setup_modes(ds, X, y, kernel, cfg, settings, rng):
+    """{approx: (mode, (-H)^-1)} and the parameter names, for ``setup``."""
     out = {}
     if ds.attrs.get("task") == "regression":
         model, prior = regression_model(X, y, kernel, cfg)
@@ -169,12 +166,24 @@ def setup(ds: xr.Dataset, kernel: str, cfg: dict, settings: dict, seed: int) -> 
                     best = res
             H = hessian_from_values(lambda p: -negf(p), best.x)
             out[approx] = (best.x, linalg.inverse_of_negative_definite(H))
+    return out, names
+
+
+def setup(ds: xr.Dataset, kernel: str, cfg: dict, settings: dict, seed: int) -> xr.Dataset:
+    """Posterior mode m and (-H)^{-1} (regression: exact marginal; classification: LA and EP marginals)."""
+    X, y, info = load_data(ds, settings.get("n_max"), seed)
+    rng = rng_mod.stream(seed, "amis", "setup", info["dataset"], kernel)
+    t0 = time.perf_counter()
+    with linalg.count_ops() as ops:  # numerical trouble of the mode searches, recorded below
+        out, names = _setup_modes(ds, X, y, kernel, cfg, settings, rng)
     approxs = list(out)
     return xr.Dataset(
         {"mode": (("approx", "param"), np.stack([out[a][0] for a in approxs])),
          "cov": (("approx", "param", "param2"), np.stack([out[a][1] for a in approxs]))},
         coords={"approx": approxs, "param": list(names), "param2": list(names)},
-        attrs={**info, "kernel": kernel, "task": str(ds.attrs.get("task")), "setup_seconds": time.perf_counter() - t0},
+        attrs={**info, "kernel": kernel, "task": str(ds.attrs.get("task")), "setup_seconds": time.perf_counter() - t0,
+               "n_jitter": int(ops.jitter_events), "max_jitter": float(ops.max_jitter),
+               "n_not_converged": int(ops.not_converged), "n_failed_estimates": int(ops.failed_estimates)},
     )
 
 
@@ -434,7 +443,7 @@ def reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: str, cfg: dict, s
                "target_seconds": res.target_time, "bookkeeping_seconds": res.bookkeeping_time,
                "bookkeeping_fraction": res.bookkeeping_fraction,
                "bookkeeping_cpu_fraction": res.bookkeeping_cpu_time / (res.bookkeeping_cpu_time + res.target_cpu_time),
-               "timing_target_subset": int(tm["target_subset"])},
+               "timing_target_subset": int(tm["target_subset"]), **_trouble_of_importance_run(res)},
     )
 
 
@@ -465,5 +474,6 @@ def classification_reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: st
                "reference": float(res.estimate_norm[-1]), "final_ess": float(res.ess[-1]),
                "n_iterations": int(st["n_iterations"]), "n_per_iteration": int(st["n_per_iteration"]),
                "n_estimates": n_est, "target_seconds": res.target_time,
-               "target_cpu_seconds_per_estimate": res.target_cpu_time / max(n_est, 1)},
+               "target_cpu_seconds_per_estimate": res.target_cpu_time / max(n_est, 1),
+               **_trouble_of_importance_run(res)},
     )
