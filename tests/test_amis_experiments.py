@@ -321,29 +321,35 @@ def test_classification_block_runs_and_counts_cost():
     assert np.all(m["tuning_cost"].values > 0) and np.all(np.isfinite(m["estimate"].values[:, -1]))
 
 
+def _cap_ep_at_one_update(monkeypatch):
+    """Make the AMIS experiment's classification targets stop EP after a single update (never converged)."""
+    from gpbayes.estimators.importance import PseudoMarginalTarget
+
+    runs_mod = importlib.import_module("gpbayes_repro.experiments.amis.runs")
+    original = runs_mod.classification_target
+
+    def capped(*args, **kw):
+        t = original(*args, **kw)
+        return PseudoMarginalTarget(t.X, t.y, t.kernel, t.likelihood, t.prior, approx=t.approx, n_imp=t.n_imp,
+                                    ep_mode=t.ep_mode, approx_options={"max_iter": 1})
+
+    monkeypatch.setattr(runs_mod, "classification_target", capped)
+
+
 @pytest.mark.parametrize("sampler", ["pm_amis_ep_4", "pm_mh_ep_1"])
 def test_classification_block_records_non_converged_ep(sampler, monkeypatch, tmp_path):
     """EP stopped at its limit in a PM run (tuning included) reaches the run file and the trouble scan."""
     import warnings
 
     from gpbayes import io
-    from gpbayes.estimators.importance import PseudoMarginalTarget
     from gpbayes_repro import trouble
 
-    runs_mod = importlib.import_module("gpbayes_repro.experiments.amis.runs")
     ds = _data("classification", n=20)
     su = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
     curves, _ = E.run_block(ds, su, sampler=sampler, kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=2)
     assert set(trouble.TROUBLE_STATS) <= set(curves.data_vars)
     assert np.all(curves["n_not_converged"].values == 0)
-    original = runs_mod.classification_target
-
-    def capped(*args, **kw):  # the same target with EP allowed a single update
-        t = original(*args, **kw)
-        return PseudoMarginalTarget(t.X, t.y, t.kernel, t.likelihood, t.prior, approx=t.approx, n_imp=t.n_imp,
-                                    ep_mode=t.ep_mode, approx_options={"max_iter": 1})
-
-    monkeypatch.setattr(runs_mod, "classification_target", capped)
+    _cap_ep_at_one_update(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         curves, groups = E.run_block(ds, su, sampler=sampler, kernel="rbf", block=0, cfg=CFG, settings=SETTINGS,
@@ -358,21 +364,11 @@ def test_setup_and_classification_reference_record_non_converged_ep(monkeypatch)
     """The mode searches of ``setup`` and the reference PM-AMIS run keep their numerical trouble as attributes."""
     import warnings
 
-    from gpbayes.estimators.importance import PseudoMarginalTarget
-
-    runs_mod = importlib.import_module("gpbayes_repro.experiments.amis.runs")
     ds = _data("classification", n=20)
     su = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
     ref = E.classification_reference(ds, su, kernel="rbf", cfg=CFG, settings=CREF, seed=5)
     assert su.attrs["n_not_converged"] == 0 == ref.attrs["n_not_converged"]
-    original = runs_mod.classification_target
-
-    def capped(*args, **kw):  # the same target with EP allowed a single update
-        t = original(*args, **kw)
-        return PseudoMarginalTarget(t.X, t.y, t.kernel, t.likelihood, t.prior, approx=t.approx, n_imp=t.n_imp,
-                                    ep_mode=t.ep_mode, approx_options={"max_iter": 1})
-
-    monkeypatch.setattr(runs_mod, "classification_target", capped)
+    _cap_ep_at_one_update(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         su_capped = E.setup(ds, "rbf", CFG, SETTINGS, seed=1)
