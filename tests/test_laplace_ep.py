@@ -136,6 +136,24 @@ def test_parallel_ep_leaves_a_period_two_cycle(monkeypatch):
     assert tight.converged and tight.log_marginal == pytest.approx(ref.log_marginal, abs=1e-9)
 
 
+def test_fg2014_rule_and_undamped_ep_leave_the_cycle_too(monkeypatch):
+    """F&G's stopping rule (Tables I-III) cycled the same way; undamped parallel EP (damping 1) is halved too."""
+    from gpbayes.approx import ep as ep_mod
+
+    K, y = cycle_problem()
+    ref = ep_approximation(K, y, mode="sequential", tol=1e-12)
+    with monkeypatch.context() as m:
+        m.setattr(ep_mod, "_cycling", lambda deltas: False)
+        with pytest.warns(ConvergenceWarning):
+            assert not ep_approximation(K, y, stopping="fg2014").converged
+    fg = ep_approximation(K, y, stopping="fg2014")
+    assert fg.converged and fg.damping < 0.8
+    assert fg.log_marginal == pytest.approx(ref.log_marginal, abs=1e-3)
+    undamped = ep_approximation(K, y, damping=1.0)
+    assert undamped.converged and undamped.damping == 0.5
+    assert undamped.log_marginal == pytest.approx(ref.log_marginal, abs=1e-3)
+
+
 def test_cycle_detection_needs_alternation_without_contraction():
     from gpbayes.approx.ep import _cycling
 

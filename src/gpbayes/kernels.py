@@ -401,7 +401,9 @@ class SquaredExponential:
                 col = X[:, d]
                 r2 = np.subtract.outer(col, col)
                 r2 *= r2
-                grads.append(np.asfortranarray((-0.5 * c_w * w[d]) * r2 * K))
+                # the same products, written straight into a Fortran-ordered result (no copy)
+                r2 *= -0.5 * c_w * w[d]
+                grads.append(np.multiply(r2, K, order="F"))
         else:
             sq = self._scaled_sqdist(w, X, None)
             grads.append(np.asfortranarray((-0.5 * c_w) * sq * K))
