@@ -582,8 +582,7 @@ def run_amis(
         bookkeeping_time=run_time - target_time, target_cpu_time=target_cpu,
         bookkeeping_cpu_time=run_cpu - target_cpu, n_target_evals=N, n_failed_adaptations=int(n_failed),
         adapt=adapt, covariance=covariance, tuning_n_cubic=int(cost_offset), tuning_wall_time=float(time_offset),
-        n_jitter=int(ops.jitter_events), max_jitter=float(ops.max_jitter), n_not_converged=int(ops.not_converged),
-        n_failed_estimates=int(ops.failed_estimates),
+        **ops.trouble(),
     )
 
 

@@ -83,6 +83,13 @@ class OpCounter:
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    def trouble(self, prefix: str = "") -> dict:
+        """The numerical-trouble tally under the names results record it by: ``n_jitter``,
+        ``max_jitter``, ``n_not_converged``, ``n_failed_estimates`` (each with ``prefix``)."""
+        return {f"{prefix}n_jitter": int(self.jitter_events), f"{prefix}max_jitter": float(self.max_jitter),
+                f"{prefix}n_not_converged": int(self.not_converged),
+                f"{prefix}n_failed_estimates": int(self.failed_estimates)}
+
 
 _ACTIVE: list[OpCounter] = []
 

@@ -26,7 +26,8 @@ import numpy as np
 COUNTS = ("n_jitter", "n_not_converged", "n_failed_estimates")
 MAXIMA = ("max_jitter",)
 
-__all__ = ["COUNTS", "MAXIMA", "TROUBLE_STATS", "per_draw", "warmup_per_chain", "scan", "scan_file", "summary"]
+__all__ = ["COUNTS", "MAXIMA", "TROUBLE_STATS", "chain_totals", "combine", "per_draw", "warmup_per_chain", "scan",
+           "scan_file", "summary"]
 
 #: what a runner ``Chain`` records per draw and in its warm-up
 TROUBLE_STATS = ("n_jitter", "max_jitter", "n_not_converged", "n_failed_estimates")
@@ -43,6 +44,28 @@ def _warmup_value(chain, k):
     # the runner's warm-up plus, for pseudo-marginal MH, its adaptive phase 1 (``params["adapt_<counter>"]``)
     a, b = chain.warmup.get(k, 0), (chain.params or {}).get(f"adapt_{k}", 0)
     return max(a, b) if k in MAXIMA else a + b
+
+
+def combine(*records) -> dict:
+    """One record from several (mappings or objects with the four counters): counts add, ``max_jitter`` is the
+    largest."""
+    def get(r, k):
+        return r[k] if isinstance(r, dict) else getattr(r, k)
+
+    out = {k: 0.0 for k in TROUBLE_STATS}
+    for r in records:
+        for k in COUNTS:
+            out[k] += float(get(r, k))
+        for k in MAXIMA:
+            out[k] = max(out[k], float(get(r, k)))
+    return out
+
+
+def chain_totals(chain) -> dict:
+    """A chain's trouble over everything it evaluated: its draws and its warm-up, a pseudo-marginal chain's
+    adaptive phase 1 included."""
+    draws = {k: (v.max() if k in MAXIMA else v.sum()) if v.size else 0.0 for k, v in per_draw(chain).items()}
+    return combine(draws, {k: _warmup_value(chain, k) for k in TROUBLE_STATS})
 
 
 def warmup_per_chain(chains) -> dict:

@@ -163,17 +163,15 @@ def run_chain(
             adapt_wall_time=float(time.perf_counter() - t0),
             adapt_position=position.copy(),
             adapt_log_density=float(adapt.stats["lp"][-1]),
-            # numerical trouble of phase 1 (jitter, non-converged approximations, failed estimates)
-            adapt_n_jitter=int(ops.jitter_events), adapt_max_jitter=float(ops.max_jitter),
-            adapt_n_not_converged=int(ops.not_converged), adapt_n_failed_estimates=int(ops.failed_estimates),
+            **ops.trouble("adapt_"),  # phase 1's jitter, non-converged approximations, failed estimates
         )
     else:
         scale = initial_scale if initial_scale is not None else 2.38 / np.sqrt(p)
         factor = scale * linalg.cholesky(proposal_cov, name="proposal covariance", count=False)
         position = psi0.copy()
         phase1 = dict(adapt_acceptance=np.nan, adapt_n_cubic=0, adapt_wall_time=0.0,
-                      adapt_position=position.copy(), adapt_log_density=np.nan, adapt_n_jitter=0,
-                      adapt_max_jitter=0.0, adapt_n_not_converged=0, adapt_n_failed_estimates=0)
+                      adapt_position=position.copy(), adapt_log_density=np.nan,
+                      **linalg.OpCounter().trouble("adapt_"))
     factor.setflags(write=False)  # frozen from here on
 
     # ---- phase 2 (F&G Alg. 1): switch to the importance estimate, proposal frozen;

@@ -357,8 +357,7 @@ def _sample(rng, step, state, rec: _Recorder, n_steps: int, thin: int, callback,
         with linalg.count_ops() as ops:
             state, info = step(rng, state)
         wall = time.perf_counter() - t
-        trouble = (("n_jitter", ops.jitter_events), ("max_jitter", ops.max_jitter),
-                   ("n_not_converged", ops.not_converged), ("n_failed_estimates", ops.failed_estimates))
+        trouble = tuple(ops.trouble().items())
         rec.add_step(info, wall, (i + 1) % thin == 0 if thin > 1 else True, state, trouble)
         if callback is not None:
             callback(offset + i, n_total, state, info)

@@ -164,8 +164,7 @@ def fig2_grid(data: xr.Dataset, fig2: dict, settings: dict, *, ep_mode: str, nug
                               approximations=fig2["approximations"], n_imps=fig2["n_imp"],
                               n_reps=settings["n_reps"], rng=rng, ep_mode=ep_mode, nugget=nugget)
     ds.attrs.update(n=int(data.sizes["n"]), d=int(fig2["d"]), sigma=fig2["sigma"], true_tau=fig2["tau"],
-                    n_jitter=int(ops.jitter_events), max_jitter=float(ops.max_jitter),
-                    n_not_converged=int(ops.not_converged), n_failed_estimates=int(ops.failed_estimates))
+                    **ops.trouble())
     return ds
 
 

@@ -125,9 +125,7 @@ def tune_pm_proposal(X, y, kernel, prior, *, n_tune: int, ep_mode: str,
     L = out.params["proposal_factor"]
     return {"proposal_cov": L @ L.T, "tune_acceptance": float(out.stats["accepted"].mean()),
             "tune_n_cubic": int(ops.cubic), "psi_end": out.draws[-1],
-            # numerical trouble of the tuning run (the claims page's scan reads these names)
-            "tune_n_jitter": int(ops.jitter_events), "tune_max_jitter": float(ops.max_jitter),
-            "tune_n_not_converged": int(ops.not_converged), "tune_n_failed_estimates": int(ops.failed_estimates)}
+            **ops.trouble("tune_")}  # the tuning run's numerical trouble (the claims page's scan reads these)
 
 
 def _per_kept_iteration(out: dict, keys_sum=("n_cubic", "wall_time", "n_jitter", "n_not_converged",
@@ -381,8 +379,7 @@ def table_proposal(ds: xr.Dataset, kernel_kind: str, pmg: dict, settings: dict,
                       coords={"param": names, "param2": names},
                       attrs={"tune_acceptance": tune["tune_acceptance"], "tune_n_cubic": tune["tune_n_cubic"],
                              "kernel": kernel_kind,
-                             **{k: tune[k] for k in ("tune_n_jitter", "tune_max_jitter", "tune_n_not_converged",
-                                                     "tune_n_failed_estimates")}})
+                             **{f"tune_{k}": tune[f"tune_{k}"] for k in trouble.TROUBLE_STATS}})
 
 
 def table_block(ds: xr.Dataset, proposal: xr.Dataset, *, table: int, kernel_kind: str, scheme: str,

@@ -182,8 +182,7 @@ def setup(ds: xr.Dataset, kernel: str, cfg: dict, settings: dict, seed: int) -> 
          "cov": (("approx", "param", "param2"), np.stack([out[a][1] for a in approxs]))},
         coords={"approx": approxs, "param": list(names), "param2": list(names)},
         attrs={**info, "kernel": kernel, "task": str(ds.attrs.get("task")), "setup_seconds": time.perf_counter() - t0,
-               "n_jitter": int(ops.jitter_events), "max_jitter": float(ops.max_jitter),
-               "n_not_converged": int(ops.not_converged), "n_failed_estimates": int(ops.failed_estimates)},
+               **ops.trouble()},
     )
 
 
@@ -205,36 +204,13 @@ def _mcmc_run(draws, costs, tune_cost, walls, tune_wall, max_points):
     return run.cost[idx], run.estimate[idx], wall[idx]
 
 
-def _trouble_of_importance_run(*results) -> dict:
-    """Numerical trouble of AMIS-family runs (``AMISResult`` counters; a tuning run's added in)."""
-    out = {k: 0.0 for k in trouble.TROUBLE_STATS}
-    for res in results:
-        for k in trouble.COUNTS:
-            out[k] += float(getattr(res, k))
-        out["max_jitter"] = max(out["max_jitter"], float(res.max_jitter))
-    return out
-
-
-def _trouble_of_chain(out) -> dict:
-    """Numerical trouble of an MCMC run over everything it evaluated: its draws, its warm-up and (pseudo-marginal
-    MH) its adaptive phase 1, so that trouble in tuning is not lost (``gpbayes_repro.trouble`` reads these)."""
-    rec = {}
-    for k in trouble.TROUBLE_STATS:
-        per_draw = np.asarray(out.stats.get(k, np.zeros(0)), dtype=float)
-        parts = [float(out.warmup.get(k, 0)), float(out.params.get(f"adapt_{k}", 0))]
-        if k in trouble.MAXIMA:
-            rec[k] = max([float(per_draw.max()) if per_draw.size else 0.0] + parts)
-        else:
-            rec[k] = float(per_draw.sum()) + sum(parts)
-    return rec
-
-
 def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
     method = spec["method"]
     logp = log_posterior(model, prior)
     extra = {"tuning_cost": 0.0, "tuning_wall": 0.0, "bookkeeping_fraction": np.nan, "accept": np.nan,
              "step": np.nan}
     if method in ("amis", "mamis", "mamis_p", "amis_mamis"):
+        tuning = []  # a tuning run before the sampled one (AMIS -> MAMIS), whose trouble counts too
         if method == "amis":
             res = amis_mod.amis(rng, logp, mode, cov, n_iterations=st["n_iterations"],
                                 n_per_iteration=st["n_per_iteration"], covariance=spec["covariance"],
@@ -253,8 +229,9 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
                                                 n_per_iteration_amis=st["n_per_iteration_amis"],
                                                 mamis_sizes=sizes, norm_transform=np.exp)
             extra.update(tuning_cost=float(tun.n_cubic[-1]), tuning_wall=float(tun.wall_time[-1]))
+            tuning.append(tun)
         extra["bookkeeping_fraction"] = res.bookkeeping_fraction
-        extra.update(_trouble_of_importance_run(res, tun) if method == "amis_mamis" else _trouble_of_importance_run(res))
+        extra.update(trouble.combine(res, *tuning))
         return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra, None
     start = mode + linalg.cholesky(cov, name="start covariance", count=False) @ rng.standard_normal(mode.size)
     if method == "mh":
@@ -286,7 +263,7 @@ def _one_regression(rng, model, prior, mode, cov, spec, st, max_points):
                      step=float(out.params["step_size"]))
     c, e, w = _mcmc_run(out.draws, costs, extra["tuning_cost"], out.stats["wall_time"], extra["tuning_wall"],
                         max_points)
-    extra.update(_trouble_of_chain(out))
+    extra.update(trouble.chain_totals(out))
     return c, e, w, extra, out
 
 
@@ -300,7 +277,7 @@ def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
         res = amis_mod.pm_amis(rng, tgt, mode, cov, n_iterations=st["n_iterations"],
                                n_per_iteration=st["n_per_iteration"], norm_transform=np.exp)
         extra["bookkeeping_fraction"] = res.bookkeeping_fraction
-        extra.update(_trouble_of_importance_run(res))
+        extra.update(trouble.combine(res))
         return res.n_cubic.astype(float), res.estimate_norm, res.wall_time, extra, None
     start = mode + linalg.cholesky(cov, name="start covariance", count=False) @ rng.standard_normal(mode.size)
     out = pseudo_marginal.run_chain(rng, tgt, start, n_adapt=st["n_tune"], n_burn=0, n_draws=st["n_draws"],
@@ -310,7 +287,7 @@ def _one_classification(rng, X, y, kernel, cfg, setup_ds, spec, st, max_points):
                  accept=float(np.mean(out.stats["accepted"])), step=float(out.params["proposal_scale"]))
     c, e, w = _mcmc_run(out.draws, out.stats["n_cubic"], tune, out.stats["wall_time"], extra["tuning_wall"],
                         max_points)
-    extra.update(_trouble_of_chain(out))
+    extra.update(trouble.chain_totals(out))
     return c, e, w, extra, out
 
 
@@ -443,7 +420,7 @@ def reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: str, cfg: dict, s
                "target_seconds": res.target_time, "bookkeeping_seconds": res.bookkeeping_time,
                "bookkeeping_fraction": res.bookkeeping_fraction,
                "bookkeeping_cpu_fraction": res.bookkeeping_cpu_time / (res.bookkeeping_cpu_time + res.target_cpu_time),
-               "timing_target_subset": int(tm["target_subset"]), **_trouble_of_importance_run(res)},
+               "timing_target_subset": int(tm["target_subset"]), **trouble.combine(res)},
     )
 
 
@@ -475,5 +452,5 @@ def classification_reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: st
                "n_iterations": int(st["n_iterations"]), "n_per_iteration": int(st["n_per_iteration"]),
                "n_estimates": n_est, "target_seconds": res.target_time,
                "target_cpu_seconds_per_estimate": res.target_cpu_time / max(n_est, 1),
-               **_trouble_of_importance_run(res)},
+               **trouble.combine(res)},
     )
