@@ -32,14 +32,20 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 from gpbayes import io
 
 __all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",
-           "convergence_gate", "validate_claim", "write_claims",
+           "convergence_gate", "directional_gate", "validate_claim", "write_claims",
            "read_claims", "render_html", "deciding_numbers", "PAPERS", "slug"]
 
 _KEYS = {"id", "statement", "measured", "paper", "passed"}
-_OPTIONAL = {"verdict", "reason", "interval", "figures"}
+#: ``quote``: the paper's sentence verbatim with where it stands ({"text", "where"}); ``rationale``: one line on
+#: why this statistic and threshold encode it; ``paper_verdict``: the same encoding run on the paper's own
+#: published numbers (where the paper publishes what the claim reads); ``encoding_change``: a changed encoding
+#: names the verdict of the old one beside the new
+_OPTIONAL = {"verdict", "reason", "interval", "figures", "quote", "rationale", "paper_verdict", "encoding_change"}
 VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE")
 #: the convergence gate of every claim that rests on MCMC output
 MAX_RHAT, MIN_ESS = 1.05, 100.0
@@ -102,6 +108,32 @@ def convergence_gate(rhat, ess, *, max_rhat: float = MAX_RHAT, min_ess: float = 
         return (f"not converged: max split R-hat {worst_r:.3g} (gate {max_rhat}), min bulk ESS {worst_e:.3g} "
                 f"(gate {min_ess:g})")
     return None
+
+
+def directional_gate(verdict: str, gates: dict, *, max_rhat: float = MAX_RHAT,
+                     min_ess: float | None = MIN_ESS) -> tuple[str, str | None]:
+    """Gate a verdict on the chains whose failure to converge would favour it (issue 26 section 3).
+
+    An unconverged chain usually overstates its ESS; so for "A is more efficient than B"
+    a PASS needs A's chains converged and a FAIL needs B's.  ``gates`` maps a verdict to
+    the (R-hat, ESS) arrays of the chains that verdict rests on (``None`` or a missing
+    verdict: nothing to gate; the ESS array may be ``None`` where only R-hat is
+    gated).  Returns (verdict, reason): INCONCLUSIVE with the reason when the chains
+    the verdict rests on fail the gate, else the verdict unchanged and ``None``.
+    """
+    g = gates.get(verdict)
+    if g is None:
+        return verdict, None
+    rhat, ess = g
+    if len(np.atleast_1d(rhat)) == 0:
+        return verdict, None
+    if ess is None or min_ess is None:
+        worst = float(np.nanmax(np.asarray(rhat, dtype=float)))
+        why = (None if math.isfinite(worst) and worst <= max_rhat
+               else f"not converged: max R-hat {worst:.3g} (gate {max_rhat})")
+    else:
+        why = convergence_gate(rhat, ess, max_rhat=max_rhat, min_ess=min_ess)
+    return ("INCONCLUSIVE", f"{verdict} would rest on chains that are {why}") if why else (verdict, None)
 
 
 #: one id style for every paper: lower-case words and numbers joined by hyphens ("table1-ep-ge-la", "claim2a")
@@ -350,7 +382,17 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
             full = (f"<details><summary>full measurement</summary>measured: {_fmt(c['measured'])}"
                     f"<br>paper: {_fmt(c['paper'])}"
                     + (f"<br>interval: {_fmt(c['interval'])}" if c.get("interval") else "") + "</details>")
-            parts.append(f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['statement'])}</td>"
+            q = c.get("quote")
+            quote = (f"<br><small><i>&ldquo;{html.escape(q['text'])}&rdquo;</i> ({html.escape(q['where'])})</small>"
+                     if q else "")
+            quote += f"<br><small>encoding: {html.escape(c['rationale'])}</small>" if c.get("rationale") else ""
+            if c.get("paper_verdict"):
+                pv = c["paper_verdict"]
+                quote += (f"<br><small>the same encoding on the paper's own numbers: <b>{html.escape(pv['verdict'])}"
+                          f"</b> {html.escape(pv.get('detail', ''))}</small>")
+            if c.get("encoding_change"):
+                quote += f"<br><small>encoding changed: {html.escape(c['encoding_change'])}</small>"
+            parts.append(f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['statement'])}{quote}</td>"
                          f"<td class='{c['verdict']}'><b>{c['verdict']}</b>{why}</td>"
                          f"<td>{deciding_numbers(c)}{full}</td>"
                          f"<td>{', '.join(_link(f, page_dir) for f in figs) or '&mdash;'}</td></tr>")

@@ -1,0 +1,90 @@
+"""The claims' interval methods: correct against independent formulas, and calibrated by simulation.
+
+Issue 26 section 1: every interval that decides a claim has its coverage measured at the
+counts the default scale uses; >= 93 % at nominal 95 % is required.  The full table is
+``python -m gpbayes_repro.coverage`` (README / docs, Verdicts); here every row the claims
+use runs at 1,500 simulated data sets (Monte Carlo s.e. of a 95 % coverage ~0.6 %), the
+slow AR(1)-chain rows at 150.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from gpbayes_repro import claims, coverage, intervals
+
+
+def test_log_ratio_is_welch_on_the_logs():
+    rng = np.random.default_rng(3)
+    a, b = np.exp(rng.normal(1.0, 0.4, 4)), np.exp(rng.normal(0.2, 0.3, 3))
+    est, lo, hi = intervals.log_ratio(a, b)
+    ci = stats.ttest_ind(np.log(a), np.log(b), equal_var=False).confidence_interval(0.95)
+    assert est == pytest.approx(math.exp(np.log(a).mean() - np.log(b).mean()))
+    assert (lo, hi) == pytest.approx((math.exp(ci.low), math.exp(ci.high)))
+    # one replicate or a non-positive value: no interval
+    assert math.isnan(intervals.log_ratio(a[:1], b)[1])
+    assert math.isnan(intervals.log_ratio(np.r_[a, 0.0], b)[1])
+
+
+def test_paired_t_and_fixed_effect_against_scipy_and_the_delta_method():
+    d = np.array([0.1, -0.05, 0.2, 0.07, 0.0, 0.12])
+    m, lo, hi = intervals.paired_t(d)
+    ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert (lo, hi) == pytest.approx((ci.low, ci.high)) and m == pytest.approx(d.mean())
+    # one setting, equal n: the delta-method variance of log(mean_a / mean_b)
+    est, lo, hi = intervals.fixed_effect_log_ratio([200.0], [20.0], [10], [100.0], [10.0], [10])
+    se = math.sqrt(0.1**2 / 10 + 0.1**2 / 10)
+    h = stats.t.ppf(0.975, 18.0) * se  # Satterthwaite with equal terms: 2 x 9
+    assert est == pytest.approx(2.0) and (lo, hi) == pytest.approx((2 * math.exp(-h), 2 * math.exp(h)))
+
+
+def test_paired_proportions_counts_only_the_discordant_pairs():
+    a = np.array([1] * 80 + [1] * 15 + [0] * 5, dtype=bool)
+    b = np.array([1] * 80 + [0] * 15 + [1] * 5, dtype=bool)
+    est, lo, hi = intervals.paired_proportions(a, b)
+    assert est == pytest.approx(0.10) and lo < 0.10 < hi and lo > 0
+    with pytest.raises(ValueError, match="equal-length"):
+        intervals.paired_proportions(a, b[:-1])
+
+
+def test_decide_all_pairs_needs_every_pair_to_pass_and_one_to_fail():
+    rng = np.random.default_rng(0)
+    big = np.exp(rng.normal(np.log(10.0), 0.01, 4))
+    one = np.exp(rng.normal(0.0, 0.01, 4))
+    four = np.exp(rng.normal(np.log(4.0), 0.01, 4))
+    v, bind, plain, bonf = intervals.decide_all_pairs({"a/b": (big, one), "a/c": (big, four)}, 2.0, "above")
+    assert v == "PASS" and bind == "a/c"
+    v, bind, *_ = intervals.decide_all_pairs({"a/b": (big, one), "a/c": (big, 8 * four)}, 2.0, "above")
+    assert v == "FAIL" and bind == "a/c"
+    # the Bonferroni intervals are wider than the plain ones
+    assert bonf["a/b"][1] < plain["a/b"][1] and bonf["a/b"][2] > plain["a/b"][2]
+
+
+def test_directional_gate_gates_only_the_chains_the_verdict_rests_on():
+    bad, good = ([1.3], [20.0]), ([1.001], [900.0])
+    assert claims.directional_gate("PASS", {"PASS": good, "FAIL": bad}) == ("PASS", None)
+    v, why = claims.directional_gate("FAIL", {"PASS": good, "FAIL": bad})
+    assert v == "INCONCLUSIVE" and "FAIL would rest on chains" in why and "1.3" in why
+    assert claims.directional_gate("INCONCLUSIVE", {"PASS": bad, "FAIL": bad}) == ("INCONCLUSIVE", None)
+    # a paper's own threshold (PSRF < 1.1) without an ESS requirement
+    assert claims.directional_gate("PASS", {"PASS": ([1.08], None)}, max_rhat=1.1, min_ess=None) == ("PASS", None)
+
+
+@pytest.mark.parametrize("scenario", [s for s in coverage.SCENARIOS if s.required],
+                         ids=lambda s: f"{s.method} | {s.count} | {s.inputs}")
+def test_every_deciding_interval_covers_at_least_93_percent(scenario):
+    n_sim = 150 if "AR(1)" in scenario.inputs else 1500
+    row = coverage.run(scenario, n_sim, seed=11)
+    need = 0.93 if scenario.nominal == 0.95 else 0.96
+    # 3 Monte Carlo s.e. of slack for the short AR(1) runs only
+    slack = 3 * math.sqrt(0.95 * 0.05 / n_sim) if n_sim < 1000 else 0.0
+    assert row["coverage"] >= need - slack, row
+
+
+def test_the_percentile_bootstrap_over_three_chains_undercovers():
+    """What the claims used before: at 3 chains a percentile bootstrap of a ratio of means covers ~80 %."""
+    rows = [coverage.run(s, 1500, seed=5) for s in coverage.SCENARIOS
+            if s.used_by == "replaced" and s.count.startswith("3 ")]
+    assert rows and all(r["coverage"] < 0.88 for r in rows), rows
