@@ -25,6 +25,6 @@ with job(snakemake) as log:
         log.info("%s\n%s", name, table.to_string())
         with io.atomic_path(out[name]) as tmp:
             table.to_csv(tmp, index=False, float_format="%.4g")
-    claims = pm_gpc_mcmc.table_claims(t1, pd.read_csv(inp.paper2))
+    claims = pm_gpc_mcmc.table_claims(t1, pd.read_csv(inp.paper2), paper_table=pd.read_csv(inp.paper1))
     with io.atomic_path(out.claims) as tmp:
         tmp.write_text(json.dumps(claims, indent=2))
