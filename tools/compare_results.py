@@ -11,8 +11,9 @@ changed number), one only in the first is a difference unless ``--rename
 OLD=NEW`` names its new name; every CSV
 file is compared cell by cell.  Values that measure the clock, not the
 numerics, are left out by name: anything whose name contains ``wall_time``,
-``seconds``, ``per_second``, ``cpu_time``, ``wall``, ``share`` of wall/CPU
-time, or is given with ``--ignore``.  Attributes (provenance, creation time,
+``seconds``, ``per_second``, ``cpu_time``, ``wall``, ``timing_`` (the AMIS
+reference runs' repeated timings: ``timing_share``, ``timing_target_cpu``),
+``target_cpu``, ``bookkeeping`` (its share of CPU time), or is given with ``--ignore``.  Attributes (provenance, creation time,
 git commit) are not compared.
 
 Exit status 0 when every compared array is identical, 1 otherwise; the report
@@ -30,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 CLOCK_WORDS = ("wall_time", "wall", "seconds", "per_second", "per_s", "cpu_time", "cpu_s", "elapsed", "time_s",
-               "bookkeeping", "created")
+               "bookkeeping", "created", "timing_", "target_cpu")
 GROUPED = ("results", "data/processed")
 
 

@@ -11,7 +11,37 @@ from pathlib import Path
 
 from gpbayes.linalg import blas_single_thread
 
-__all__ = ["job"]
+__all__ = ["job", "damaged_inputs", "DamagedInputError"]
+
+
+class DamagedInputError(RuntimeError):
+    """An input file of a job cannot be read (e.g. a NetCDF cut short when its writer was killed)."""
+
+
+def damaged_inputs(paths) -> list[tuple[Path, str]]:
+    """The NetCDF files among ``paths`` that cannot be opened and read, with the reader's message.
+
+    A file written through ``gpbayes.io.atomic_path`` is complete or absent, so a damaged
+    intermediate comes from outside the workflow (a copy cut short, a full disk, a file
+    edited by hand); every group and variable is loaded, so a truncated array is found too.
+    """
+    import netCDF4
+
+    bad = []
+    for p in map(Path, paths):
+        if p.suffix != ".nc" or not p.exists():
+            continue
+        try:
+            with netCDF4.Dataset(p) as ds:
+                stack = [ds]
+                while stack:
+                    g = stack.pop()
+                    for v in g.variables.values():
+                        v[...]
+                    stack.extend(g.groups.values())
+        except Exception as err:  # noqa: BLE001 -- any failure to read is what we report
+            bad.append((p, f"{type(err).__name__}: {err}"))
+    return bad
 
 
 @contextlib.contextmanager
@@ -38,9 +68,23 @@ def job(smk):
             logger.info("rule %s: inputs %s -> outputs %s", smk.rule, list(smk.input), list(smk.output))
             yield logger
             logger.info("done in %.2f s", time.perf_counter() - t0)
-    except BaseException:
+    except BaseException as err:
         stream.write(traceback.format_exc())
         stream.flush()
+        bad = damaged_inputs(list(smk.input)) if isinstance(err, Exception) else []
+        if bad:
+            # a damaged input fails its consumer every time, with what to do: it is moved aside, so that the
+            # next run finds it missing and recomputes it (Snakemake would otherwise take it as done)
+            lines = []
+            for p, why in bad:
+                aside = p.with_name(p.name + ".damaged")
+                p.replace(aside)
+                lines.append(f"  {p} ({why}); moved to {aside}")
+            msg = (f"rule {smk.rule}: input file(s) damaged (cannot be read):\n" + "\n".join(lines)
+                   + "\nrun the same snakemake command again to recompute them (or delete the .damaged copies)")
+            stream.write(msg + "\n")
+            stream.flush()
+            raise DamagedInputError(msg) from err
         raise
     finally:
         for lg in (logger, repro):
