@@ -304,3 +304,26 @@ def test_per_chain_lpd_is_each_chains_own_predictive():
     own = [sm.predictive_metrics(lik, y, mean[7 * c:7 * (c + 1)], var[7 * c:7 * (c + 1)])["lpd"] for c in range(3)]
     np.testing.assert_allclose(out["lpd_chains"], own, rtol=1e-12)
     assert "lpd_chains" not in sm.predictive_metrics(lik, y, mean, var)
+
+
+def test_accuracy_claim_is_paired_over_the_same_test_points():
+    """Claim 4 (issue 26 section 1): the same test points at every M, so the rise and the last step are
+    differences of correlated proportions.  800 points: 720 right at every M, and 24 more right from M = 8 on.
+    Unpaired, a rise of 0.03 on 800 points has s.e. 0.014 and the last step (0) +-0.029: INCONCLUSIVE against a
+    saturation band of +-0.01; paired, only the discordant points count and both are decided."""
+    equiv = pd.DataFrame({"abs_diff": [1e-12]})
+    its = {("rbf", "joint"): 50, ("rbf", "gibbs"): None, ("ard", "joint"): 80, ("ard", "gibbs"): 300}
+    acc = (720 / 800, 744 / 800, 744 / 800)
+    sweep, coal, psrf = _tables(acc, -0.2, -0.25, -1.0, -1.1, its, n_test=800)
+    rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[3]
+    assert gclaims.validate_claim(rec)["verdict"] == "INCONCLUSIVE"  # unpaired (no per-point record)
+    right = lambda k: "c" * k + "x" * (800 - k)
+    sweep["correct"] = [right(720) if m == 4 else right(744) for m, _ in zip(sweep["M"], sweep["method"])]
+    sweep.to_csv(io_buf := __import__("io").StringIO(), index=False)
+    io_buf.seek(0)
+    sweep = pd.read_csv(io_buf)  # the letters survive a CSV round trip as strings
+    rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[3]
+    assert gclaims.validate_claim(rec)["verdict"] == "PASS", rec
+    assert rec["interval"]["method"].startswith("95% paired intervals")
+    lo, hi = rec["measured"]["change_interval"]
+    assert -0.01 < lo < 0 < hi < 0.01
