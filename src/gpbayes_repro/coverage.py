@@ -24,6 +24,9 @@ Scenarios (``SCENARIOS``):
   strongly skewed stress row (skewness 3.7) is reported, not required.
 * ``paired_proportions`` on 800 and 200 test points (Hensman et al.'s held-out sets),
   accuracy 0.9 and 0.75, correlated classifiers.
+* the AMIS claims' percentile bootstrap of a ratio of IQRs over 12 and 8 replicates
+  (normal replicates): it over-covers (99 %+), i.e. it is valid but wide; the F
+  interval of an s.d. ratio is shown beside it as the calibrated alternative.
 * ``ratio_vs_extreme``: the error rate of a wrong verdict at the boundary
   (true ratio = threshold against the better of two baselines), which must stay
   <= 2.5 % each way (reported as 1 - error, comparable with a 97.5 % one-sided level).
@@ -186,6 +189,41 @@ def _extreme(n: int, sigma: float, side: str):
     return sim
 
 
+def _iqr(x, axis=-1):
+    q75, q25 = np.percentile(x, [75, 25], axis=axis)
+    return q75 - q25
+
+
+def _iqr_bootstrap(n: int, sd_ratio: float = 0.5, n_boot: int = 999):
+    # the AMIS claims: IQR over replicates of an estimate, ratio of two samplers, percentile bootstrap
+    # resampling each sampler's replicates on its own (experiments.amis.analysis); normal replicates, truth
+    # the ratio of the population IQRs = the s.d. ratio
+    def sim(rng):
+        a = sd_ratio * rng.standard_normal(n)
+        b = rng.standard_normal(n)
+        ia = _iqr(a[rng.integers(0, n, (n_boot, n))])
+        ib = _iqr(b[rng.integers(0, n, (n_boot, n))])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = ia / ib
+        lo, hi = np.nanquantile(r, [0.025, 0.975])
+        return float(lo), float(hi), sd_ratio
+    return sim
+
+
+def _iqr_log_t(n: int, sd_ratio: float = 0.5):
+    # the same ratio from the log of the sample s.d. (a normal-theory interval: log s has s.e. ~ 1/sqrt(2(n-1)))
+    def sim(rng):
+        a = sd_ratio * rng.standard_normal(n)
+        b = rng.standard_normal(n)
+        d = math.log(a.std(ddof=1)) - math.log(b.std(ddof=1))
+        # exact: (s_a / s_b)^2 / ratio^2 ~ F(n-1, n-1)
+        from scipy import stats as st
+
+        f_lo, f_hi = st.f.ppf([0.025, 0.975], n - 1, n - 1)
+        return float(np.exp(d) / math.sqrt(f_hi)), float(np.exp(d) / math.sqrt(f_lo)), sd_ratio
+    return sim
+
+
 def _scenarios() -> list[Scenario]:
     rows = []
     for n in (3, 4):
@@ -219,6 +257,14 @@ def _scenarios() -> list[Scenario]:
     for n, p in ((800, 0.9), (200, 0.75)):
         rows.append(Scenario("paired proportions (Agresti-Min)", f"{n} test points", f"accuracy {p}",
                              "Hensman claim 4", _proportions(n, p)))
+    for n in (12, 8):
+        rows.append(Scenario("percentile bootstrap of an IQR ratio over replicates (AMIS claims, unchanged)",
+                             f"{n} vs {n} replicates", "normal estimates, s.d. ratio 0.5",
+                             "Xiong et al. claims 1-5b (conservative: valid, but wider than it needs to be)",
+                             _iqr_bootstrap(n)))
+        rows.append(Scenario("F interval of an s.d. ratio (normal theory)", f"{n} vs {n} replicates",
+                             "normal estimates, s.d. ratio 0.5", "candidate for the AMIS claims", _iqr_log_t(n),
+                             required=False))
     for side in ("above", "below"):
         rows.append(Scenario("ratio vs best/worst of 2 (IUT + Bonferroni)", "4 vs 4 vs 4 chains",
                              f"log-normal sd 0.5, truth on the boundary, side {side}",
