@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from gpbayes import io
+from gpbayes_repro import papers as _papers
 
 __all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",
            "convergence_gate", "directional_gate", "validate_claim", "write_claims",
@@ -265,15 +266,8 @@ def read_claims(path) -> dict:
         return json.load(fh)
 
 
-#: experiment key of a claims file -> the paper it reproduces (the claims page's headings)
-PAPERS = {
-    "foundation": "Foundation slice: exact-marginal random-walk MH for GP regression (Boston Housing, ARD)",
-    "pm_gpc": "Filippone & Girolami (2014), Pseudo-marginal Bayesian inference for Gaussian processes",
-    "slice_ma": "Murray & Adams (2010), Slice sampling covariance hyperparameters of latent Gaussian models",
-    "amis": "Xiong, Šmídl & Filippone, Adaptive multiple importance sampling for Gaussian processes",
-    "sparse_mcmc": "Hensman, Matthews, Filippone & Ghahramani (2015), MCMC for variationally sparse Gaussian processes",
-    "gplvm": "Gadd, Wade, Shah & Grammatopoulos, Pseudo-marginal Bayesian inference for supervised GPLVMs",
-}
+#: experiment key of a claims file -> the paper it reproduces (the claims page's headings; gpbayes_repro.papers)
+PAPERS = {p.key: p.title for p in _papers.REGISTRY}
 
 
 def _fmt(v) -> str:
@@ -401,8 +395,8 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
     return "\n".join(parts)
 
 
-#: experiment key of a claims file -> the results/ directories its runs are in
-_DIRS = {"foundation": ("regression_mh",), "slice_ma": ("slice",), "sparse_mcmc": ("sparse",)}
+#: experiment key of a claims file -> the results/ directories its runs are in (gpbayes_repro.papers)
+_DIRS = {p.key: p.results_dirs for p in _papers.REGISTRY}
 
 
 def _experiment_of(path: str) -> str:

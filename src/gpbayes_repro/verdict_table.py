@@ -23,21 +23,15 @@ import html
 import re
 from pathlib import Path
 
+from gpbayes_repro import papers
 from gpbayes_repro.claims import PAPERS, deciding_numbers, read_claims
 
 __all__ = ["PAPER_SCALE_CPU_HOURS", "load_scale", "rows", "to_markdown", "main"]
 
 #: estimated CPU-hours of each paper's experiments at ``scale=paper`` on one core of this
-#: machine, from per-iteration costs measured at default scale (README, "Scales"); an
-#: estimate, shown as such, for the papers whose paper-scale run is left to a cluster
-PAPER_SCALE_CPU_HOURS = {
-    "foundation": 0.98,  # measured: the whole run (README, "Scales")
-    "pm_gpc": 233.0,     # Table I 8 + Table III 60 + Figs. 3-4 125 + Figs. 5-7 40
-    "slice_ma": 20.0,
-    "amis": 800.0,
-    "sparse_mcmc": 60.0,
-    "gplvm": 5.0,       # 1.6 CPU-s per iteration measured with the paper's 500 VB iterations (README, "Scales")
-}
+#: machine (gpbayes_repro.papers: measured where its note says so, otherwise from per-iteration
+#: costs measured at default scale); shown as an estimate for the papers left to a cluster
+PAPER_SCALE_CPU_HOURS = {p.key: p.paper_scale_cpu_hours for p in papers.REGISTRY}
 
 
 def load_scale(directory, scale: str) -> dict[str, dict]:

@@ -71,14 +71,10 @@ def regression_mh_targets():
 
 
 def claim_files():
-    return [
-        "results/claims/foundation.json",
-        "results/claims/pm_gpc.json",
-        "results/claims/slice_ma.json",
-        "results/claims/sparse_mcmc.json",
-        "results/claims/gplvm.json",
-        "results/claims/amis.json",
-    ]
+    """Every paper's claims file, from the one registry (gpbayes_repro.papers)."""
+    from gpbayes_repro import papers
+
+    return [papers.claims_target(p) for p in papers.REGISTRY]
 
 
 def claim_figures():
