@@ -195,7 +195,16 @@ def test_verdict_table_puts_default_and_paper_scale_verdicts_side_by_side(tmp_pa
     assert table[2][2] == "**INCONCLUSIVE** ratio = 1.2 [0.9, 1.5]; claim: ≥ 1"
     assert table[2][3] == f"cluster only (≈ {verdict_table.PAPER_SCALE_CPU_HOURS['gplvm']:g} CPU-h estimated)"
     md = verdict_table.to_markdown(table)
-    assert md.count("\n") == 2 + len(table)
+    assert md.count("\n") == 2 + len(table) + 2 and "Default scale: 2 PASS, 0 FAIL, 1 INCONCLUSIVE of 3." in md
+    # an earlier run beside (a changed encoding names both verdicts) and the paper's own numbers
+    write_claims("gplvm", [dict(gate, verdict="FAIL", reason=None, paper_verdict={"verdict": "PASS",
+                                                                                  "detail": "8 of 8"})],
+                 tmp_path / "after" / "gplvm.json", scale="default")
+    both = verdict_table.rows(verdict_table.load_scale(tmp_path / "after", "default"), {},
+                              verdict_table.load_scale(tmp_path / "default", "default"))
+    assert both == [("gplvm", "claim-1", "**INCONCLUSIVE** ratio = 1.2 [0.9, 1.5]; claim: ≥ 1",
+                     "**FAIL** ratio = 1.2 [0.9, 1.5]; claim: ≥ 1", both[0][4], "**PASS** 8 of 8")]
+    assert "default scale, before" in verdict_table.to_markdown(both)
     # a smoke run's leftovers do not pass for default verdicts
     write_claims("slice_ma", [claim], tmp_path / "default" / "slice_ma.json", scale="smoke")
     with pytest.raises(ValueError, match="slice_ma.json: written at scale='smoke'"):

@@ -61,8 +61,17 @@ def _cell(claim: dict | None) -> str:
     return f"**{claim['verdict']}** {_plain(deciding_numbers(claim))}"
 
 
-def rows(default: dict[str, dict], paper: dict[str, dict]) -> list[tuple[str, str, str, str]]:
-    """(paper, claim id, default cell, paper-scale cell) for every claim of the default run."""
+def _paper_numbers(claim: dict) -> str:
+    pv = claim.get("paper_verdict")
+    return f"**{pv['verdict']}** {_plain(pv.get('detail', ''))}" if pv else "—"
+
+
+def rows(default: dict[str, dict], paper: dict[str, dict], before: dict[str, dict] | None = None) -> list[tuple]:
+    """(paper, claim id, [before cell,] default cell, paper-scale cell, paper's-own-numbers cell) per claim.
+
+    ``before``: the claims files of an earlier default-scale run (e.g. before a change of encodings or
+    intervals): its verdict is shown beside the new one, so a changed verdict names both.
+    """
     out = []
     for key in [k for k in PAPERS if k in default] + sorted(set(default) - set(PAPERS)):
         paper_claims = {c["id"]: c for c in paper.get(key, {}).get("claims", [])}
@@ -73,14 +82,29 @@ def rows(default: dict[str, dict], paper: dict[str, dict]) -> list[tuple[str, st
                 hours = PAPER_SCALE_CPU_HOURS.get(key)
                 right = (f"cluster only (≈ {hours:g} CPU-h estimated)" if hours is not None and hours > 1
                          else "not run")
-            out.append((key, claim["id"], _cell(claim), right))
+            row = (key, claim["id"], _cell(claim), right, _paper_numbers(claim))
+            if before is not None:
+                old = {c["id"]: c for c in before.get(key, {}).get("claims", [])}
+                row = row[:2] + (_cell(old.get(claim["id"])),) + row[2:]
+            out.append(row)
     return out
 
 
-def to_markdown(table: list[tuple[str, str, str, str]]) -> str:
-    lines = ["| paper | claim | default scale | paper scale |", "|---|---|---|---|"]
-    lines += [f"| {p} | {c} | {d} | {q} |" for p, c, d, q in table]
-    return "\n".join(lines) + "\n"
+def to_markdown(table: list[tuple]) -> str:
+    if table and len(table[0]) == 6:
+        lines = ["| paper | claim | default scale, before | default scale, now | paper scale | "
+                 "same encoding on the paper's own numbers |", "|---|---|---|---|---|---|"]
+    else:
+        lines = ["| paper | claim | default scale | paper scale | same encoding on the paper's own numbers |",
+                 "|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in table]
+    counts = {}
+    col = 3 if table and len(table[0]) == 6 else 2
+    for r in table:
+        v = r[col].split("**")[1] if "**" in r[col] else "not run"
+        counts[v] = counts.get(v, 0) + 1
+    summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("PASS", "FAIL", "INCONCLUSIVE"))
+    return "\n".join(lines) + f"\n\nDefault scale: {summary} of {len(table)}.\n"
 
 
 def main(argv=None) -> int:
@@ -88,12 +112,14 @@ def main(argv=None) -> int:
     ap.add_argument("default", help="claims directory of a default-scale run (results/claims)")
     ap.add_argument("--paper", default="benchmarks/results/paper_scale",
                     help="claims files of the targets run at scale=paper")
+    ap.add_argument("--before", help="claims directory of an earlier default-scale run, shown beside")
     ap.add_argument("--out", help="write the Markdown table here (else print it)")
     args = ap.parse_args(argv)
     default = load_scale(args.default, "default")
     if not default:
         raise SystemExit(f"{args.default}: no default-scale claims files (run `snakemake --cores 2` first)")
-    text = to_markdown(rows(default, load_scale(args.paper, "paper")))
+    before = load_scale(args.before, "default") if args.before else None
+    text = to_markdown(rows(default, load_scale(args.paper, "paper"), before))
     if args.out:
         from gpbayes.io import atomic_path
 
