@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-sklearn = pytest.importorskip("sklearn")
+sklearn = pytest.importorskip("sklearn", minversion="1.6")  # parametrize_with_checks(expected_failed_checks=...)
 pytest.importorskip("arviz")
 
 from sklearn.base import clone, is_classifier, is_regressor  # noqa: E402
