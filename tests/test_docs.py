@@ -85,3 +85,23 @@ def test_links_between_pages_resolve():
             if not (page.parent / link).exists():
                 broken.append(f"{page.relative_to(DOCS)} -> {link}")
     assert not broken, broken
+
+
+def test_rst_simple_tables_in_docstrings_become_markdown_tables():
+    """tools/griffe_rst.py: columns from the rule, continuation rows joined, an overflowing word kept in its cell."""
+    import griffe_rst
+
+    doc = ("Intro.\n\n"
+           "=====  =====  ====\n"
+           "name   kind   what\n"
+           "=====  =====  ====\n"
+           "``a``  x      one\n"
+           "              more\n"
+           "``longer`` y  two | three\n"
+           "=====  =====  ====\n\n"
+           "After.")
+    assert griffe_rst.convert(doc) == ("Intro.\n\n\n"
+                                       "| name | kind | what |\n|---|---|---|\n"
+                                       "| ``a`` | x | one more |\n"
+                                       "| ``longer`` | y | two \\| three |\n\n\nAfter.")
+    assert griffe_rst.convert("a == b\n") == "a == b\n"

@@ -31,7 +31,7 @@ def page(script: Path) -> str:
     doc = ast.get_docstring(ast.parse(script.read_text())) or script.stem
     title, _, body = doc.partition("\n")
     code = script.read_text().split('"""', 2)[2].strip("\n")
-    return (f"# {title.strip()}\n\n{body.strip()}\n\n![{script.stem}]({script.stem}.png)\n\n"
+    return (f"# {title.strip().rstrip('.')}\n\n{body.strip()}\n\n![{script.stem}]({script.stem}.png)\n\n"
             f"Run it: `python docs/examples/{script.name}` (writes `{script.stem}.png` beside it).\n\n"
             f"```python\n{code}\n```\n")
 

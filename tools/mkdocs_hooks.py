@@ -25,4 +25,6 @@ _ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|obj|exc|ref):<cod
 
 def on_page_content(html, **kwargs):
     """Docstrings cite names with reStructuredText roles (:class:`Chain`); show the name as code."""
-    return _ROLE.sub(lambda m: f"<code>{m.group(1)}</code>", html)
+    html = _ROLE.sub(lambda m: f"<code>{m.group(1)}</code>", html)
+    # a reST literal-block marker: "::" alone before a code block, or "text::" ending a paragraph
+    return html.replace("<p>::</p>", "").replace("::</p>", ":</p>")
