@@ -422,6 +422,9 @@ class AMISResult:
 
     @property
     def normalised_weights(self) -> np.ndarray:
+        """The self-normalised importance weights exp(log w) / sum exp(log w) (Xiong et al. Alg. 1;
+        the denominator of log w is the deterministic mixture of their eq. 10).
+        """
         return self_normalised(self.log_weights)[0]
 
 

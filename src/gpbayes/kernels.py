@@ -104,24 +104,34 @@ class Kernel(Protocol):
     input_dim: int
 
     @property
-    def n_params(self) -> int: ...
+    def n_params(self) -> int:
+        """Number of log-parameters psi."""
 
     @property
-    def param_names(self) -> list[str]: ...
+    def param_names(self) -> list[str]:
+        """Names of the parameters, in the order of psi."""
 
     def __call__(self, psi, X, X2=None) -> np.ndarray: ...
 
-    def diag(self, psi, X) -> np.ndarray: ...
+    def diag(self, psi, X) -> np.ndarray:
+        """diag K(X, X), without forming K."""
 
-    def gradients(self, psi, X, K=None) -> list[np.ndarray]: ...
+    def gradients(self, psi, X, K=None) -> list[np.ndarray]:
+        """[dK(X, X) / dpsi_i], one n x n matrix per log-parameter (``K`` if already computed)."""
 
-    def amplitude(self, psi) -> float: ...
+    def amplitude(self, psi) -> float:
+        """The prior variance scale a (jitter is added in units of a)."""
 
-    def initial_psi(self, X, amplitude: float = 1.0) -> np.ndarray: ...
+    def initial_psi(self, X, amplitude: float = 1.0) -> np.ndarray:
+        """A data-driven starting point: lengthscales at the median pairwise distance, amplitude a."""
 
-    def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True): ...
+    def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True):
+        """<K_bar, dK(X1, X2)/dpsi_i> for each i and, with ``inputs``, <K_bar, dK(X1, X2)/dX1> (M x d):
+        the reverse-mode product of the sparse GP's gradient (Hensman et al. 2015).
+        """
 
-    def diag_vjp(self, psi, diag, diag_bar) -> np.ndarray: ...
+    def diag_vjp(self, psi, diag, diag_bar) -> np.ndarray:
+        """<diag_bar, d diag K / dpsi_i> for each i, given the diagonal values ``diag``."""
 
 
 def median_distance(X, max_rows: int = 300) -> float:
@@ -176,14 +186,17 @@ class SquaredExponential:
     # ------------------------------------------------------------------ shape
     @property
     def n_scale(self) -> int:
+        """Number of lengthscale-type parameters: d with ARD, else 1."""
         return self.input_dim if self.ard else 1
 
     @property
     def n_params(self) -> int:
+        """Number of log-parameters: the scales and, unless fixed, the amplitude."""
         return self.n_scale + (0 if self.fixed_amplitude else 1)
 
     @property
     def param_names(self) -> list[str]:
+        """Parameter names in the parameterisation's own terms (e.g. ``tau_0``, ..., ``sigma`` for F&G eq. 5)."""
         scale, amp = _NAMES[self.parameterisation]
         if self.ard:
             names = [f"{scale}_{i}" for i in range(self.input_dim)]
@@ -323,6 +336,7 @@ class SquaredExponential:
         return out
 
     def diag(self, psi, X) -> np.ndarray:
+        """diag K(X, X) = a (1 + nugget) for every point (a stationary kernel)."""
         a, _ = self.amplitude_and_precisions(psi)
         X = _as_inputs(X, "X", self.input_dim)
         return np.full(X.shape[0], a * (1.0 + self.nugget))

@@ -81,6 +81,7 @@ class OpCounter:
     failed_estimates: int = 0
 
     def as_dict(self) -> dict:
+        """The counters as a plain dict (field name -> value)."""
         return dataclasses.asdict(self)
 
     def trouble(self, prefix: str = "") -> dict:

@@ -147,10 +147,16 @@ class CapacityCurve:
 
     @property
     def capacity_accuracy(self) -> float:
+        """Capacity accuracy (F&G Sec. 5.3): the area under accuracy against abstention, normalised by
+        the abstention span covered.
+        """
         return _normalised_area(self.abstention, self.accuracy)
 
     @property
     def capacity_auc(self) -> float:
+        """Capacity AUC (F&G Sec. 5.3): the area under AUC against abstention, normalised by the
+        abstention span covered.
+        """
         return _normalised_area(self.abstention, self.auc)
 
 

@@ -35,15 +35,18 @@ class Gamma:
             raise ValueError(f"Gamma prior needs shape > 0 and rate > 0, got {self.shape}, {self.rate}")
 
     def log_density(self, psi):
+        """log p(psi) = a log b - log Gamma(a) + a psi - b exp(psi) (shape a, rate b; Jacobian included)."""
         psi = np.asarray(psi, dtype=float)
         a, b = self.shape, self.rate
         # log p_theta(e^psi) + psi = a log b - lgamma(a) + a psi - b e^psi
         return a * np.log(b) - gammaln(a) + a * psi - b * np.exp(psi)
 
     def grad_log_density(self, psi):
+        """d log p(psi) / d psi = a - b exp(psi)."""
         return self.shape - self.rate * np.exp(np.asarray(psi, dtype=float))
 
     def sample_theta(self, rng: np.random.Generator, size=None):
+        """Draws of theta ~ Gamma(shape, rate)."""
         return rng.gamma(self.shape, 1.0 / self.rate, size=size)
 
 
@@ -59,13 +62,16 @@ class LogNormal:
             raise ValueError(f"LogNormal prior needs sigma > 0, got {self.sigma}")
 
     def log_density(self, psi):
+        """log N(psi; mu, sigma^2): psi itself is Gaussian, so no Jacobian term."""
         z = (np.asarray(psi, dtype=float) - self.mu) / self.sigma
         return -0.5 * z * z - np.log(self.sigma) - 0.5 * np.log(2 * np.pi)
 
     def grad_log_density(self, psi):
+        """d log p(psi) / d psi = -(psi - mu) / sigma^2."""
         return -(np.asarray(psi, dtype=float) - self.mu) / self.sigma**2
 
     def sample_theta(self, rng, size=None):
+        """Draws of theta = exp(psi), psi ~ N(mu, sigma^2)."""
         return np.exp(rng.normal(self.mu, self.sigma, size=size))
 
 
@@ -81,15 +87,18 @@ class Uniform:
             raise ValueError(f"Uniform prior needs 0 <= low < high, got {self.low}, {self.high}")
 
     def log_density(self, psi):
+        """psi - log(high - low) where low <= exp(psi) <= high, else -inf (Jacobian included)."""
         psi = np.asarray(psi, dtype=float)
         theta = np.exp(psi)
         inside = (theta >= self.low) & (theta <= self.high)
         return np.where(inside, psi - np.log(self.high - self.low), -np.inf)
 
     def grad_log_density(self, psi):
+        """d log p(psi) / d psi = 1 inside the support (the Jacobian's)."""
         return np.ones_like(np.asarray(psi, dtype=float))
 
     def sample_theta(self, rng, size=None):
+        """Draws of theta ~ U(low, high)."""
         return rng.uniform(self.low, self.high, size=size)
 
 
@@ -105,14 +114,17 @@ class LogUniform:
             raise ValueError(f"LogUniform prior needs 0 < low < high, got {self.low}, {self.high}")
 
     def log_density(self, psi):
+        """-log(log high - log low) where log low <= psi <= log high, else -inf."""
         psi = np.asarray(psi, dtype=float)
         lo, hi = np.log(self.low), np.log(self.high)
         return np.where((psi >= lo) & (psi <= hi), -np.log(hi - lo), -np.inf)
 
     def grad_log_density(self, psi):
+        """Zero: psi is uniform on its support."""
         return np.zeros_like(np.asarray(psi, dtype=float))
 
     def sample_theta(self, rng, size=None):
+        """Draws of theta = exp(psi), psi ~ U(log low, log high)."""
         return np.exp(rng.uniform(np.log(self.low), np.log(self.high), size=size))
 
 
@@ -132,10 +144,12 @@ class IndependentPrior:
         return psi
 
     def log_density(self, psi) -> float:
+        """Sum of the components' log densities at the coordinates of psi (-inf outside a support)."""
         psi = self._check(psi)
         return float(sum(c.log_density(psi[..., i]) for i, c in enumerate(self.components)))
 
     def grad_log_density(self, psi) -> np.ndarray:
+        """The components' gradients, one per coordinate of psi."""
         psi = self._check(psi)
         return np.array([c.grad_log_density(psi[i]) for i, c in enumerate(self.components)])
 

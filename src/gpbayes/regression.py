@@ -45,10 +45,12 @@ class GPRegression:
 
     @property
     def n_params(self) -> int:
+        """Number of log-parameters: the kernel's plus the noise variance."""
         return self.kernel.n_params + 1
 
     @property
     def param_names(self) -> list[str]:
+        """The kernel's parameter names followed by ``noise_variance``."""
         return self.kernel.param_names + ["noise_variance"]
 
     def _cov(self, psi):

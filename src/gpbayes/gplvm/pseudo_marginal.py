@@ -214,6 +214,10 @@ def importance_log_weights(model: SupervisedGPLVM, psi, q: LatentPosterior, samp
 
 
 class PMEstimate(NamedTuple):
+    """One pseudo-marginal estimate log p~(Y | X, psi) (Gadd et al. eq. 6) with its importance
+    weights and draws, the q used, the Alg. 1 run that made q and the O(n^3) operations.
+    """
+
     log_marginal: float  # log p~(Y | X, psi), eq. 6
     log_weights: np.ndarray  # (Q,)
     samples: np.ndarray  # (Q, N, k_z) the importance draws
@@ -312,6 +316,11 @@ class PMGibbsConfig:
 
 
 class PMGibbsState(NamedTuple):
+    """State of the blockwise PM MH (Gadd et al. Alg. 2): psi, the stored estimate (never
+    recomputed), log p(psi), q and the importance draws at psi, the iteration and the proposal
+    covariances of the blocks.
+    """
+
     position: np.ndarray  # psi
     log_marginal: float  # stored log p~(Y | X, psi): never recomputed
     log_prior: float  # log p(psi) on the log scale
@@ -325,10 +334,15 @@ class PMGibbsState(NamedTuple):
 
     @property
     def log_density(self) -> float:
+        """The stored noisy log posterior: log p~(Y | X, psi) + log p(psi)."""
         return self.log_marginal + self.log_prior
 
 
 class PMGibbsInfo(NamedTuple):
+    """What one iteration of Alg. 2 did per block: accepted, acceptance probability, the proposal's
+    estimate; the O(n^3) operations and Alg. 1 bound evaluations it cost.
+    """
+
     accepted: np.ndarray  # (R,) bool
     acceptance_prob: np.ndarray  # (R,)
     proposal_log_marginal: np.ndarray  # (R,), -inf where the prior is zero
@@ -435,12 +449,15 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
 # Alg. 3: elliptical slice sampling of Z given psi
 # ---------------------------------------------------------------------------
 class LatentState(NamedTuple):
+    """State of the Z update (Gadd et al. Alg. 3): Z, log p(Y | Z, psi) and the psi it was computed at."""
+
     Z: np.ndarray  # (N, k_z)
     log_likelihood: float  # log p(Y | Z, theta, beta) at ``psi``
     psi: np.ndarray  # the hyperparameters the log-likelihood was evaluated at
 
 
 def latent_init(model: SupervisedGPLVM, psi, Z) -> LatentState:
+    """The latent state at (psi, Z): Z reshaped to (N, k_z) and its log-likelihood."""
     psi = np.array(psi, dtype=np.float64)
     Z = np.array(Z, dtype=np.float64).reshape(model.n, model.latent_dim)
     return LatentState(Z, log_likelihood(model, psi, Z), psi)
@@ -497,6 +514,7 @@ class PMWithinGibbsState(NamedTuple):
 
     @property
     def position(self) -> np.ndarray:
+        """psi, the hyperparameters (the runner records this as the draw)."""
         return self.gibbs.position
 
     @property

@@ -75,12 +75,20 @@ __all__ = ["PsiStats", "PsiGradients", "psi_stats", "psi_stats_vjp"]
 
 
 class PsiStats(NamedTuple):
+    """The Psi-statistics of the variational bound (Gadd et al. Sec. 3; Titsias & Lawrence 2010):
+    psi0, psi1 (N x M) and psi2 (M x M, summed over the data).
+    """
+
     psi0: float
     psi1: np.ndarray  # (N, M)
     psi2: np.ndarray  # (M, M), summed over the N data points
 
 
 class PsiGradients(NamedTuple):
+    """Gradients of a scalar of the Psi-statistics with respect to q's means and variances, the
+    inducing inputs, the log amplitude and the log precisions.
+    """
+
     mean: np.ndarray  # (N, k_z)  dF/dmu
     variance: np.ndarray  # (N, k_z)  dF/ds (marginal variances)
     inducing: np.ndarray  # (M, k_z)

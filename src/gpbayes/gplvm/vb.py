@@ -171,14 +171,17 @@ class SupervisedGPLVM:
     # ------------------------------------------------------------------ shape
     @property
     def n(self) -> int:
+        """Number of data points N."""
         return self.X.shape[0]
 
     @property
     def input_dim(self) -> int:
+        """Dimension of the observed inputs x."""
         return self.X.shape[1]
 
     @property
     def output_dim(self) -> int:
+        """Number of outputs k_y."""
         return self.Y.shape[1]
 
     @property
@@ -193,10 +196,12 @@ class SupervisedGPLVM:
 
     @property
     def n_params(self) -> int:
+        """Number of log-hyperparameters: sigma per input, theta per latent dimension, theta_S, beta."""
         return self.input_dim + self.latent_dim + 2
 
     @property
     def param_names(self) -> list[str]:
+        """Hyperparameter names in the order of psi: ``sigma_l``, ``theta_j``, ``theta_S``, ``beta``."""
         return (
             [f"sigma_{l}" for l in range(self.input_dim)]
             + [f"theta_{j}" for j in range(self.latent_dim)]
@@ -231,6 +236,7 @@ class SupervisedGPLVM:
         return K
 
     def latent_prior_chol(self, psi) -> np.ndarray:
+        """Cholesky factor of the latent prior covariance K_z at psi (Gadd et al. Sec. 2)."""
         return linalg.cholesky(self.latent_prior_cov(psi), name="K_z")
 
     def inducing_cov(self, psi_f, inducing) -> np.ndarray:
@@ -248,10 +254,12 @@ class VariationalParams(NamedTuple):
     inducing: np.ndarray  # (M, k_z): Z_u
 
     def pack(self) -> np.ndarray:
+        """The parameters as one flat vector (whitened means, log lambda, inducing inputs)."""
         return np.concatenate([self.whitened_mean.ravel(), self.log_lambda.ravel(), self.inducing.ravel()])
 
     @staticmethod
     def unpack(x: np.ndarray, n: int, kz: int, m: int) -> "VariationalParams":
+        """The parameters from a flat vector made by ``pack`` (N points, k_z latent dims, M inducing)."""
         k = n * kz
         return VariationalParams(
             x[:k].reshape(n, kz), x[k : 2 * k].reshape(n, kz), x[2 * k : 2 * k + m * kz].reshape(m, kz)
@@ -278,6 +286,7 @@ class LatentPosterior(NamedTuple):
         return 0.5 * float(np.sum(self.trace_w_inv + np.sum(a * a, axis=0) - n + self.logdet_w))
 
     def covariance(self, j: int) -> np.ndarray:
+        """The N x N covariance of q(z_j) for latent dimension j."""
         T = self.cov_root[j]
         return linalg.matmul(T, T.T)
 
@@ -307,12 +316,17 @@ def latent_posterior(model: SupervisedGPLVM, psi, params: VariationalParams, cho
 
 
 class BoundGradients(NamedTuple):
+    """Gradients of the variational bound (Gadd et al. Alg. 1) in the variational parameters and,
+    with ``hyper_gradient``, in psi.
+    """
+
     whitened_mean: np.ndarray
     log_lambda: np.ndarray
     inducing: np.ndarray
     psi: np.ndarray | None  # only with hyper_gradient=True
 
     def pack(self) -> np.ndarray:
+        """The variational gradients as one flat vector, in ``VariationalParams.pack``'s order."""
         return np.concatenate([self.whitened_mean.ravel(), self.log_lambda.ravel(), self.inducing.ravel()])
 
 
@@ -491,6 +505,10 @@ def initial_variational(model: SupervisedGPLVM, psi, chol_prior=None) -> Variati
 
 
 class VBResult(NamedTuple):
+    """The outcome of Alg. 1 (Gadd et al.): q's parameters, the bound, iterations, evaluations,
+    convergence and the optimiser's message.
+    """
+
     params: VariationalParams
     bound: float
     n_iterations: int
@@ -552,6 +570,10 @@ def optimise_variational(
 # (q, Z_u, psi) jointly, with restarts
 # ---------------------------------------------------------------------------
 class MLResult(NamedTuple):
+    """Type-II maximum likelihood of the bound over restarts: the best psi and q, its bound, and the
+    final bound of every restart.
+    """
+
     psi: np.ndarray
     params: VariationalParams
     bound: float

@@ -73,6 +73,10 @@ def robbins_monro_log_scale(log_scale: float, acceptance_prob: float, iteration:
 # dual averaging (Hoffman & Gelman 2014, Sec. 3.2.1, eq. 6; Algs. 5-6)
 # ---------------------------------------------------------------------------
 class DualAveragingState(NamedTuple):
+    """The state of dual averaging (Hoffman & Gelman 2014, Alg. 5; eq. 6): iteration m, log eps_m, the
+    averaged log eps-bar_m used after warm-up, H-bar_m and mu = log(10 eps_1).
+    """
+
     iteration: int  # m, adaptation iterations done
     log_step_size: float  # log eps_m, used at the next iteration
     log_step_size_bar: float  # log eps-bar_m, the averaged iterate used after adaptation
@@ -147,6 +151,9 @@ class RandomWalkAdaptation:
     position: Callable = staticmethod(lambda s: s.position)
 
     def init(self, rng, state) -> _RWState:
+        """Adaptation state at the start of warm-up: the Cholesky factor of ``proposal_cov`` and log s
+        (``initial_scale``, default 2.38 / sqrt(p)).
+        """
         p = np.asarray(self.proposal_cov).shape[0]
         chol = linalg.cholesky(self.proposal_cov, name="proposal covariance", count=False)
         log_s = np.log(self.initial_scale if self.initial_scale is not None else 2.38 / np.sqrt(p))
@@ -157,9 +164,13 @@ class RandomWalkAdaptation:
         return {n // 2: n // 4, (3 * n) // 4: n // 4} if self.adapt_covariance else {}
 
     def kernel(self, a: _RWState):
+        """The MH kernel of the current proposal factor s L."""
         return self.make_step(np.exp(a.log_scale) * a.chol)
 
     def update(self, a: _RWState, iteration: int, state, info) -> _RWState:
+        """One Robbins–Monro step of log s towards ``target_accept``; at n/2 and 3n/4 of warm-up, the
+        proposal covariance replaced by the draws' empirical covariance (s restarts).
+        """
         chol, p = a.chol, a.chol.shape[0]
         log_s = robbins_monro_log_scale(a.log_scale, info.acceptance_prob, a.rm_iter, self.target_accept)
         rm_iter = a.rm_iter + 1
@@ -180,6 +191,7 @@ class RandomWalkAdaptation:
         return _RWState(chol, log_s, rm_iter, a.positions)
 
     def finalize(self, a: _RWState):
+        """The frozen kernel and ``{"proposal_scale", "proposal_factor"}``."""
         factor = np.exp(a.log_scale) * a.chol
         return self.make_step(factor), {"proposal_scale": float(np.exp(a.log_scale)), "proposal_factor": factor}
 
@@ -214,6 +226,7 @@ class StepSizeAdaptation:
     kappa: float = DA_KAPPA
 
     def init(self, rng, state) -> _DAState:
+        """Adaptation state: dual averaging started at ``step_size`` or at H&G's Alg. 4 heuristic."""
         eps, n_fr = self.step_size, 0
         if eps is None:
             if self.find_step_size is None:
@@ -222,14 +235,17 @@ class StepSizeAdaptation:
         return _DAState(dual_averaging_init(eps), float(eps), int(n_fr))
 
     def kernel(self, a: _DAState):
+        """The HMC/NUTS kernel at the current step size exp(log eps_m)."""
         return self.make_step(math.exp(a.da.log_step_size))
 
     def update(self, a: _DAState, iteration: int, state, info) -> _DAState:
+        """One dual-averaging update from this iteration's acceptance statistic (H&G eq. 6)."""
         da = dual_averaging_update(a.da, info.acceptance_prob, target=self.target_accept,
                                    gamma=self.gamma, t0=self.t0, kappa=self.kappa)
         return a._replace(da=da)
 
     def finalize(self, a: _DAState):
+        """The kernel at the averaged step size eps-bar, and ``{"step_size"}``."""
         eps = dual_averaging_final_step_size(a.da) if a.da.iteration > 0 else a.step_size0
         return self.make_step(eps), {"step_size": float(eps), "_cost": {"n_steps": a.n_init_grads}}
 
@@ -328,15 +344,20 @@ class WindowedAdaptation:
         return self.windows or tuple(warmup_windows(self.n_warmup, min_length=self.min_window))
 
     def init(self, rng, state) -> _WindowedState:
+        """Adaptation state: dual averaging from ``step_size`` or Alg. 4 in the initial metric ``mass0``."""
         eps, n_fr = self.step_size, 0
         if eps is None:
             eps, n_fr = self.find_step_size(rng, state, self.mass0)
         return _WindowedState(dual_averaging_init(eps), self.mass0, float(eps), int(n_fr), [], rng)
 
     def kernel(self, a: _WindowedState):
+        """The kernel at the current step size and mass matrix."""
         return self.make_step(math.exp(a.da.log_step_size), a.mass)
 
     def update(self, a: _WindowedState, iteration: int, state, info) -> _WindowedState:
+        """Dual averaging of the step size; inside a slow window the position is recorded, and at its
+        end the mass matrix is re-estimated and dual averaging restarted (``restart``).
+        """
         da = dual_averaging_update(a.da, info.acceptance_prob, target=self.target_accept,
                                    gamma=self.gamma, t0=self.t0, kappa=self.kappa)
         a = a._replace(da=da)
@@ -358,6 +379,7 @@ class WindowedAdaptation:
         return a
 
     def finalize(self, a: _WindowedState):
+        """The frozen kernel (eps-bar and the last mass matrix) and ``{"step_size", "mass"}``."""
         eps = dual_averaging_final_step_size(a.da) if a.da.iteration > 0 else a.step_size0
         cost = {"n_steps": a.n_init_grads}
         if self.restart == "find":

@@ -47,11 +47,17 @@ MAX_SHRINKAGES = 500
 
 
 class EllipticalSliceState(NamedTuple):
+    """State of elliptical slice sampling (Murray, Adams & MacKay 2010): the latent f and log L(f)."""
+
     position: np.ndarray  # f
     log_likelihood: float  # log L(f) at ``position``
 
 
 class EllipticalSliceInfo(NamedTuple):
+    """What one elliptical slice update did: the accepted angle, the shrinkages and likelihood
+    evaluations (Murray, Adams & MacKay 2010, Fig. 2); it always moves and costs no O(n^3) operation.
+    """
+
     accepted: bool  # always True: slice samplers always move
     acceptance_prob: float  # always 1.0
     n_cubic: int  # O(n^3) operations: always 0

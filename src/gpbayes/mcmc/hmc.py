@@ -113,6 +113,7 @@ class MassMatrix(NamedTuple):
 
     @property
     def dim(self) -> int:
+        """The dimension p of the positions the mass matrix applies to."""
         return (self.inv_diag if self.inv_diag is not None else self.inv_chol).shape[0]
 
 
@@ -211,12 +212,19 @@ def integrate(value_and_grad_fn, mass, position, momentum, grad, step_size, n_st
 # HMC step
 # ---------------------------------------------------------------------------
 class HMCState(NamedTuple):
+    """State of HMC (Neal 2011): the position, its log density and the gradient there."""
+
     position: np.ndarray
     log_density: float
     grad: np.ndarray
 
 
 class HMCInfo(NamedTuple):
+    """What one HMC transition did: acceptance min(1, exp(-Delta H)) (Neal 2011; step 3 of the
+    module's algorithm), the leapfrog steps L drawn and taken, the energy error, divergence, counted
+    O(n^3) operations.
+    """
+
     accepted: bool
     acceptance_prob: float
     n_cubic: int  # O(n^3) operations counted by gpbayes.linalg in this step
@@ -227,6 +235,7 @@ class HMCInfo(NamedTuple):
 
 
 def init(position, value_and_grad_fn: ValueAndGradFn) -> HMCState:
+    """The HMC state at ``position``: its log density and gradient (refused if not finite)."""
     x = np.array(position, dtype=np.float64)
     value, g = _checked(*value_and_grad_fn(x), x)
     if not math.isfinite(value):

@@ -121,6 +121,11 @@ def prior_widths(prior, unbounded_sd_multiple: float = 4.0) -> np.ndarray:
 # state, evaluations, counters
 # ---------------------------------------------------------------------------
 class HyperState(NamedTuple):
+    """State of M&A's hyperparameter slice sampler: psi, the latent f, log L(f), the prior's
+    Cholesky factor L at psi and, for the surr-/post- representations (M&A eqs. 11-14), the factors
+    of S and the centre g-hat at psi.
+    """
+
     psi: np.ndarray
     f: np.ndarray
     log_likelihood: float  # log L(f) at psi (the offset is part of psi)
@@ -141,6 +146,10 @@ class HyperEval(NamedTuple):
 
 
 class HyperInfo(NamedTuple):
+    """What one hyperparameter sweep (M&A Alg. 4 per coordinate) cost: likelihood and density
+    evaluations, covariance constructions, O(n^3) operations, shrinkages.
+    """
+
     n_likelihood_evals: int
     n_covariance: int
     n_cubic: int
@@ -149,6 +158,8 @@ class HyperInfo(NamedTuple):
 
 
 class IterationInfo(NamedTuple):
+    """What one full iteration (the psi sweep, then the elliptical slice updates of f) cost."""
+
     n_likelihood_evals: int  # hyperparameter sweep + elliptical slice sampling
     n_covariance: int
     n_cubic: int

@@ -70,6 +70,10 @@ METHODS = ("aa", "surr")
 
 
 class LatentGibbsState(NamedTuple):
+    """State of F&G's AA/SURR Gibbs samplers: psi, the latent f, log L(f), log p(psi), the prior's
+    Cholesky factor at psi and, for SURR, the surrogate factors (M&A Sec. 3).
+    """
+
     psi: np.ndarray  # log-hyperparameters
     f: np.ndarray  # latent values
     log_likelihood: float  # log L(f)
@@ -79,6 +83,8 @@ class LatentGibbsState(NamedTuple):
 
 
 class ThetaInfo(NamedTuple):
+    """What one MH update of psi (in the AA or SURR representation) did and cost."""
+
     accepted: bool
     acceptance_prob: float
     n_cubic: int
@@ -87,6 +93,10 @@ class ThetaInfo(NamedTuple):
 
 
 class GibbsInfo(NamedTuple):
+    """What one Gibbs iteration did: the psi update's acceptance, and the cost of it and of the
+    elliptical slice updates of f (O(n^3) operations, likelihood evaluations, shrinkages).
+    """
+
     accepted: bool  # psi-update accepted
     acceptance_prob: float  # of the psi-update
     n_cubic: int  # whole iteration

@@ -74,6 +74,10 @@ MAX_TREE_DEPTH = 10
 
 
 class NUTSInfo(NamedTuple):
+    """What one NUTS transition did (Hoffman & Gelman 2014, Alg. 6): the dual-averaging statistic
+    alpha / n_alpha, tree depth, leapfrog steps, divergence, the energy at the start, O(n^3) operations.
+    """
+
     accepted: bool  # the position changed
     acceptance_prob: float  # alpha / n_alpha of Alg. 6 over the final doubling (the DA statistic)
     n_cubic: int  # O(n^3) operations counted by gpbayes.linalg
@@ -138,6 +142,7 @@ def _build_tree(rng, fn, mass, x, r, g, log_u, v, j, eps, joint0) -> _Tree:
 
 
 def init(position, value_and_grad_fn: ValueAndGradFn) -> NUTSState:
+    """The NUTS state at ``position`` (HMC's: log density and gradient)."""
     return hmc_init(position, value_and_grad_fn)
 
 

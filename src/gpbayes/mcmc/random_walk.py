@@ -33,11 +33,17 @@ LogDensityFn = Callable[[np.ndarray, np.random.Generator], float]
 
 
 class RWMHState(NamedTuple):
+    """State of random-walk Metropolis: the position and its log density."""
+
     position: np.ndarray
     log_density: float
 
 
 class RWMHInfo(NamedTuple):
+    """What one random-walk MH step did: accepted, min(1, ratio), the proposal's log density and the
+    O(n^3) operations spent.
+    """
+
     accepted: bool
     acceptance_prob: float
     proposal_log_density: float
@@ -52,6 +58,7 @@ def _checked(value: float, where: np.ndarray) -> float:
 
 
 def init(position, log_density_fn: LogDensityFn, rng: np.random.Generator) -> RWMHState:
+    """The state at ``position``: its log density (refused if -inf)."""
     position = np.array(position, dtype=np.float64)
     value = _checked(log_density_fn(position, rng), position)
     if value == -np.inf:

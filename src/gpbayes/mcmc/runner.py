@@ -106,6 +106,7 @@ class Chain:
 
     @property
     def n_draws(self) -> int:
+        """The number of kept draws."""
         return int(self.draws.shape[0])
 
 
@@ -174,6 +175,7 @@ class Progress:
                      self.label, iteration + 1, n_total, 100 * frac, acc, elapsed, eta)
 
     def close(self) -> None:
+        """Close the progress bar, if one is open."""
         if self._tqdm is not None:
             self._tqdm.close()
             self._tqdm = None

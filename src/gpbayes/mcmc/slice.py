@@ -106,12 +106,20 @@ XIONG_WIDTH = 1.5
 
 
 class SliceState(NamedTuple):
+    """State of slice sampling (Neal 2003): the position, its log density and what the density
+    function returned beside it (``aux``).
+    """
+
     position: np.ndarray
     log_density: float
     aux: Any = None  # what log_density_fn returned at ``position`` (if not a float)
 
 
 class SliceInfo(NamedTuple):
+    """What one slice update did (Neal 2003, Figs. 3 and 5): density evaluations, steps out and
+    shrinkages, O(n^3) operations; it always moves.
+    """
+
     accepted: bool  # always True: slice samplers always move
     acceptance_prob: float  # always 1.0
     n_cubic: int  # O(n^3) operations spent by this step (gpbayes.linalg counter)

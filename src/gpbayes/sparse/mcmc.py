@@ -199,16 +199,24 @@ def sample_joint(
 # Gibbs baseline: HMC on v | theta, MH on psi | v
 # ---------------------------------------------------------------------------
 class GibbsState(NamedTuple):
+    """State of the sparse GP's Gibbs baseline: the HMC state of v at the current psi, and psi."""
+
     v: hmc.HMCState  # position = vec v, log_density = (T1), grad = d(T1)/dv at the current psi
     psi: np.ndarray
 
 
 class GibbsParameters(NamedTuple):
+    """The Gibbs sweep's tuned parameters: HMC's on v, and the factor L of the MH proposal on psi."""
+
     v_hmc: HMCParameters
     psi_proposal_factor: np.ndarray  # L with MH proposal covariance L L^T
 
 
 class GibbsInfo(NamedTuple):
+    """What one Gibbs sweep did: the HMC step on v (acceptance, leapfrog steps, energy error,
+    divergence), the MH step on psi, and the sweep's O(n^3) operations.
+    """
+
     accepted: bool  # the HMC step on v
     acceptance_prob: float
     n_grad_evals: int
@@ -229,6 +237,7 @@ def _v_fn(target: SparseTarget, psi) -> LogDensityAndGrad:
 
 
 def gibbs_init(target: SparseTarget, v, psi) -> GibbsState:
+    """The Gibbs state at (v, psi): HMC's state of v | psi."""
     psi = np.array(psi, dtype=np.float64)
     return GibbsState(hmc.init(np.asarray(v, dtype=np.float64).ravel(), _v_fn(target, psi)), psi)
 
@@ -277,16 +286,20 @@ class GibbsAdaptation:
     psi_target_accept: float
 
     def init(self, rng, state):
+        """Warm-up state: dual averaging of the v step size, and log s of the psi proposal."""
         return self.step_size.init(rng, state), math.log(self.psi_scale)
 
     def kernel(self, a):
+        """The Gibbs sweep at the current step size and proposal scale."""
         return self.make_step(self.step_size.kernel(a[0]), math.exp(a[1]))
 
     def update(self, a, iteration: int, state, info):
+        """Dual averaging of the v step size and a Robbins–Monro step of the psi proposal scale."""
         log_s = adaptation.robbins_monro_log_scale(a[1], info.psi_acceptance_prob, iteration, self.psi_target_accept)
         return self.step_size.update(a[0], iteration, state, info), log_s
 
     def finalize(self, a):
+        """The frozen sweep and its parameters (step size, ``psi_proposal_scale``)."""
         eps, params = self.step_size.finalize(a[0])
         s = math.exp(a[1])
         return self.make_step(eps, s), {**params, "psi_proposal_scale": s}

@@ -53,6 +53,7 @@ class RobustMax:
 
     @property
     def n_latent(self) -> int:
+        """Number of latent functions: one per class."""
         return int(self.n_classes)
 
     @property
@@ -61,6 +62,7 @@ class RobustMax:
         return float(np.log1p(-self.epsilon)), float(np.log(self.epsilon / (self.n_classes - 1)))
 
     def check_targets(self, y) -> np.ndarray:
+        """The labels as integers 0..K-1; anything else is refused, naming the offending values."""
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"robustmax: labels must be a 1-D array, got shape {y.shape}")

@@ -192,6 +192,10 @@ def cholesky_backward(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
 # the whitened conditional p(f | u = L v), eq. (C1)
 # ---------------------------------------------------------------------------
 class WhitenedConditional(NamedTuple):
+    """The whitened conditional p(f | u = L v) at given hyperparameters (Hensman et al. 2015):
+    K_uu, L = chol(K_uu), K_uf, W = L^-1 K_uf, diag K_ff and the conditional variances.
+    """
+
     K_uu: np.ndarray  # K(Z, Z) + jitter * a * I
     L: np.ndarray  # chol(K_uu)
     K_uf: np.ndarray  # K(Z, X), M x N
@@ -360,6 +364,7 @@ class SVGPModel:
 
     @property
     def n_latent(self) -> int:
+        """Number of latent functions (1, or K for the robust-max multiclass likelihood)."""
         return int(getattr(self.likelihood, "n_latent", 1))
 
 
@@ -416,6 +421,7 @@ def elbo_and_grad(model: SVGPModel, params: SVGPParams, inputs: bool = True):
 
 
 def elbo(model: SVGPModel, params: SVGPParams) -> float:
+    """The evidence lower bound of the whitened SVGP (Hensman et al. 2015) at ``params``."""
     return elbo_and_grad(model, params, inputs=False)[0]
 
 
@@ -442,6 +448,10 @@ def optimal_gaussian_q(model: SVGPModel, Z, psi) -> tuple[np.ndarray, np.ndarray
 # fitting by L-BFGS
 # ---------------------------------------------------------------------------
 class SVGPFit(NamedTuple):
+    """The result of fitting the Gaussian (SVGP) approximation: its parameters, the ELBO, and the
+    optimiser's outcome.
+    """
+
     params: SVGPParams
     elbo: float
     success: bool

@@ -89,14 +89,19 @@ class SparseTarget:
 
     @property
     def n_latent(self) -> int:
+        """Number of latent functions (1, or one per class with robust-max)."""
         return int(getattr(self.likelihood, "n_latent", 1))
 
     @property
     def n_inducing(self) -> int:
+        """Number of inducing inputs M."""
         return int(self.Z.shape[0])
 
     @property
     def dim(self) -> int:
+        """Dimension of the sampled position (vec v, psi): M times the latent functions plus the
+        kernel's log-parameters.
+        """
         return self.n_inducing * self.n_latent + self.kernel.n_params
 
     def split(self, position) -> tuple[np.ndarray, np.ndarray]:
@@ -106,9 +111,11 @@ class SparseTarget:
         return position[:k].reshape(self.n_inducing, self.n_latent), position[k:]
 
     def join(self, v, psi) -> np.ndarray:
+        """The flat position (vec v, psi) from its two parts (the inverse of ``split``)."""
         return np.concatenate([np.asarray(v, dtype=np.float64).ravel(), np.asarray(psi, dtype=np.float64)])
 
     def log_density(self, position) -> float:
+        """log q*(v, psi) at a flat position (Hensman et al. 2015), without its gradient."""
         v, psi = self.split(position)
         return log_q_star(self, v, psi, grad="none")[0]
 
