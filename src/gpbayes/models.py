@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from typing import Any
 
 import numpy as np
@@ -94,13 +93,6 @@ def _binary_labels(y) -> tuple[np.ndarray, tuple]:
     return np.where(y == pos, 1.0, -1.0), (neg, pos)
 
 
-def _fg_prior(d_scales: int, extra=()) -> priors.IndependentPrior:
-    """F&G Sec. 4.4 (shape/rate): tau ~ G(1, 1/sqrt(d)) per scale, sigma ~ G(1.1, 0.1)."""
-    d = max(d_scales, 1)
-    return priors.IndependentPrior((priors.Gamma(1.0, 1.0 / math.sqrt(d)),) * d_scales
-                                   + (priors.Gamma(1.1, 0.1),) + tuple(extra))
-
-
 # ---------------------------------------------------------------------------
 # models
 # ---------------------------------------------------------------------------
@@ -168,7 +160,7 @@ class GPRegressor(_Model):
         self.y = (y - self.y_shift) / self.y_scale
         self.gp = GPRegression(self.X, self.y, self.kernel)
         if self.prior is None:
-            self.prior = _fg_prior(self.kernel.n_params - 1, (priors.Gamma(1.0, 1.0),))
+            self.prior = priors.default_kernel_prior(self.kernel, (priors.Gamma(1.0, 1.0),))
         if len(self.prior) != self.gp.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the model {self.gp.n_params}: "
                              f"{self.gp.param_names}")
@@ -204,7 +196,7 @@ class GPClassifier(_Model):
         self.y, self.classes_ = _binary_labels(_check_vector(y, self.n, "y"))
         self.likelihood = Probit() if likelihood == "probit" else Logistic()
         if self.prior is None:
-            self.prior = _fg_prior(self.kernel.n_params - 1)
+            self.prior = priors.default_kernel_prior(self.kernel)
         if len(self.prior) != self.kernel.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}")
 
@@ -238,7 +230,7 @@ class PoissonGP(_Model):
         self.offset = float(np.log(max(y.sum(), 0.5) / np.broadcast_to(exposure, y.shape).sum()))
         self.likelihood = Poisson(exposure=exposure, offset=self.offset)
         if self.prior is None:
-            self.prior = _fg_prior(self.kernel.n_params - 1)
+            self.prior = priors.default_kernel_prior(self.kernel)
 
     def _attrs(self) -> dict:
         return {**super()._attrs(), "offset": self.offset, "likelihood": "poisson"}

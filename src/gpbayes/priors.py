@@ -18,7 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["Gamma", "LogNormal", "LogUniform", "Uniform", "IndependentPrior", "make_prior", "vectorised_log_density"]
+__all__ = ["Gamma", "InverseGamma", "LogNormal", "LogUniform", "Uniform", "IndependentPrior", "make_prior",
+           "vectorised_log_density", "fg_scale_prior", "FG_AMPLITUDE_PRIOR", "default_kernel_prior"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -142,6 +143,40 @@ class IndependentPrior:
     def sample_psi(self, rng: np.random.Generator) -> np.ndarray:
         """One draw of psi (drawn as theta from the stated prior, then logged)."""
         return np.log(np.array([float(c.sample_theta(rng)) for c in self.components]))
+
+
+def fg_scale_prior(input_dim: int) -> Gamma:
+    """F&G 2014 Sec. 4.4's prior on every lengthscale tau_d: Gamma(shape 1, rate 1/sqrt(d)), d the input dimension.
+
+    ``d`` is the number of covariates, for an isotropic kernel (one tau) as for
+    an ARD one (d of them): the rate shrinks with the dimension so that the
+    prior expected squared distance between inputs stays comparable.
+    """
+    d = int(input_dim)
+    if d < 1:
+        raise ValueError(f"input_dim must be >= 1, got {input_dim}")
+    return Gamma(1.0, 1.0 / math.sqrt(d))
+
+
+#: F&G 2014 Sec. 4.4's prior on the amplitude sigma (shape/rate)
+FG_AMPLITUDE_PRIOR = Gamma(1.1, 0.1)
+
+
+def default_kernel_prior(kernel, extra: Sequence = ()) -> IndependentPrior:
+    """The library's one default prior over a kernel's psi, then ``extra`` (F&G 2014 Sec. 4.4).
+
+    tau ~ Gamma(1, 1/sqrt(d)) for each of the kernel's ``n_scale`` lengthscales
+    (d = ``kernel.input_dim``, isotropic or ARD alike), sigma ~ Gamma(1.1, 0.1)
+    unless the amplitude is fixed, followed by the components in ``extra``
+    (e.g. the noise variance of regression).
+    """
+    fixed = bool(getattr(kernel, "fixed_amplitude", False))
+    # a kernel of the protocol without ``n_scale``: every parameter but the (last) amplitude is a scale
+    n_scale = int(getattr(kernel, "n_scale", kernel.n_params - (0 if fixed else 1)))
+    comps = (fg_scale_prior(kernel.input_dim),) * n_scale
+    if not fixed:
+        comps += (FG_AMPLITUDE_PRIOR,)
+    return IndependentPrior(comps + tuple(extra))
 
 
 def vectorised_log_density(prior):
