@@ -251,6 +251,7 @@ def to_inference_groups(
     stats: list[str] | None = None,
     extra_dims: Mapping[str, tuple[str, ...]] | None = None,
     attrs: Mapping | None = None,
+    per_chain_tuning: bool = False,
 ) -> dict[str, xr.Dataset]:
     """ArviZ groups from ``gpbayes.mcmc.runner.Chain`` results (one per chain, equal lengths).
 
@@ -265,6 +266,13 @@ def to_inference_groups(
     chain's) and, per chain, as ``warmup_n_cubic``/``warmup_wall_time``
     variables over ``chain``.  Group attributes follow the ArviZ schema
     (:func:`arviz_attrs`) plus ``attrs``; the stop reason is ``stopped``.
+
+    ``per_chain_tuning`` (the layout of ``gpbayes.sample``): every chain's
+    tuning goes into ``sample_stats`` variables instead of the first chain's
+    attributes: the tuned step size as ``step_size`` over ``(chain, draw)``
+    (the frozen value each kept draw was made with, ArviZ's name), the other
+    scalar tuned parameters as ``tuned_<name>`` and the scalar warm-up
+    summaries as ``warmup_<name>``, both over ``chain``.
     """
     chains = list(chains)
     if not chains:
@@ -290,8 +298,11 @@ def to_inference_groups(
     ss = groups["sample_stats"]
     ss = ss.assign(warmup_n_cubic=("chain", np.array([c.warmup.get("n_cubic", 0) for c in chains])),
                    warmup_wall_time=("chain", np.array([c.warmup.get("wall_time", np.nan) for c in chains])))
-    ss.attrs.update(_scalar_attrs(chains[0].warmup, "warmup_"))
-    ss.attrs.update(_scalar_attrs(chains[0].params, "tuned_"))
+    if per_chain_tuning:
+        ss = ss.assign(_tuning_variables(chains, n_draws=draws.shape[1], have=set(ss.data_vars)))
+    else:
+        ss.attrs.update(_scalar_attrs(chains[0].warmup, "warmup_"))
+        ss.attrs.update(_scalar_attrs(chains[0].params, "tuned_"))
     ss.attrs["stopped"] = chains[0].stopped
     groups["sample_stats"] = ss
     if observed_data:
@@ -300,6 +311,26 @@ def to_inference_groups(
         od.attrs.update(arviz_attrs())
         groups["observed_data"] = od
     return groups
+
+
+def _tuning_variables(chains, *, n_draws: int, have: set) -> dict:
+    """Each chain's scalar tuned parameters and warm-up summaries as ``sample_stats`` variables."""
+    def scalars(d):
+        return {k: v for k, v in _scalar_attrs(d, "").items() if not isinstance(v, str)}
+
+    out = {}
+    tuned = [scalars(c.params) for c in chains]
+    for k in sorted(set.intersection(*(set(t) for t in tuned))):
+        values = np.array([t[k] for t in tuned])
+        if k == "step_size" and k not in have:
+            out[k] = (("chain", "draw"), np.repeat(values[:, None], n_draws, axis=1))
+        else:
+            out[f"tuned_{k}"] = ("chain", values)
+    warm = [scalars(c.warmup) for c in chains]
+    for k in sorted(set.intersection(*(set(w) for w in warm))):
+        if f"warmup_{k}" not in have:
+            out[f"warmup_{k}"] = ("chain", np.array([w[k] for w in warm]))
+    return out
 
 
 def write_inference_data(groups: Mapping[str, xr.Dataset], path, *, root: xr.Dataset | None = None) -> Path:

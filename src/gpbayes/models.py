@@ -52,6 +52,32 @@ def _check_X(X, name: str = "X", min_rows: int = 2) -> np.ndarray:
     return X
 
 
+def _feature_names(X) -> list[str] | None:
+    """Column names of a table-like X (anything with ``.columns``, e.g. a pandas DataFrame), else None.
+
+    Duck-typed: the library does not import pandas.  Names are strings
+    (``/`` replaced, as NetCDF names cannot hold it); duplicated names give None.
+    """
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    names = [str(c).replace("/", "_") for c in list(cols)]
+    return names if len(set(names)) == len(names) else None
+
+
+def _named_after_features(names: list[str], kernel, feature_names: list[str] | None) -> list[str]:
+    """``tau_0``.. renamed ``tau_<column>`` when X had column names and the kernel has one scale per input."""
+    if feature_names is None or not getattr(kernel, "ard", False):
+        return list(names)
+    out = list(names)
+    d = len(feature_names)
+    for j, n in enumerate(names[:d]):
+        prefix, _, idx = n.rpartition("_")
+        if idx == str(j):
+            out[j] = f"{prefix}_{feature_names[j]}"
+    return out if len(set(out)) == len(out) else list(names)
+
+
 def _check_vector(y, n: int, name: str) -> np.ndarray:
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
@@ -106,6 +132,7 @@ class _Model:
     x_scale: np.ndarray = dataclasses.field(init=False)
 
     def _setup_inputs(self, ard: bool):
+        self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
         self.x_shift, self.x_scale = _standardiser(self.X_raw, self.standardize)
         self.X = (self.X_raw - self.x_shift) / self.x_scale
@@ -130,6 +157,12 @@ class _Model:
     @property
     def param_names(self) -> list[str]:
         return list(self.kernel.param_names)
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        """The names of ``gpbayes.sample``'s posterior variables: ``param_names`` with ``tau_<i>`` (one
+        lengthscale per input) named after X's columns when X had column names (e.g. a DataFrame)."""
+        return _named_after_features(self.param_names, self.kernel, getattr(self, "feature_names", None))
 
     def _attrs(self) -> dict:
         return {"model": type(self).__name__, "standardized": int(self.standardize),
@@ -258,6 +291,7 @@ class SparseGPClassifier(_Model):
         from .sparse.target import SparseTarget
 
         super().__init__(X, kernel, prior, standardize)
+        self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
         self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize)
         self.X = (self.X_raw - self.x_shift) / self.x_scale
@@ -311,6 +345,7 @@ class GPLVMRegressor(_Model):
         from .gplvm.vb import SupervisedGPLVM, fit_type2_ml
 
         super().__init__(X, None, prior, standardize)
+        self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
         self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize)
         self.X = (self.X_raw - self.x_shift) / self.x_scale

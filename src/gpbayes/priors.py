@@ -49,6 +49,35 @@ class Gamma:
 
 
 @dataclasses.dataclass(frozen=True)
+class InverseGamma:
+    """theta ~ InverseGamma(shape, scale), i.e. 1/theta ~ Gamma(shape, rate=scale); density on psi = log theta.
+
+    log p_psi(psi) = a log b - lgamma(a) - a psi - b e^-psi.  Its density on
+    psi falls faster than any power of theta as theta -> 0, so a likelihood that
+    grows like theta^-k there (GP regression with k duplicated inputs, noise
+    variance theta) still gives a proper posterior -- unlike a Gamma prior.
+    """
+
+    shape: float
+    scale: float
+
+    def __post_init__(self):
+        if not (self.shape > 0 and self.scale > 0):
+            raise ValueError(f"InverseGamma prior needs shape > 0 and scale > 0, got {self.shape}, {self.scale}")
+
+    def log_density(self, psi):
+        psi = np.asarray(psi, dtype=float)
+        a, b = self.shape, self.scale
+        return a * np.log(b) - gammaln(a) - a * psi - b * np.exp(-psi)
+
+    def grad_log_density(self, psi):
+        return -self.shape + self.scale * np.exp(-np.asarray(psi, dtype=float))
+
+    def sample_theta(self, rng: np.random.Generator, size=None):
+        return 1.0 / rng.gamma(self.shape, 1.0 / self.scale, size=size)
+
+
+@dataclasses.dataclass(frozen=True)
 class LogNormal:
     """log theta ~ N(mu, sigma^2), i.e. psi itself is Gaussian."""
 
@@ -194,7 +223,7 @@ def vectorised_log_density(prior):
     fam: dict = {}
     for i, c in enumerate(comps):
         fam.setdefault(type(c), []).append(i)
-    if not set(fam) <= {LogUniform, LogNormal, Gamma, Uniform}:
+    if not set(fam) <= {LogUniform, LogNormal, Gamma, InverseGamma, Uniform}:
         return None
     idx = {t: np.array(v) for t, v in fam.items()}
     par = {t: np.array([dataclasses.astuple(comps[i]) for i in v], dtype=np.float64).T for t, v in fam.items()}
@@ -214,6 +243,8 @@ def vectorised_log_density(prior):
                 total += float(np.sum(-0.5 * z * z - np.log(b) - 0.5 * _LOG_2PI))
             elif t is Gamma:
                 total += float(np.sum(a * np.log(b) - gammaln(a) + a * x - b * np.exp(x)))
+            elif t is InverseGamma:
+                total += float(np.sum(a * np.log(b) - gammaln(a) - a * x - b * np.exp(-x)))
             else:  # Uniform on theta
                 th = np.exp(x)
                 if np.any(th < a) or np.any(th > b):
@@ -229,7 +260,8 @@ def make_prior(spec: dict):
     if not isinstance(spec, dict) or len(spec) != 1:
         raise ValueError(f"a prior is a mapping with exactly one family key, got {spec!r}")
     (family, params), = spec.items()
-    table = {"gamma": Gamma, "lognormal": LogNormal, "uniform": Uniform, "loguniform": LogUniform}
+    table = {"gamma": Gamma, "inverse_gamma": InverseGamma, "lognormal": LogNormal, "uniform": Uniform,
+             "loguniform": LogUniform}
     if family not in table:
         raise ValueError(f"unknown prior family {family!r}; choose one of {sorted(table)}")
     try:
