@@ -64,7 +64,7 @@ SMALL_AMIS = {"amis": dict(n_iterations=3, n_per_iteration=15, n_resample=40),
 CASES = ([("reg", m) for m in ("rwmh", "hmc", "nuts", "slice", "amis", "mamis", "amis-mamis", "type2-ml")]
          + [("clf", m) for m in ("pseudo-marginal", "pm-amis", "aa", "surr", "slice-surr-site", "slice-fixed",
                                  "slice-prior-white", "slice-surr-taylor", "slice-post-site", "slice-post-taylor",
-                                 "ep-ml")]
+                                 "ep-ml", "aa-keep-latent")]
          + [("cox", m) for m in ("pseudo-marginal", "aa", "slice-post-taylor")]
          + [("sparse", m) for m in ("joint-hmc", "gibbs")]
          + [("gplvm", m) for m in ("pm-within-gibbs", "type2-ml")])
@@ -73,6 +73,8 @@ CASES = ([("reg", m) for m in ("rwmh", "hmc", "nuts", "slice", "amis", "mamis", 
 def _run(name, method):
     m = model(name)
     opts = dict(SMALL_AMIS.get(method, {}))
+    if method == "aa-keep-latent":
+        method, opts["keep_latent"] = "aa", True
     if method == "pseudo-marginal":
         opts["n_imp"] = 4
     if method == "pm-within-gibbs":
@@ -112,6 +114,15 @@ def test_every_method_s_result_is_on_the_arviz_schema(name, method, tmp_path):
         assert ax.shape[0] == len(names)  # one panel row per hyperparameter
         az.plot_posterior(idata, var_names=names)
         plt.close("all")
+    if name == "reg" or (name == "clf" and "f" in idata.posterior):  # a pointwise log-likelihood applies
+        gb.compute_log_likelihood(m, idata)
+        gb.sample_posterior_predictive(m, idata, seed=2)
+        assert idata.log_likelihood["y"].dims == idata.posterior_predictive["y"].dims == ("chain", "draw", "obs")
+        if method not in ("type2-ml", "ep-ml"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # Pareto k warnings at a dozen draws
+                assert np.isfinite(az.loo(idata).elpd_loo)
+        groups = set(idata.groups())
     path = tmp_path / "r.nc"
     idata.to_netcdf(path)
     again = az.from_netcdf(path)

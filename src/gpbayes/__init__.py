@@ -38,10 +38,10 @@ library never imports.
 __version__ = "0.1.0"
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample", "summary", "predict",
-           "kernels", "likelihoods", "priors"]
+           "sample_posterior_predictive", "compute_log_likelihood", "kernels", "likelihoods", "priors"]
 
 _API = {"GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
-        "summary", "predict"}
+        "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood"}
 
 
 def __getattr__(name):

@@ -78,7 +78,8 @@ import numpy as np
 import xarray as xr
 
 from . import amis as amis_mod
-from . import io, linalg
+from . import io, linalg, predictive
+from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .classification import fit_ep_type2_ml, mcmc_predictive
 from .estimators.importance import PseudoMarginalTarget
 from .finite_differences import hessian_from_gradients
@@ -92,7 +93,8 @@ from .regression import fit_type2_ml
 from .representations import LatentGaussianModel
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
-           "summary", "predict"]
+           "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
+           "hyperparameter_names"]
 
 _REPRESENTATIONS = tuple(f"slice-{m}" for m in hyper_slice.METHODS)
 _METHODS = {
@@ -544,8 +546,14 @@ def _logistic_predictive(model, psi_draws, Xs, n_quad: int = 32) -> np.ndarray:
     return np.mean(probs, axis=0)
 
 
-def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
+def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
     """Posterior predictive at ``X_new``, averaged over (up to ``max_draws``) posterior draws.
+
+    For a new y: ``y_mean``/``y_variance`` (the predictive moments of y),
+    ``y_lower``/``y_upper`` (central 95 % interval, regression) and, given
+    the targets ``y_new``, ``log_predictive_density`` per point: log of the
+    mixture over draws of p(y_new | x_new, theta) (labels as given to the
+    model; its sum is ``attrs["lpd"]``).
 
     GPLVMRegressor: mean and standard deviation per output of Gadd et al.'s
     eq. 7 mixture over posterior draws (psi, Z) (with z* from eq. 8).
@@ -572,8 +580,9 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         ys = means[k] + np.sqrt(variances[k] + noise[k]) * rng.standard_normal((2000, Xs.shape[0]))
         lo, hi = np.quantile(ys, [0.025, 0.975], axis=0)
         s, c = model.y_scale, model.y_shift
-        return xr.Dataset({"mean": ("point", mean * s + c), "sd_f": ("point", np.sqrt(np.maximum(var_f, 0)) * s),
-                           "y_lower": ("point", lo * s + c), "y_upper": ("point", hi * s + c)})
+        out = xr.Dataset({"mean": ("point", mean * s + c), "sd_f": ("point", np.sqrt(np.maximum(var_f, 0)) * s),
+                          "y_lower": ("point", lo * s + c), "y_upper": ("point", hi * s + c)})
+        return predictive.y_level_gaussian(out, means * s + c, (variances + noise) * s * s, y_new)
     if isinstance(model, GPLVMRegressor):
         from .gplvm import pseudo_marginal as gpm
 
@@ -588,9 +597,11 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
                                             n_samples=max_draws)
         mean = mix.mean.mean(axis=0)  # (n_test, k_y)
         var = (mix.var[:, :, None] + mix.mean**2).mean(axis=0) - mean**2
-        return xr.Dataset({"mean": (("point", "output"), mean * model.y_scale + model.y_shift),
-                           "sd": (("point", "output"), np.sqrt(np.maximum(var, 0.0)) * model.y_scale)},
-                          attrs={"note": "moments of the eq. 7 mixture (which can be multimodal, Gadd et al. Fig. 2)"})
+        out = xr.Dataset({"mean": (("point", "output"), mean * model.y_scale + model.y_shift),
+                          "sd": (("point", "output"), np.sqrt(np.maximum(var, 0.0)) * model.y_scale)},
+                         attrs={"note": "moments of the eq. 7 mixture (which can be multimodal, Gadd et al. Fig. 2)"})
+        return predictive.y_level_gaussian(out, mix.mean * model.y_scale + model.y_shift,
+                                           mix.var[:, :, None] * model.y_scale**2, y_new)
     if isinstance(model, SparseGPClassifier):
         from .sparse.target import predict_class_probabilities
 
@@ -600,19 +611,24 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         pick = np.sort(rng.choice(v.shape[0], size=min(max_draws, v.shape[0]), replace=False))
         p = predict_class_probabilities(model.target, v[pick], all_psi[pick], Xs).mean(axis=0)
         if p.ndim == 2:  # robust-max: (point, class)
-            return xr.Dataset({"probability": (("point", "class"), p)},
-                              coords={"class": [str(c) for c in model.classes_]})
-        return xr.Dataset({"probability": ("point", p)}, attrs={"positive_class": str(model.classes_[1])})
+            return predictive.y_level_classes(xr.Dataset({"probability": (("point", "class"), p)},
+                                                         coords={"class": [str(c) for c in model.classes_]}),
+                                              model.classes_, y_new)
+        return predictive.y_level_classes(xr.Dataset({"probability": ("point", p)},
+                                                     attrs={"positive_class": str(model.classes_[1])}),
+                                          model.classes_, y_new)
     if isinstance(model, GPClassifier) and model.likelihood.name == "logistic":
-        return xr.Dataset({"probability": ("point", _logistic_predictive(model, psi, Xs))},
-                          attrs={"positive_class": str(model.classes_[1])})
+        return predictive.y_level_classes(
+            xr.Dataset({"probability": ("point", _logistic_predictive(model, psi, Xs))},
+                       attrs={"positive_class": str(model.classes_[1])}), model.classes_, y_new)
     if isinstance(model, GPClassifier):
         p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep")
-        return xr.Dataset({"probability": ("point", np.asarray(p))},
-                          attrs={"positive_class": str(model.classes_[1])})
+        return predictive.y_level_classes(xr.Dataset({"probability": ("point", np.asarray(p))},
+                                                     attrs={"positive_class": str(model.classes_[1])}),
+                                          model.classes_, y_new)
     from .approx.laplace import laplace_approximation
 
-    rates = []
+    rates, latent = [], []
     for p in psi:
         K = model.kernel(p, model.X)
         a = laplace_approximation(K, model.y, model.likelihood)
@@ -622,4 +638,5 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         V = linalg.solve_triangular(a.B_chol, np.sqrt(a.w)[:, None] * Ks)
         v = model.kernel.diag(p, Xs) - np.sum(V * V, axis=0)
         rates.append(np.exp(m + model.offset + 0.5 * np.maximum(v, 0.0)))
-    return xr.Dataset({"rate": ("point", np.mean(rates, axis=0))})
+        latent.append((m + model.offset, np.maximum(v, 0.0)))
+    return predictive.y_level_counts(xr.Dataset({"rate": ("point", np.mean(rates, axis=0))}), latent, y_new)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 from typing import Any
 
 import numpy as np
@@ -115,7 +116,8 @@ def _binary_labels(y) -> tuple[np.ndarray, tuple]:
             return np.where(y.astype(np.float64) == 1.0, 1.0, -1.0), (0, 1) if y.dtype.kind != "b" else (False, True)
         raise ValueError(f"numeric labels must be {{-1, +1}} or {{0, 1}}, got {v}")
     neg, pos = values.tolist()
-    _log.info("labels mapped: %r -> -1, %r -> +1", neg, pos)
+    warnings.warn(f"labels mapped: {neg!r} -> -1 (negative class), {pos!r} -> +1 (positive class); "
+                  "classes_ holds (negative, positive)", UserWarning, stacklevel=4)
     return np.where(y == pos, 1.0, -1.0), (neg, pos)
 
 
