@@ -26,7 +26,7 @@ Every model uses the squared-exponential kernel in Filippone & Girolami's
 parameterisation (eq. 5: sigma exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2),
 ARD by default) and, unless given, their priors (Sec. 4.4, shape/rate):
 tau_d ~ Gamma(1, 1/sqrt(d)), sigma ~ Gamma(1.1, 0.1), and for regression
-lambda ~ Gamma(1, 1) on the standardised target.  Parameters are sampled as
+lambda ~ InverseGamma(1, 0.01) on the standardised target.  Parameters are sampled as
 psi = log theta.
 
 Methods (``sample(model, method=...)``; ``methods(model)`` lists them):
@@ -229,6 +229,31 @@ def _chains_latent(model, method, rngs, draws, warmup, callback, options, stop=N
 _STOPPABLE = ("rwmh", "hmc", "nuts", "slice", "aa", "surr", *(f"slice-{m}" for m in hyper_slice.METHODS))
 
 
+def _count(name: str, value, minimum: int, what: str | None = None) -> int:
+    """``value`` as an int >= ``minimum``; a whole float (1e3) is accepted, a fraction, bool or string is not."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        value, ok = int(value), True
+    if not ok or int(value) < minimum:
+        raise ValueError(f"{name} must be {what or f'an integer >= {minimum}'}, got {value!r}"
+                         + (f" ({type(value).__name__})" if not ok else ""))
+    return int(value)
+
+
+#: the methods' integer options and their smallest value (checked before any work starts)
+_INTEGER_OPTIONS = {"n_iterations": 1, "n_per_iteration": 1, "n_resample": 1, "n_imp": 1, "n_tuning_samples": 1,
+                    "n_per_iteration_amis": 1, "n_adapt": 0, "base": 0, "slope": 1, "adapt_start": 0,
+                    "vb_max_iter": 1}
+
+
+def _check_integer_options(method: str, options: dict) -> dict:
+    out = dict(options)
+    for k, minimum in _INTEGER_OPTIONS.items():
+        if k in out:
+            out[k] = _count(f"{k} (an option of method {method!r})", out[k], minimum)
+    return out
+
+
 def _stop_rule(until_converged, draws: int):
     if until_converged is None or until_converged is False:
         return None
@@ -421,11 +446,12 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     unknown = sorted(set(options) - set(OPTIONS[method]))
     if unknown:
         raise ValueError(f"method {method!r} has no option(s) {unknown}; its options are {list(OPTIONS[method])}")
+    chains, draws, warmup = _count("chains", chains, 1), _count("draws", draws, 1), _count("warmup", warmup, 0)
+    seed = _count("seed", seed, 0, what="a non-negative integer (the entropy of numpy.random.SeedSequence)")
+    options = _check_integer_options(method, options)
     stop = _stop_rule(until_converged, draws)
     if stop is not None and method not in _STOPPABLE:
         raise ValueError(f"until_converged is available for the methods {list(_STOPPABLE)}, not {method!r}")
-    if chains < 1 or draws < 1 or warmup < 0:
-        raise ValueError(f"need chains >= 1, draws >= 1, warmup >= 0; got {chains}, {draws}, {warmup}")
     options = dict(options)
     seeds = np.random.SeedSequence(seed).spawn(chains)
     rngs = [np.random.default_rng(s) for s in seeds]
