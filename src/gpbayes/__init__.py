@@ -23,7 +23,8 @@ metrics      capacity accuracy / AUC
 sparse       sparse variational GP and its MCMC
 gplvm        supervised GPLVM: variational Bayes and pseudo-marginal inference
 diagnostics  ESS, R-hat
-io           NetCDF (ArviZ layout), atomic writes, provenance
+io           the ArviZ group layout of sampler results
+predictive   posterior-predictive draws of y, pointwise log-likelihood (az.loo)
 rng          per-experiment random streams
 
 The public API (``gpbayes.api``, re-exported here): models ``GPRegressor``,

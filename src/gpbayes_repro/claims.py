@@ -32,7 +32,7 @@ import json
 import math
 from pathlib import Path
 
-from gpbayes import io
+from gpbayes_repro import io
 
 __all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",
            "convergence_gate", "validate_claim", "write_claims",

@@ -101,7 +101,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"{args.default}: no default-scale claims files (run `snakemake --cores 2` first)")
     text = to_markdown(rows(default, load_scale(args.paper, "paper")))
     if args.out:
-        from gpbayes.io import atomic_path
+        from gpbayes_repro.io import atomic_path
 
         with atomic_path(args.out) as tmp:
             tmp.write_text(text)
