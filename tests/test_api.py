@@ -231,7 +231,8 @@ def test_sparse_multiclass_uses_robust_max_and_predicts_class_probabilities():
     X, y = load_iris(return_X_y=True)
     idx = np.random.default_rng(0).permutation(150)
     labels = np.array(["setosa", "versicolor", "virginica"])[y]
-    m = gb.SparseGPClassifier(X[idx[:90]], labels[idx[:90]], n_inducing=5)
+    with pytest.warns(UserWarning, match=r"labels mapped: classes \['setosa', 'versicolor', 'virginica'\] -> 0..2"):
+        m = gb.SparseGPClassifier(X[idx[:90]], labels[idx[:90]], n_inducing=5)
     assert m.classes_ == ("setosa", "versicolor", "virginica") and m.likelihood.n_classes == 3
     idata = gb.sample(m, method="joint-hmc", chains=2, draws=15, warmup=15, seed=1, progress=False)
     p = gb.predict(m, idata, X[idx[90:]])["probability"]

@@ -115,3 +115,16 @@ def test_count_log_predictive_density_is_the_poisson_lognormal_integral():
     np.testing.assert_allclose(out["y_mean"].values, np.exp(m[0] + v[0] / 2))
     var = np.exp(m[0] + v[0] / 2) + (np.exp(v[0]) - 1) * np.exp(2 * m[0] + v[0])  # Poisson-log-normal variance
     np.testing.assert_allclose(out["y_variance"].values, var, rtol=1e-12)
+
+
+def test_sample_adds_the_groups_on_request():
+    X, y = _reg(n=12)
+    m = gb.GPRegressor(X, y)
+    idata = gb.sample(m, method="slice", chains=2, draws=5, warmup=2, seed=4, progress=False,
+                      posterior_predictive=True, log_likelihood=True)
+    assert {"posterior_predictive", "log_likelihood"} <= set(idata.groups())
+    again = gb.sample(m, method="slice", chains=2, draws=5, warmup=2, seed=4, progress=False)
+    np.testing.assert_array_equal(gb.sample_posterior_predictive(m, again, seed=4).posterior_predictive["y"].values,
+                                  idata.posterior_predictive["y"].values)
+    np.testing.assert_array_equal(gb.compute_log_likelihood(m, again).log_likelihood["y"].values,
+                                  idata.log_likelihood["y"].values)

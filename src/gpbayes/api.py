@@ -401,7 +401,8 @@ def _amis(model, method, rng, options):
 
 
 def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: int = 500, seed: int = 0,
-           progress: bool | None = None, until_converged=None, **options):
+           progress: bool | None = None, until_converged=None, posterior_predictive: bool = False,
+           log_likelihood: bool = False, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
     Parameters
@@ -421,6 +422,10 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
         says which).  For the MCMC methods of the exact marginal, AA/SURR and the slice
         representations.
     progress : a progress bar (default: when stderr is a terminal).
+    posterior_predictive, log_likelihood : add the groups ``posterior_predictive``
+        (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
+        and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
+        O(n^3) per distinct draw each.
     options : the method's own options, e.g. ``approximation="ep"``, ``n_imp=64`` for
         ``"pseudo-marginal"``; ``n_iterations``, ``n_per_iteration`` for ``"amis"``.
 
@@ -491,7 +496,12 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     finally:
         if bar is not None:
             bar.close()
-    return az.InferenceData(**groups)
+    idata = az.InferenceData(**groups)
+    if log_likelihood:
+        compute_log_likelihood(model, idata)
+    if posterior_predictive:
+        sample_posterior_predictive(model, idata, seed=seed)
+    return idata
 
 
 def summary(idata, **kwargs):

@@ -13,7 +13,6 @@ shift and scale recorded; ``gpbayes.api.sample`` runs a method on a model.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import warnings
 from typing import Any
@@ -27,7 +26,6 @@ from .regression import GPRegression
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor"]
 
-_log = logging.getLogger(__name__)
 
 _NUGGET = 1e-6  # relative diagonal term of the latent covariance (F&G deviation, README)
 
@@ -377,7 +375,8 @@ class SparseGPClassifier(_Model):
             self.classes_ = tuple(classes.tolist())
             self.y = np.searchsorted(classes, y).astype(np.float64)
             self.likelihood = RobustMax(len(classes), float(epsilon))
-            _log.warning("classes %s mapped to 0..%d (robust-max likelihood)", list(self.classes_), len(classes) - 1)
+            warnings.warn(f"labels mapped: classes {list(self.classes_)} -> 0..{len(classes) - 1} (robust-max "
+                          "likelihood); classes_ holds them in order", UserWarning, stacklevel=2)
         else:
             self.y, self.classes_ = _binary_labels(y)
             self.likelihood = Probit()
