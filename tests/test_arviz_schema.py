@@ -161,7 +161,7 @@ def test_tuned_step_size_is_per_draw_in_sample_stats_for_every_chain():
     assert idata.sample_stats["warmup_n_cubic"].dims == ("chain",)
 
 
-def test_hyperparameters_are_named_after_a_table_s_columns():
+def test_hyperparameters_are_named_after_a_table_s_columns(tmp_path):
     """Anything with .columns (a pandas DataFrame) names the lengthscales; the library does not import pandas."""
 
     class Table:  # the duck type the models read: columns + an array
@@ -177,6 +177,10 @@ def test_hyperparameters_are_named_after_a_table_s_columns():
     idata = gb.sample(m, method="type2-ml", progress=False)
     assert list(idata.posterior.data_vars) == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
     assert list(idata.constant_data["feature"].values) == ["age", "bmi"]
+    idata.to_netcdf(tmp_path / "named.nc")
+    again = az.from_netcdf(tmp_path / "named.nc")
+    assert list(again.constant_data["feature"].values) == ["age", "bmi"]
+    assert list(again.posterior.data_vars) == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
     assert gb.GPRegressor(Table(X, ["age", "bmi"]), y, ard=False).hyperparameter_names == [
         "tau", "sigma", "noise_variance"]
     pd = pytest.importorskip("pandas")
