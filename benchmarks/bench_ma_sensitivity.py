@@ -50,7 +50,7 @@ import xarray as xr
 
 from gpbayes import diagnostics
 from gpbayes import rng as rngmod
-from gpbayes.linalg import blas_single_thread
+from gpbayes_repro.threads import blas_single_thread
 from gpbayes.mcmc import hyper_slice as hs
 from gpbayes_repro import claims
 from gpbayes_repro.experiments import slice_ma

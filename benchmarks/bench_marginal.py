@@ -24,7 +24,7 @@ Two tables, one row per (n, configuration):
 Unit: every wall time is divided by the time of one ``scipy.linalg.cho_factor`` of the same K
 (not the project's own wrapper, so a slow wrapper cannot hide inside the unit), measured in
 the same process just before each timed call; the figure is the median ratio over repeats
-(IQR alongside).  BLAS is limited to one thread (``gpbayes.linalg.blas_single_thread``).
+(IQR alongside).  BLAS is limited to one thread (``gpbayes_repro.threads.blas_single_thread``).
 
 Data: Pima (``data/raw/pima.dat``, n = 768, d = 8, covariates standardised) for n = 768; a
 fixed random subset of it for n < 768; simulated data (d = 8, labels from a smooth latent
@@ -403,7 +403,9 @@ def main(argv=None):
     p.add_argument("--baseline", type=Path, default=None,
                    help="another version's src/gpbayes directory, measured side by side in table 1")
     args = p.parse_args(argv)
-    linalg.blas_single_thread()
+    from gpbayes_repro.threads import blas_single_thread
+
+    blas_single_thread()
     impls = [Impl("gpbayes", "gpbayes")]
     if args.baseline is not None:
         impls.append(load_baseline(args.baseline))

@@ -28,7 +28,7 @@ import numpy as np
 from gpbayes_repro.experiments import slice_ma
 
 from _common import REPO, ionosphere_problem, write_csv
-from gpbayes.linalg import blas_single_thread
+from gpbayes_repro.threads import blas_single_thread
 
 
 

@@ -11,7 +11,7 @@ time of one ``gpbayes.linalg.cholesky`` of the same M x M K_uu, measured in
 the same process.  Timing is round-robin over M (see ``run``) and the
 minimum over rounds is reported (the estimate of the intrinsic cost least
 disturbed by other processes on a shared machine; the median is in the CSV
-too).  BLAS is limited to one thread (``gpbayes.linalg.blas_single_thread``).
+too).  BLAS is limited to one thread (``gpbayes_repro.threads.blas_single_thread``).
 
 The expected cost is O(N M^2) (two M x N triangular solves and one
 M x N x M product, about 4 N M^2 flops) + O(M^3) (Cholesky and its
@@ -328,7 +328,9 @@ def main(argv=None):
     ap.add_argument("--gpflow-only", action="store_true", help="only the GPflow comparison")
     args = ap.parse_args(argv)
 
-    linalg.blas_single_thread()
+    from gpbayes_repro.threads import blas_single_thread
+
+    blas_single_thread()
     if args.gpflow_M:
         gf_rows = compare_gpflow(args.N[0], args.gpflow_M, args.gpflow_rounds, args.seconds_per_call)
         if gf_rows:

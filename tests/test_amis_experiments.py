@@ -341,7 +341,7 @@ def test_classification_block_records_non_converged_ep(sampler, monkeypatch, tmp
     """EP stopped at its limit in a PM run (tuning included) reaches the run file and the trouble scan."""
     import warnings
 
-    from gpbayes import io
+    from gpbayes_repro import io
     from gpbayes_repro import trouble
 
     ds = _data("classification", n=20)
@@ -480,7 +480,7 @@ def test_mcmc_baseline_runs_open_with_arviz(reg, sampler, tmp_path):
     az = pytest.importorskip("arviz")
     import xarray as xr
 
-    from gpbayes import io
+    from gpbayes_repro import io
 
     ds, su = reg
     curves, groups = E.run_block(ds, su, sampler=sampler, kernel="rbf", block=0, cfg=CFG, settings=SETTINGS, seed=5)

@@ -109,3 +109,57 @@ def test_importing_the_library_does_not_load_the_api_until_used():
             "try:\n    gb.no_such_name\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit('no error')")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+# import name -> distribution name, where they differ
+_DIST = {"yaml": "pyyaml", "sklearn": "scikit-learn", "netCDF4": "netcdf4"}
+
+
+def _declared() -> tuple[set, dict]:
+    import re
+    import tomllib
+
+    project = tomllib.loads((LIBRARY.parents[1] / "pyproject.toml").read_text())["project"]
+
+    def names(reqs):
+        return {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].strip().lower() for r in reqs}
+
+    return names(project["dependencies"]), {k: names(v) for k, v in project["optional-dependencies"].items()}
+
+
+def _library_third_party_imports() -> set:
+    import sys
+
+    mods = {mod.split(".")[0] for path in LIBRARY.rglob("*.py") for _, mod in imported_modules(path)}
+    # ("" is a relative importlib.import_module(".api", __name__))
+    return {_DIST.get(m, m).lower() for m in mods if m and m not in sys.stdlib_module_names and m != "gpbayes"}
+
+
+def test_declared_dependencies_are_what_the_library_imports():
+    """``pip install .`` gives exactly the library's third-party imports; the reproduction's are an extra."""
+    core, extras = _declared()
+    imported = _library_third_party_imports()
+    assert imported == core, (f"imported but not declared: {sorted(imported - core)}; "
+                              f"declared but not imported: {sorted(core - imported)}")
+    assert not core & {_DIST.get(m, m).lower() for m in FORBIDDEN}
+    assert {"matplotlib", "pyyaml", "jsonschema", "scikit-learn", "snakemake", "pandas", "netcdf4",
+            "threadpoolctl"} <= extras["workflow"]
+    assert "gpbayes[workflow]" in {r.replace(" ", "") for r in _raw_test_extra()}
+
+
+def _raw_test_extra():
+    import tomllib
+
+    return tomllib.loads((LIBRARY.parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"][
+        "test"]
+
+
+def test_workflow_plumbing_lives_in_the_reproduction():
+    """Atomic writes, provenance and BLAS pinning are the reproduction's (gpbayes_repro.io / .threads)."""
+    import gpbayes.io
+    import gpbayes.linalg
+    from gpbayes_repro import io, threads
+
+    for name in ("atomic_path", "write_netcdf_atomic", "write_inference_data", "read_inference_data", "provenance"):
+        assert not hasattr(gpbayes.io, name) and callable(getattr(io, name))
+    assert not hasattr(gpbayes.linalg, "blas_single_thread") and callable(threads.blas_single_thread)

@@ -57,7 +57,7 @@ def test_trouble_scan_finds_jitter_and_non_convergence_and_skips_other_scales(tm
     import numpy as np
     import xarray as xr
 
-    from gpbayes import io
+    from gpbayes_repro import io
     from gpbayes_repro import trouble
 
     res = tmp_path / "results"
@@ -90,7 +90,7 @@ def test_trouble_scan_counts_a_per_chain_warmup_variable_once(tmp_path):
     import numpy as np
     import xarray as xr
 
-    from gpbayes import io
+    from gpbayes_repro import io
     from gpbayes_repro import trouble
 
     groups = {"posterior": xr.Dataset({"psi": (("chain", "draw"), np.zeros((2, 3)))}),

@@ -77,7 +77,7 @@ def test_proposal_tuning_records_non_converged_ep(monkeypatch, tmp_path):
 
     import xarray as xr
 
-    from gpbayes import io
+    from gpbayes_repro import io
     from gpbayes_repro import trouble
 
     rng = np.random.default_rng(0)

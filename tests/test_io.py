@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from gpbayes import io
+from gpbayes_repro import io
 
 
 def groups():
@@ -76,7 +76,7 @@ def test_written_files_honour_the_umask(tmp_path):
 
     import xarray as xr
 
-    from gpbayes import io as gio
+    from gpbayes_repro import io as gio
 
     old = os.umask(0o022)
     try:
@@ -117,7 +117,7 @@ def test_the_file_size_limit_is_reported_as_file_too_large(tmp_path):
 
     script = (
         "import resource, numpy as np, xarray as xr\n"
-        "from gpbayes import io\n"
+        "from gpbayes_repro import io\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))\n"
         "io.write_netcdf_atomic(xr.Dataset({'a': ('x', np.arange(1e5))}), 'big.nc')\n"
     )

@@ -25,7 +25,7 @@ GOLDEN = np.load(Path(__file__).parent / "data" / "kernel_golden.npz")
 def _one_blas_thread():
     """The golden arrays were made with one BLAS thread, as every workflow job runs (README, Performance):
     multi-threaded BLAS may round differently."""
-    from gpbayes.linalg import blas_single_thread
+    from gpbayes_repro.threads import blas_single_thread
 
     with blas_single_thread():
         yield

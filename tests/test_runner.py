@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpbayes import io, priors
+from gpbayes import priors
+from gpbayes_repro import io
 from gpbayes.estimators import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
@@ -31,7 +32,7 @@ GOLDEN = np.load(Path(__file__).parent / "data" / "runners_golden.npz")
 def _one_blas_thread():
     """The golden arrays were made with one BLAS thread, as every workflow job runs (README, Performance):
     multi-threaded BLAS may round differently."""
-    from gpbayes.linalg import blas_single_thread
+    from gpbayes_repro.threads import blas_single_thread
 
     with blas_single_thread():
         yield

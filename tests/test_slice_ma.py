@@ -15,7 +15,8 @@ import yaml
 
 from gpbayes_repro import config as gconfig
 from gpbayes_repro import data as gdata
-from gpbayes import io, likelihoods
+from gpbayes import likelihoods
+from gpbayes_repro import io
 from gpbayes import rng as rngmod
 from gpbayes_repro.experiments import slice_ma as sm
 from gpbayes.mcmc import hyper_slice as hs

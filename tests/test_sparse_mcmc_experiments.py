@@ -131,7 +131,7 @@ def test_chain_blocks_are_deterministic_and_grouping_invariant(tiny_image, tiny_
 
 def test_chain_block_opens_with_arviz(tmp_path, tiny_image, tiny_fit):
     az = pytest.importorskip("arviz")
-    from gpbayes import io
+    from gpbayes_repro import io
 
     groups = _block(tiny_image, tiny_fit, 0, {**RUN, "n_chains": 2, "chains_per_job": 2}, sampler="gibbs")
     idata = az.from_netcdf(io.write_inference_data(groups, tmp_path / "chains.nc"))

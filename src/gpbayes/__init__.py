@@ -23,7 +23,8 @@ metrics      capacity accuracy / AUC
 sparse       sparse variational GP and its MCMC
 gplvm        supervised GPLVM: variational Bayes and pseudo-marginal inference
 diagnostics  ESS, R-hat
-io           NetCDF (ArviZ layout), atomic writes, provenance
+io           the ArviZ group layout of sampler results
+predictive   posterior-predictive draws of y, pointwise log-likelihood (az.loo)
 rng          per-experiment random streams
 
 The public API (``gpbayes.api``, re-exported here): models ``GPRegressor``,
@@ -38,10 +39,10 @@ library never imports.
 __version__ = "0.1.0"
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample", "summary", "predict",
-           "kernels", "likelihoods", "priors"]
+           "sample_posterior_predictive", "compute_log_likelihood", "kernels", "likelihoods", "priors"]
 
 _API = {"GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
-        "summary", "predict"}
+        "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood"}
 
 
 def __getattr__(name):

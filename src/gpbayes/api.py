@@ -26,7 +26,7 @@ Every model uses the squared-exponential kernel in Filippone & Girolami's
 parameterisation (eq. 5: sigma exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2),
 ARD by default) and, unless given, their priors (Sec. 4.4, shape/rate):
 tau_d ~ Gamma(1, 1/sqrt(d)), sigma ~ Gamma(1.1, 0.1), and for regression
-lambda ~ Gamma(1, 1) on the standardised target.  Parameters are sampled as
+lambda ~ InverseGamma(1, 0.01) on the standardised target.  Parameters are sampled as
 psi = log theta.
 
 Methods (``sample(model, method=...)``; ``methods(model)`` lists them):
@@ -53,10 +53,20 @@ method              models                         what
 ``"type2-ml"``      GPLVMRegressor                 the variational bound maximised (point estimate)
 ==================  =============================  ==============================================
 
-Importance-sampling methods return the weighted sample in ``posterior`` with
-its normalised weights in ``sample_stats["weight"]`` and, in the group
-``posterior_resampled``, draws resampled in proportion to the weights (use
-this one for summaries that expect equally weighted draws).
+The result follows the ArviZ schema.  ``posterior`` holds one variable per
+hyperparameter on its natural scale (``tau_0``.., or ``tau_<column>`` when X
+had column names, ``sigma``, ``noise_variance``; latent draws ``f``, ``v``,
+``Z`` where a method keeps them); ``unconstrained_posterior`` holds the same
+names on the sampled log scale psi = log theta (``gpbayes.api.psi_draws``
+stacks them over ``param``), so ``az.summary(idata)`` lists each
+hyperparameter once.  ``sample_stats``: per-draw statistics (``lp``,
+``acceptance_rate``, ``step_size``, ``n_cubic``, ...) and, per chain, the
+tuning (``tuned_<name>``) and warm-up cost (``warmup_<name>``).
+``constant_data``: X over ``(obs, feature)``; ``observed_data``: y over ``obs``.
+Importance-sampling methods put draws resampled in proportion to the weights
+in ``posterior`` (equally weighted: every ArviZ function is right on them)
+and the weighted sample in ``sample_stats`` over the dim
+``importance_sample``: ``importance_psi``, ``log_weight``, ``weight``.
 """
 
 from __future__ import annotations
@@ -68,7 +78,8 @@ import numpy as np
 import xarray as xr
 
 from . import amis as amis_mod
-from . import io, linalg
+from . import io, linalg, predictive
+from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .classification import fit_ep_type2_ml, mcmc_predictive
 from .estimators.importance import PseudoMarginalTarget
 from .finite_differences import hessian_from_gradients
@@ -82,7 +93,8 @@ from .regression import fit_type2_ml
 from .representations import LatentGaussianModel
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
-           "summary", "predict"]
+           "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
+           "hyperparameter_names"]
 
 _REPRESENTATIONS = tuple(f"slice-{m}" for m in hyper_slice.METHODS)
 _METHODS = {
@@ -217,6 +229,31 @@ def _chains_latent(model, method, rngs, draws, warmup, callback, options, stop=N
 _STOPPABLE = ("rwmh", "hmc", "nuts", "slice", "aa", "surr", *(f"slice-{m}" for m in hyper_slice.METHODS))
 
 
+def _count(name: str, value, minimum: int, what: str | None = None) -> int:
+    """``value`` as an int >= ``minimum``; a whole float (1e3) is accepted, a fraction, bool or string is not."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        value, ok = int(value), True
+    if not ok or int(value) < minimum:
+        raise ValueError(f"{name} must be {what or f'an integer >= {minimum}'}, got {value!r}"
+                         + (f" ({type(value).__name__})" if not ok else ""))
+    return int(value)
+
+
+#: the methods' integer options and their smallest value (checked before any work starts)
+_INTEGER_OPTIONS = {"n_iterations": 1, "n_per_iteration": 1, "n_resample": 1, "n_imp": 1, "n_tuning_samples": 1,
+                    "n_per_iteration_amis": 1, "n_adapt": 0, "base": 0, "slope": 1, "adapt_start": 0,
+                    "vb_max_iter": 1}
+
+
+def _check_integer_options(method: str, options: dict) -> dict:
+    out = dict(options)
+    for k, minimum in _INTEGER_OPTIONS.items():
+        if k in out:
+            out[k] = _count(f"{k} (an option of method {method!r})", out[k], minimum)
+    return out
+
+
 def _stop_rule(until_converged, draws: int):
     if until_converged is None or until_converged is False:
         return None
@@ -231,35 +268,86 @@ def _stop_rule(until_converged, draws: int):
     return runner.StopRule(**opts)
 
 
+def _data_groups(model) -> dict[str, xr.Dataset]:
+    """``observed_data`` (y) and ``constant_data`` (X, exposure) whose rows share the dim ``obs``.
+
+    X is the model's (standardised) inputs over ``(obs, feature)``, the
+    features named after X's columns when it had some; y is on the scale the
+    likelihood sees (regression: the original scale of y; classification:
+    -1/+1; counts; GPLVM: the standardised outputs over ``(obs, output)``).
+    """
+    n, d = model.X.shape
+    feature = getattr(model, "feature_names", None) or list(range(d))
+    const = {"X": (("obs", "feature"), model.X)}
+    exposure = getattr(getattr(model, "likelihood", None), "exposure", None)
+    if exposure is not None and np.ndim(exposure) == 1:
+        const["exposure"] = ("obs", np.asarray(exposure, dtype=np.float64))
+    y = model.y_raw if isinstance(model, GPRegressor) else model.y
+    y_dims = ("obs",) if np.ndim(y) == 1 else ("obs", "output")
+    coords = {"obs": np.arange(n), "feature": feature}
+    out = {"constant_data": xr.Dataset(const, coords=coords),
+           "observed_data": xr.Dataset({"y": (y_dims, np.asarray(y))}, coords={"obs": np.arange(n)})}
+    for g in out.values():
+        g.attrs.update(io.arviz_attrs())
+    return out
+
+
+#: dims of the per-draw latent arrays a method records (besides chain, draw)
+_LATENT_DIMS = {"f": ("obs",), "v": ("inducing", "latent_gp"), "Z": ("obs", "latent")}
+
+
+def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.Dataset]:
+    """``posterior``: one variable per hyperparameter on its natural scale, theta = exp(psi);
+    ``unconstrained_posterior`` (ArviZ's group for the sampled, transformed space): the same
+    names holding psi = log theta exactly as sampled.  ``psi`` is (chain, draw, p)."""
+    names = model.hyperparameter_names
+    coords = {"chain": np.arange(psi.shape[0]), "draw": np.arange(psi.shape[1])}
+    post = xr.Dataset({n: (("chain", "draw"), np.exp(psi[:, :, j])) for j, n in enumerate(names)}, coords=coords)
+    unc = xr.Dataset({n: (("chain", "draw"), psi[:, :, j]) for j, n in enumerate(names)}, coords=coords)
+    full = {**io.arviz_attrs(), **attrs}
+    post.attrs.update(full)
+    unc.attrs.update(full)
+    return {"posterior": post, "unconstrained_posterior": unc}
+
+
 def _posterior_groups(model, chains: list[Chain], method: str, attrs: dict) -> dict[str, xr.Dataset]:
-    names = model.param_names
-    groups = io.to_inference_groups(chains, var_name="psi", coords={"param": names},
-                                    observed_data={"X": model.X, "y": model.y}, attrs=attrs)
-    post = groups["posterior"]
-    theta = np.exp(post["psi"].values)
-    for j, n in enumerate(names):
-        post[n] = (("chain", "draw"), theta[:, :, j])
-    post = post.drop_vars([v for v in post.data_vars if v not in (*names, "psi", "v")])
-    groups["posterior"] = post
+    groups = io.to_inference_groups(chains, var_name="psi", coords={"param": model.hyperparameter_names},
+                                    attrs=attrs, per_chain_tuning=True)
+    kept = groups["posterior"]
+    groups.update(_hyperparameter_groups(model, kept["psi"].values, attrs))
+    for name, dims in _LATENT_DIMS.items():
+        if name in kept:
+            groups["posterior"][name] = (("chain", "draw", *dims), kept[name].values)
+    groups.update(_data_groups(model))
     return groups
 
 
 def _weighted_groups(model, res: amis_mod.AMISResult, rng, n_resample: int, attrs: dict):
-    names = model.param_names
+    """Importance-sampling results in the ArviZ schema.
+
+    ``posterior``/``unconstrained_posterior``: ``n_resample`` draws resampled
+    with replacement in proportion to the normalised weights (multinomial), so
+    that every ArviZ function (``az.summary``, ``az.plot_posterior``) sees
+    equally weighted draws.  ``sample_stats``: the weighted sample itself over
+    the dim ``importance_sample`` -- ``importance_psi`` (log-scale draws over
+    ``param``), ``log_weight`` (unnormalised) and ``weight`` (normalised) --
+    and, per posterior draw, ``resample_index`` (which importance draw it is).
+    Attributes: Kish's ``ess`` = 1 / sum w^2, ``n_cubic``, ``n_target_evals``.
+    """
+    names = model.hyperparameter_names
     w = res.normalised_weights
     X = np.asarray(res.samples)
-    post = {n: np.exp(X[None, :, j]) for j, n in enumerate(names)}
-    post["psi"] = X[None]
-    stats = {"weight": w[None], "log_weight": np.asarray(res.log_weights)[None]}
-    groups = io.make_inference_groups(post, stats, extra_dims={"psi": ("param",)}, coords={"param": names},
-                                      attrs={**io.arviz_attrs(), **attrs})
     idx = rng.choice(w.size, size=n_resample, replace=True, p=w)
-    res_post = {n: v[:, idx] for n, v in post.items()}
-    groups["posterior_resampled"] = io.make_inference_groups(res_post, {"weight": w[None, idx]},
-                                                             extra_dims={"psi": ("param",)},
-                                                             coords={"param": names})["posterior"]
-    groups["sample_stats"].attrs.update(ess=1.0 / float(np.sum(w * w)), n_cubic=int(np.asarray(res.n_cubic)[-1]),
-                                        n_target_evals=int(res.n_target_evals))
+    groups = _hyperparameter_groups(model, X[None, idx], attrs)
+    ss = xr.Dataset({"resample_index": (("chain", "draw"), idx[None]),
+                     "importance_psi": (("chain", "importance_sample", "param"), X[None]),
+                     "log_weight": (("chain", "importance_sample"), np.asarray(res.log_weights)[None]),
+                     "weight": (("chain", "importance_sample"), w[None])},
+                    coords={"chain": [0], "draw": np.arange(n_resample), "param": names})
+    ss.attrs.update({**io.arviz_attrs(), **attrs, "ess": 1.0 / float(np.sum(w * w)),
+                     "n_cubic": int(np.asarray(res.n_cubic)[-1]), "n_target_evals": int(res.n_target_evals)})
+    groups["sample_stats"] = ss
+    groups.update(_data_groups(model))
     return groups
 
 
@@ -281,9 +369,7 @@ def _gplvm(model, method, rngs, draws, warmup, callback, options, attrs):
         psi0 = model.fit_.psi + float(options.get("start_noise_sd", 0.1)) * r.standard_normal(len(names))
         chains.append(gpm.run_chain(r, model.gplvm, model.prior, psi0, config, draws, n_warmup=warmup,
                                     proposal_covs=[sd**2 * np.eye(b.size) for b in config.blocks], callback=callback))
-    groups = _posterior_groups(model, chains, method, attrs)
-    groups["posterior"]["Z"] = (("chain", "draw", "point", "latent"), np.stack([c.extra["Z"] for c in chains]))
-    return groups
+    return _posterior_groups(model, chains, method, attrs)
 
 
 def _amis(model, method, rng, options):
@@ -315,7 +401,8 @@ def _amis(model, method, rng, options):
 
 
 def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: int = 500, seed: int = 0,
-           progress: bool | None = None, until_converged=None, **options):
+           progress: bool | None = None, until_converged=None, posterior_predictive: bool = False,
+           log_likelihood: bool = False, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
     Parameters
@@ -335,17 +422,24 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
         says which).  For the MCMC methods of the exact marginal, AA/SURR and the slice
         representations.
     progress : a progress bar (default: when stderr is a terminal).
+    posterior_predictive, log_likelihood : add the groups ``posterior_predictive``
+        (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
+        and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
+        O(n^3) per distinct draw each.
     options : the method's own options, e.g. ``approximation="ep"``, ``n_imp=64`` for
         ``"pseudo-marginal"``; ``n_iterations``, ``n_per_iteration`` for ``"amis"``.
 
     Returns
     -------
     arviz.InferenceData with groups ``posterior`` (one variable per
-    hyperparameter on its natural scale, and ``psi`` = their logs over
-    ``param``), ``sample_stats`` (``lp``, ``acceptance_rate``, ``n_cubic``
-    O(n^3) operations per draw, ``wall_time``, ...), ``observed_data``
-    (the standardised X and the y used); importance-sampling methods add
-    ``weight`` and ``posterior_resampled``; point estimates give one draw.
+    hyperparameter on its natural scale), ``unconstrained_posterior`` (the
+    same names, psi = log theta), ``sample_stats`` (``lp``,
+    ``acceptance_rate``, ``n_cubic`` O(n^3) operations per draw,
+    ``wall_time``, tuned ``step_size``, ...), ``constant_data`` (the
+    standardised X over ``(obs, feature)``) and ``observed_data`` (y over
+    ``obs``); importance-sampling methods give resampled, equally weighted
+    draws in ``posterior`` and the weighted sample (``importance_psi``,
+    ``log_weight``, ``weight``) in ``sample_stats``; point estimates give one draw.
     """
     import arviz as az
 
@@ -357,11 +451,12 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     unknown = sorted(set(options) - set(OPTIONS[method]))
     if unknown:
         raise ValueError(f"method {method!r} has no option(s) {unknown}; its options are {list(OPTIONS[method])}")
+    chains, draws, warmup = _count("chains", chains, 1), _count("draws", draws, 1), _count("warmup", warmup, 0)
+    seed = _count("seed", seed, 0, what="a non-negative integer (the entropy of numpy.random.SeedSequence)")
+    options = _check_integer_options(method, options)
     stop = _stop_rule(until_converged, draws)
     if stop is not None and method not in _STOPPABLE:
         raise ValueError(f"until_converged is available for the methods {list(_STOPPABLE)}, not {method!r}")
-    if chains < 1 or draws < 1 or warmup < 0:
-        raise ValueError(f"need chains >= 1, draws >= 1, warmup >= 0; got {chains}, {draws}, {warmup}")
     options = dict(options)
     seeds = np.random.SeedSequence(seed).spawn(chains)
     rngs = [np.random.default_rng(s) for s in seeds]
@@ -401,7 +496,12 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     finally:
         if bar is not None:
             bar.close()
-    return az.InferenceData(**groups)
+    idata = az.InferenceData(**groups)
+    if log_likelihood:
+        compute_log_likelihood(model, idata)
+    if posterior_predictive:
+        sample_posterior_predictive(model, idata, seed=seed)
+    return idata
 
 
 def summary(idata, **kwargs):
@@ -410,12 +510,13 @@ def summary(idata, **kwargs):
     Adds ``n_cubic_per_draw`` (mean O(n^3) operations per kept draw, warm-up
     excluded) and ``ess_bulk_per_1k_cubic`` (bulk ESS per 1,000 O(n^3)
     operations including warm-up), the cost measure of F&G Table I and
-    Xiong et al. Sec. 4.4.  Weighted (importance-sampling) results are
-    summarised on ``posterior_resampled``.
+    Xiong et al. Sec. 4.4.  Importance-sampling results are summarised on
+    their resampled (equally weighted) ``posterior``, with Kish's effective
+    sample size of the weights (``ess_importance``) beside it.
     """
     import arviz as az
 
-    names = [v for v in idata.posterior.data_vars if v != "psi" and idata.posterior[v].ndim == 2]
+    names = hyperparameter_names(idata)
     if idata.posterior.sizes["draw"] * idata.posterior.sizes["chain"] == 1:  # a point estimate
         import warnings
 
@@ -423,15 +524,13 @@ def summary(idata, **kwargs):
             warnings.simplefilter("ignore")
             table = az.summary(idata, var_names=names, kind="stats")
         return table[["mean"]].rename(columns={"mean": "estimate"})
-    if "posterior_resampled" in idata.groups():
-        resampled = az.InferenceData(posterior=idata.posterior_resampled)
-        table = az.summary(resampled, var_names=names, **kwargs)
-        # the resampled draws' ESS overstates the weighted sample's: report Kish's 1 / sum w^2 beside it
-        table["ess_importance"] = float(idata.sample_stats.attrs.get("ess", np.nan))
-        table["n_cubic_total"] = int(idata.sample_stats.attrs.get("n_cubic", -1))
-        return table
     table = az.summary(idata, var_names=names, **kwargs)
     ss = idata.sample_stats
+    if "importance_psi" in ss:
+        # the resampled draws' ESS overstates the weighted sample's: report Kish's 1 / sum w^2 beside it
+        table["ess_importance"] = float(ss.attrs.get("ess", np.nan))
+        table["n_cubic_total"] = int(ss.attrs.get("n_cubic", -1))
+        return table
     if "n_cubic" in ss:
         total = float(ss["n_cubic"].sum()) + float(ss.get("warmup_n_cubic", xr.DataArray(0)).sum())
         table["n_cubic_per_draw"] = float(ss["n_cubic"].mean())
@@ -440,9 +539,21 @@ def summary(idata, **kwargs):
     return table
 
 
+def hyperparameter_names(idata) -> list[str]:
+    """The hyperparameters of a ``gpbayes.sample`` result, in the model's order (the variables of
+    ``unconstrained_posterior``; ``posterior`` holds them on the natural scale theta = exp(psi))."""
+    return [str(v) for v in idata.unconstrained_posterior.data_vars]
+
+
+def psi_draws(idata) -> xr.DataArray:
+    """The log-hyperparameters psi = log theta of a ``gpbayes.sample`` result as one array
+    ``(chain, draw, param)`` (from ``unconstrained_posterior``, exactly as sampled)."""
+    return idata.unconstrained_posterior.to_array("param").transpose("chain", "draw", "param")
+
+
 def _draw_matrix(idata, max_draws: int, rng) -> np.ndarray:
-    grp = idata.posterior_resampled if "posterior_resampled" in idata.groups() else idata.posterior
-    psi = grp["psi"].values.reshape(-1, grp["psi"].shape[-1])
+    psi = psi_draws(idata).values
+    psi = psi.reshape(-1, psi.shape[-1])
     if psi.shape[0] > max_draws:
         psi = psi[np.sort(rng.choice(psi.shape[0], size=max_draws, replace=False))]
     return psi
@@ -471,8 +582,14 @@ def _logistic_predictive(model, psi_draws, Xs, n_quad: int = 32) -> np.ndarray:
     return np.mean(probs, axis=0)
 
 
-def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
+def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
     """Posterior predictive at ``X_new``, averaged over (up to ``max_draws``) posterior draws.
+
+    For a new y: ``y_mean``/``y_variance`` (the predictive moments of y),
+    ``y_lower``/``y_upper`` (central 95 % interval, regression) and, given
+    the targets ``y_new``, ``log_predictive_density`` per point: log of the
+    mixture over draws of p(y_new | x_new, theta) (labels as given to the
+    model; its sum is ``attrs["lpd"]``).
 
     GPLVMRegressor: mean and standard deviation per output of Gadd et al.'s
     eq. 7 mixture over posterior draws (psi, Z) (with z* from eq. 8).
@@ -499,15 +616,16 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         ys = means[k] + np.sqrt(variances[k] + noise[k]) * rng.standard_normal((2000, Xs.shape[0]))
         lo, hi = np.quantile(ys, [0.025, 0.975], axis=0)
         s, c = model.y_scale, model.y_shift
-        return xr.Dataset({"mean": ("point", mean * s + c), "sd_f": ("point", np.sqrt(np.maximum(var_f, 0)) * s),
-                           "y_lower": ("point", lo * s + c), "y_upper": ("point", hi * s + c)})
+        out = xr.Dataset({"mean": ("point", mean * s + c), "sd_f": ("point", np.sqrt(np.maximum(var_f, 0)) * s),
+                          "y_lower": ("point", lo * s + c), "y_upper": ("point", hi * s + c)})
+        return predictive.y_level_gaussian(out, means * s + c, (variances + noise) * s * s, y_new)
     if isinstance(model, GPLVMRegressor):
         from .gplvm import pseudo_marginal as gpm
 
         if "Z" in idata.posterior:
             grp = idata.posterior
             Z = grp["Z"].values.reshape(-1, *grp["Z"].shape[2:])
-            all_psi = grp["psi"].values.reshape(-1, grp["psi"].shape[-1])
+            all_psi = psi_draws(idata).values.reshape(Z.shape[0], -1)
             pick = np.sort(rng.choice(Z.shape[0], size=min(max_draws, Z.shape[0]), replace=False))
             mix = gpm.predictive_mixture(rng, model.gplvm, all_psi[pick], Z[pick], Xs)
         else:  # the ML point estimate: Z ~ q(Z)
@@ -515,31 +633,38 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
                                             n_samples=max_draws)
         mean = mix.mean.mean(axis=0)  # (n_test, k_y)
         var = (mix.var[:, :, None] + mix.mean**2).mean(axis=0) - mean**2
-        return xr.Dataset({"mean": (("point", "output"), mean * model.y_scale + model.y_shift),
-                           "sd": (("point", "output"), np.sqrt(np.maximum(var, 0.0)) * model.y_scale)},
-                          attrs={"note": "moments of the eq. 7 mixture (which can be multimodal, Gadd et al. Fig. 2)"})
+        out = xr.Dataset({"mean": (("point", "output"), mean * model.y_scale + model.y_shift),
+                          "sd": (("point", "output"), np.sqrt(np.maximum(var, 0.0)) * model.y_scale)},
+                         attrs={"note": "moments of the eq. 7 mixture (which can be multimodal, Gadd et al. Fig. 2)"})
+        return predictive.y_level_gaussian(out, mix.mean * model.y_scale + model.y_shift,
+                                           mix.var[:, :, None] * model.y_scale**2, y_new)
     if isinstance(model, SparseGPClassifier):
         from .sparse.target import predict_class_probabilities
 
         grp = idata.posterior
         v = grp["v"].values.reshape(-1, *grp["v"].shape[2:])
-        all_psi = grp["psi"].values.reshape(-1, grp["psi"].shape[-1])
+        all_psi = psi_draws(idata).values.reshape(v.shape[0], -1)
         pick = np.sort(rng.choice(v.shape[0], size=min(max_draws, v.shape[0]), replace=False))
         p = predict_class_probabilities(model.target, v[pick], all_psi[pick], Xs).mean(axis=0)
         if p.ndim == 2:  # robust-max: (point, class)
-            return xr.Dataset({"probability": (("point", "class"), p)},
-                              coords={"class": [str(c) for c in model.classes_]})
-        return xr.Dataset({"probability": ("point", p)}, attrs={"positive_class": str(model.classes_[1])})
+            return predictive.y_level_classes(xr.Dataset({"probability": (("point", "class"), p)},
+                                                         coords={"class": [str(c) for c in model.classes_]}),
+                                              model.classes_, y_new)
+        return predictive.y_level_classes(xr.Dataset({"probability": ("point", p)},
+                                                     attrs={"positive_class": str(model.classes_[1])}),
+                                          model.classes_, y_new)
     if isinstance(model, GPClassifier) and model.likelihood.name == "logistic":
-        return xr.Dataset({"probability": ("point", _logistic_predictive(model, psi, Xs))},
-                          attrs={"positive_class": str(model.classes_[1])})
+        return predictive.y_level_classes(
+            xr.Dataset({"probability": ("point", _logistic_predictive(model, psi, Xs))},
+                       attrs={"positive_class": str(model.classes_[1])}), model.classes_, y_new)
     if isinstance(model, GPClassifier):
         p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep")
-        return xr.Dataset({"probability": ("point", np.asarray(p))},
-                          attrs={"positive_class": str(model.classes_[1])})
+        return predictive.y_level_classes(xr.Dataset({"probability": ("point", np.asarray(p))},
+                                                     attrs={"positive_class": str(model.classes_[1])}),
+                                          model.classes_, y_new)
     from .approx.laplace import laplace_approximation
 
-    rates = []
+    rates, latent = [], []
     for p in psi:
         K = model.kernel(p, model.X)
         a = laplace_approximation(K, model.y, model.likelihood)
@@ -549,4 +674,5 @@ def predict(model, idata, X_new, *, max_draws: int = 200, seed: int = 0) -> xr.D
         V = linalg.solve_triangular(a.B_chol, np.sqrt(a.w)[:, None] * Ks)
         v = model.kernel.diag(p, Xs) - np.sum(V * V, axis=0)
         rates.append(np.exp(m + model.offset + 0.5 * np.maximum(v, 0.0)))
-    return xr.Dataset({"rate": ("point", np.mean(rates, axis=0))})
+        latent.append((m + model.offset, np.maximum(v, 0.0)))
+    return predictive.y_level_counts(xr.Dataset({"rate": ("point", np.mean(rates, axis=0))}), latent, y_new)

@@ -28,7 +28,6 @@ import functools
 
 import contextlib
 import dataclasses
-import os
 from collections.abc import Iterator
 
 import numpy as np
@@ -47,7 +46,6 @@ __all__ = [
     "logdet_from_cholesky",
     "matmul",
     "inverse_of_negative_definite",
-    "blas_single_thread",
 ]
 
 
@@ -494,24 +492,3 @@ def inverse_of_negative_definite(H: np.ndarray, floor_ratio: float = 1e-3) -> np
     w, V = np.linalg.eigh(-np.asarray(H, dtype=float))
     floor = floor_ratio * max(float(np.max(w)), 1.0)
     return (V / np.maximum(w, floor)) @ V.T
-
-
-# ---------------------------------------------------------------------------
-# threading: one BLAS thread per process (see README "Performance")
-# ---------------------------------------------------------------------------
-_BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def blas_single_thread():
-    """Limit every BLAS/OpenMP pool in this process to one thread.
-
-    numpy and scipy each bundle their own OpenBLAS; two pools with two
-    threads each on a two-core machine oversubscribe it and ran 2-4x slower
-    here.  Workflow scripts call this first; chains are parallelised as
-    separate Snakemake jobs instead.  Returns the threadpoolctl limiter.
-    """
-    for var in _BLAS_ENV:
-        os.environ.setdefault(var, "1")
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1)

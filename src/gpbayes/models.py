@@ -13,8 +13,8 @@ shift and scale recorded; ``gpbayes.api.sample`` runs a method on a model.
 from __future__ import annotations
 
 import dataclasses
-import logging
-import math
+import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -26,15 +26,21 @@ from .regression import GPRegression
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor"]
 
-_log = logging.getLogger(__name__)
 
 _NUGGET = 1e-6  # relative diagonal term of the latent covariance (F&G deviation, README)
+
+#: GPRegressor's default prior on the noise variance lambda of the standardised target: InverseGamma(1, 0.01)
+#: (mode of its density on log lambda at lambda = 0.01, 1 % of the target's variance).  Its density vanishes
+#: faster than any power of lambda as lambda -> 0, so repeated inputs (a likelihood growing like lambda^-k/2)
+#: still give a proper posterior; the former Gamma(1, 1) did not.
+NOISE_PRIOR = priors.InverseGamma(1.0, 0.01)
 
 
 # ---------------------------------------------------------------------------
 # input checks
 # ---------------------------------------------------------------------------
 def _check_X(X, name: str = "X", min_rows: int = 2) -> np.ndarray:
+    columns = _feature_names(X)
     X = np.asarray(X)
     if X.ndim == 1:
         X = X[:, None]
@@ -43,6 +49,13 @@ def _check_X(X, name: str = "X", min_rows: int = 2) -> np.ndarray:
     try:
         X = X.astype(np.float64)
     except (TypeError, ValueError) as err:
+        for j in range(X.shape[1]):  # name the first column that is not numeric
+            try:
+                X[:, j].astype(np.float64)
+            except (TypeError, ValueError):
+                col = repr(columns[j]) if columns is not None else str(j)
+                raise ValueError(f"{name} column {col} is not numeric ({err}); encode it as numbers or "
+                                 "drop it") from None
         raise ValueError(f"{name} must be numeric: {err}") from None
     bad = ~np.isfinite(X)
     if bad.any():
@@ -53,6 +66,74 @@ def _check_X(X, name: str = "X", min_rows: int = 2) -> np.ndarray:
     return X
 
 
+def _feature_names(X) -> list[str] | None:
+    """Column names of a table-like X (anything with ``.columns``, e.g. a pandas DataFrame), else None.
+
+    Duck-typed: the library does not import pandas.  Names are strings
+    (``/`` replaced, as NetCDF names cannot hold it); duplicated names give None.
+    """
+    cols = getattr(X, "columns", None)
+    if cols is None:
+        return None
+    names = [str(c).replace("/", "_") for c in list(cols)]
+    return names if len(set(names)) == len(names) else None
+
+
+def _named_after_features(names: list[str], kernel, feature_names: list[str] | None) -> list[str]:
+    """``tau_0``.. renamed ``tau_<column>`` when X had column names and the kernel has one scale per input."""
+    if feature_names is None or not getattr(kernel, "ard", False):
+        return list(names)
+    out = list(names)
+    d = len(feature_names)
+    for j, n in enumerate(names[:d]):
+        prefix, _, idx = n.rpartition("_")
+        if idx == str(j):
+            out[j] = f"{prefix}_{feature_names[j]}"
+    return out if len(set(out)) == len(out) else list(names)
+
+
+#: n x n float64 matrices a dense model holds at once (K, its Cholesky factor, a solve or an inverse)
+_DENSE_MATRICES = 3
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``; else free physical pages), or None."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_dense_size(n: int, model: str, alternative: str) -> None:
+    """Stop before a dense model allocates its n x n matrices when they cannot fit in the available memory."""
+    need = _DENSE_MATRICES * 8 * n * n
+    avail = _available_memory()
+    if avail is not None and need > avail:
+        raise MemoryError(f"{model} with n = {n} rows needs about {need / 2**30:.1f} GiB ({need} bytes: "
+                          f"{_DENSE_MATRICES} dense n x n float64 matrices) but only {avail / 2**30:.1f} GiB "
+                          f"is available; {alternative}")
+
+
+def _warn_duplicated_rows(X: np.ndarray, y: np.ndarray) -> None:
+    """GP regression with repeated (x, y) pairs: the exact likelihood rises without bound as the noise variance
+    goes to 0 (it grows like lambda^(-k/2) for k repeats), so a prior without a vanishing density there leaves
+    the posterior improper."""
+    rows = np.column_stack([X, y])
+    k = rows.shape[0] - np.unique(rows, axis=0).shape[0]
+    if k:
+        warnings.warn(f"{k} duplicated (x, y) rows in the regression data: the noise variance may collapse "
+                      "toward 0 (the likelihood grows without bound there); the default prior "
+                      "noise_variance ~ InverseGamma(1, 0.01) keeps the posterior proper -- check a prior of "
+                      "your own does too, or remove the duplicates", UserWarning, stacklevel=3)
+
+
 def _check_vector(y, n: int, name: str) -> np.ndarray:
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
@@ -60,13 +141,14 @@ def _check_vector(y, n: int, name: str) -> np.ndarray:
     return y
 
 
-def _standardiser(X: np.ndarray, standardize: bool):
+def _standardiser(X: np.ndarray, standardize: bool, names: list[str] | None = None):
     if not standardize:
         return np.zeros(X.shape[1]), np.ones(X.shape[1])
     shift, scale = X.mean(axis=0), X.std(axis=0)
     const = scale == 0
     if const.any():
-        raise ValueError(f"X has constant columns {np.flatnonzero(const).tolist()}: drop them "
+        which = [names[j] if names else int(j) for j in np.flatnonzero(const)]
+        raise ValueError(f"X has constant columns {which}: drop them "
                          "(they carry no information and cannot be standardised)")
     return shift, scale
 
@@ -90,15 +172,9 @@ def _binary_labels(y) -> tuple[np.ndarray, tuple]:
             return np.where(y.astype(np.float64) == 1.0, 1.0, -1.0), (0, 1) if y.dtype.kind != "b" else (False, True)
         raise ValueError(f"numeric labels must be {{-1, +1}} or {{0, 1}}, got {v}")
     neg, pos = values.tolist()
-    _log.info("labels mapped: %r -> -1, %r -> +1", neg, pos)
+    warnings.warn(f"labels mapped: {neg!r} -> -1 (negative class), {pos!r} -> +1 (positive class); "
+                  "classes_ holds (negative, positive)", UserWarning, stacklevel=4)
     return np.where(y == pos, 1.0, -1.0), (neg, pos)
-
-
-def _fg_prior(d_scales: int, extra=()) -> priors.IndependentPrior:
-    """F&G Sec. 4.4 (shape/rate): tau ~ G(1, 1/sqrt(d)) per scale, sigma ~ G(1.1, 0.1)."""
-    d = max(d_scales, 1)
-    return priors.IndependentPrior((priors.Gamma(1.0, 1.0 / math.sqrt(d)),) * d_scales
-                                   + (priors.Gamma(1.1, 0.1),) + tuple(extra))
 
 
 # ---------------------------------------------------------------------------
@@ -114,8 +190,9 @@ class _Model:
     x_scale: np.ndarray = dataclasses.field(init=False)
 
     def _setup_inputs(self, ard: bool):
+        self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
-        self.x_shift, self.x_scale = _standardiser(self.X_raw, self.standardize)
+        self.x_shift, self.x_scale = _standardiser(self.X_raw, self.standardize, self.feature_names)
         self.X = (self.X_raw - self.x_shift) / self.x_scale
         if self.kernel is None:
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="fg",
@@ -139,6 +216,12 @@ class _Model:
     def param_names(self) -> list[str]:
         return list(self.kernel.param_names)
 
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        """The names of ``gpbayes.sample``'s posterior variables: ``param_names`` with ``tau_<i>`` (one
+        lengthscale per input) named after X's columns when X had column names (e.g. a DataFrame)."""
+        return _named_after_features(self.param_names, self.kernel, getattr(self, "feature_names", None))
+
     def _attrs(self) -> dict:
         return {"model": type(self).__name__, "standardized": int(self.standardize),
                 "x_shift": self.x_shift, "x_scale": self.x_scale, "kernel": repr(self.kernel),
@@ -150,7 +233,9 @@ class GPRegressor(_Model):
 
     y = f(x) + e, f ~ GP(0, k_psi), e ~ N(0, lambda).  Parameters psi =
     (log tau_1..d, log sigma, log lambda) with F&G's eq. 5 kernel; default
-    priors F&G Sec. 4.4 plus lambda ~ Gamma(1, 1) on the standardised target.
+    priors F&G Sec. 4.4 plus lambda ~ InverseGamma(1, 0.01) on the
+    standardised target (proper posterior even with repeated inputs; a
+    warning names duplicated (x, y) rows).
     ``standardize`` (default True) centres and scales X's columns and y;
     predictions are returned on the original scale.
     """
@@ -166,9 +251,12 @@ class GPRegressor(_Model):
         if self.y_scale == 0:
             raise ValueError("y is constant")
         self.y = (y - self.y_shift) / self.y_scale
+        _check_dense_size(self.n, "GPRegressor", "subsample the data or use an inducing-point (sparse) model, "
+                                                 "as gb.SparseGPClassifier does for classification")
+        _warn_duplicated_rows(self.X_raw, y)
         self.gp = GPRegression(self.X, self.y, self.kernel)
         if self.prior is None:
-            self.prior = _fg_prior(self.kernel.n_params - 1, (priors.Gamma(1.0, 1.0),))
+            self.prior = priors.default_kernel_prior(self.kernel, (NOISE_PRIOR,))
         if len(self.prior) != self.gp.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the model {self.gp.n_params}: "
                              f"{self.gp.param_names}")
@@ -201,10 +289,18 @@ class GPClassifier(_Model):
             raise ValueError(f"likelihood must be 'probit' or 'logistic', got {likelihood!r}")
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
-        self.y, self.classes_ = _binary_labels(_check_vector(y, self.n, "y"))
+        y = _check_vector(y, self.n, "y")
+        k = len(np.unique(y))
+        if k > 2:
+            raise ValueError(f"binary classification needs exactly two label values, got {k}: "
+                             f"{np.unique(y)[:10].tolist()}; GPClassifier is binary -- for several classes use "
+                             "gb.SparseGPClassifier(X, y) (robust-max multiclass, Hensman et al. 2015)")
+        _check_dense_size(self.n, "GPClassifier", "use gb.SparseGPClassifier(X, y, n_inducing=...) (inducing "
+                                                  "points: memory n x M, not n x n)")
+        self.y, self.classes_ = _binary_labels(y)
         self.likelihood = Probit() if likelihood == "probit" else Logistic()
         if self.prior is None:
-            self.prior = _fg_prior(self.kernel.n_params - 1)
+            self.prior = priors.default_kernel_prior(self.kernel)
         if len(self.prior) != self.kernel.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}")
 
@@ -234,11 +330,12 @@ class PoissonGP(_Model):
             raise ValueError(f"exposure must be a scalar or one value per count ({y.size}), got shape {exposure.shape}")
         if np.any(exposure <= 0) or not np.all(np.isfinite(exposure)):
             raise ValueError("exposure must be positive and finite")
+        _check_dense_size(self.n, "PoissonGP", "bin the counts more coarsely (fewer bins) or subsample")
         self.y = y
         self.offset = float(np.log(max(y.sum(), 0.5) / np.broadcast_to(exposure, y.shape).sum()))
         self.likelihood = Poisson(exposure=exposure, offset=self.offset)
         if self.prior is None:
-            self.prior = _fg_prior(self.kernel.n_params - 1)
+            self.prior = priors.default_kernel_prior(self.kernel)
 
     def _attrs(self) -> dict:
         return {**super()._attrs(), "offset": self.offset, "likelihood": "poisson"}
@@ -266,8 +363,9 @@ class SparseGPClassifier(_Model):
         from .sparse.target import SparseTarget
 
         super().__init__(X, kernel, prior, standardize)
+        self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
-        self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize)
+        self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize, self.feature_names)
         self.X = (self.X_raw - self.x_shift) / self.x_scale
         if self.kernel is None:
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="ma")
@@ -277,7 +375,8 @@ class SparseGPClassifier(_Model):
             self.classes_ = tuple(classes.tolist())
             self.y = np.searchsorted(classes, y).astype(np.float64)
             self.likelihood = RobustMax(len(classes), float(epsilon))
-            _log.warning("classes %s mapped to 0..%d (robust-max likelihood)", list(self.classes_), len(classes) - 1)
+            warnings.warn(f"labels mapped: classes {list(self.classes_)} -> 0..{len(classes) - 1} (robust-max "
+                          "likelihood); classes_ holds them in order", UserWarning, stacklevel=2)
         else:
             self.y, self.classes_ = _binary_labels(y)
             self.likelihood = Probit()
@@ -319,8 +418,9 @@ class GPLVMRegressor(_Model):
         from .gplvm.vb import SupervisedGPLVM, fit_type2_ml
 
         super().__init__(X, None, prior, standardize)
+        self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
-        self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize)
+        self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize, self.feature_names)
         self.X = (self.X_raw - self.x_shift) / self.x_scale
         Y = np.asarray(Y, dtype=np.float64)
         Y = Y[:, None] if Y.ndim == 1 else Y

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["Gamma", "LogNormal", "LogUniform", "Uniform", "IndependentPrior", "make_prior", "vectorised_log_density"]
+__all__ = ["Gamma", "InverseGamma", "LogNormal", "LogUniform", "Uniform", "IndependentPrior", "make_prior",
+           "vectorised_log_density", "fg_scale_prior", "FG_AMPLITUDE_PRIOR", "default_kernel_prior"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -48,6 +49,35 @@ class Gamma:
     def sample_theta(self, rng: np.random.Generator, size=None):
         """Draws of theta ~ Gamma(shape, rate)."""
         return rng.gamma(self.shape, 1.0 / self.rate, size=size)
+
+
+@dataclasses.dataclass(frozen=True)
+class InverseGamma:
+    """theta ~ InverseGamma(shape, scale), i.e. 1/theta ~ Gamma(shape, rate=scale); density on psi = log theta.
+
+    log p_psi(psi) = a log b - lgamma(a) - a psi - b e^-psi.  Its density on
+    psi falls faster than any power of theta as theta -> 0, so a likelihood that
+    grows like theta^-k there (GP regression with k duplicated inputs, noise
+    variance theta) still gives a proper posterior -- unlike a Gamma prior.
+    """
+
+    shape: float
+    scale: float
+
+    def __post_init__(self):
+        if not (self.shape > 0 and self.scale > 0):
+            raise ValueError(f"InverseGamma prior needs shape > 0 and scale > 0, got {self.shape}, {self.scale}")
+
+    def log_density(self, psi):
+        psi = np.asarray(psi, dtype=float)
+        a, b = self.shape, self.scale
+        return a * np.log(b) - gammaln(a) - a * psi - b * np.exp(-psi)
+
+    def grad_log_density(self, psi):
+        return -self.shape + self.scale * np.exp(-np.asarray(psi, dtype=float))
+
+    def sample_theta(self, rng: np.random.Generator, size=None):
+        return 1.0 / rng.gamma(self.shape, 1.0 / self.scale, size=size)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,6 +188,40 @@ class IndependentPrior:
         return np.log(np.array([float(c.sample_theta(rng)) for c in self.components]))
 
 
+def fg_scale_prior(input_dim: int) -> Gamma:
+    """F&G 2014 Sec. 4.4's prior on every lengthscale tau_d: Gamma(shape 1, rate 1/sqrt(d)), d the input dimension.
+
+    ``d`` is the number of covariates, for an isotropic kernel (one tau) as for
+    an ARD one (d of them): the rate shrinks with the dimension so that the
+    prior expected squared distance between inputs stays comparable.
+    """
+    d = int(input_dim)
+    if d < 1:
+        raise ValueError(f"input_dim must be >= 1, got {input_dim}")
+    return Gamma(1.0, 1.0 / math.sqrt(d))
+
+
+#: F&G 2014 Sec. 4.4's prior on the amplitude sigma (shape/rate)
+FG_AMPLITUDE_PRIOR = Gamma(1.1, 0.1)
+
+
+def default_kernel_prior(kernel, extra: Sequence = ()) -> IndependentPrior:
+    """The library's one default prior over a kernel's psi, then ``extra`` (F&G 2014 Sec. 4.4).
+
+    tau ~ Gamma(1, 1/sqrt(d)) for each of the kernel's ``n_scale`` lengthscales
+    (d = ``kernel.input_dim``, isotropic or ARD alike), sigma ~ Gamma(1.1, 0.1)
+    unless the amplitude is fixed, followed by the components in ``extra``
+    (e.g. the noise variance of regression).
+    """
+    fixed = bool(getattr(kernel, "fixed_amplitude", False))
+    # a kernel of the protocol without ``n_scale``: every parameter but the (last) amplitude is a scale
+    n_scale = int(getattr(kernel, "n_scale", kernel.n_params - (0 if fixed else 1)))
+    comps = (fg_scale_prior(kernel.input_dim),) * n_scale
+    if not fixed:
+        comps += (FG_AMPLITUDE_PRIOR,)
+    return IndependentPrior(comps + tuple(extra))
+
+
 def vectorised_log_density(prior):
     """``prior.log_density`` as one numpy expression per family, or None if a family is not known.
 
@@ -173,7 +237,7 @@ def vectorised_log_density(prior):
     fam: dict = {}
     for i, c in enumerate(comps):
         fam.setdefault(type(c), []).append(i)
-    if not set(fam) <= {LogUniform, LogNormal, Gamma, Uniform}:
+    if not set(fam) <= {LogUniform, LogNormal, Gamma, InverseGamma, Uniform}:
         return None
     idx = {t: np.array(v) for t, v in fam.items()}
     par = {t: np.array([dataclasses.astuple(comps[i]) for i in v], dtype=np.float64).T for t, v in fam.items()}
@@ -193,6 +257,8 @@ def vectorised_log_density(prior):
                 total += float(np.sum(-0.5 * z * z - np.log(b) - 0.5 * _LOG_2PI))
             elif t is Gamma:
                 total += float(np.sum(a * np.log(b) - gammaln(a) + a * x - b * np.exp(x)))
+            elif t is InverseGamma:
+                total += float(np.sum(a * np.log(b) - gammaln(a) - a * x - b * np.exp(-x)))
             else:  # Uniform on theta
                 th = np.exp(x)
                 if np.any(th < a) or np.any(th > b):
@@ -208,7 +274,8 @@ def make_prior(spec: dict):
     if not isinstance(spec, dict) or len(spec) != 1:
         raise ValueError(f"a prior is a mapping with exactly one family key, got {spec!r}")
     (family, params), = spec.items()
-    table = {"gamma": Gamma, "lognormal": LogNormal, "uniform": Uniform, "loguniform": LogUniform}
+    table = {"gamma": Gamma, "inverse_gamma": InverseGamma, "lognormal": LogNormal, "uniform": Uniform,
+             "loguniform": LogUniform}
     if family not in table:
         raise ValueError(f"unknown prior family {family!r}; choose one of {sorted(table)}")
     try:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpbayes import io
+from gpbayes_repro import io
 from gpbayes_repro import papers as _papers
 
 __all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",

@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from gpbayes import io  # noqa: E402
+from gpbayes_repro import io  # noqa: E402
 
 __all__ = ["trace_and_marginals", "save_figure", "readable_log_axis", "pm_gpc_fig2", "pm_gpc_fig34"]
 

@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     rows = profile(args.root)
     print(format_table(rows, args.startup_s))
     if args.csv:
-        from gpbayes.io import atomic_path
+        from gpbayes_repro.io import atomic_path
 
         with atomic_path(args.csv) as tmp, open(tmp, "w", newline="") as fh:
             w = csv.writer(fh)

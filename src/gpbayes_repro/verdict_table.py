@@ -121,7 +121,7 @@ def main(argv=None) -> int:
     before = load_scale(args.before, "default") if args.before else None
     text = to_markdown(rows(default, load_scale(args.paper, "paper"), before))
     if args.out:
-        from gpbayes.io import atomic_path
+        from gpbayes_repro.io import atomic_path
 
         with atomic_path(args.out) as tmp:
             tmp.write_text(text)

@@ -9,7 +9,7 @@ import time
 import traceback
 from pathlib import Path
 
-from gpbayes.linalg import blas_single_thread
+from gpbayes_repro.threads import blas_single_thread
 
 __all__ = ["job", "damaged_inputs", "DamagedInputError"]
 

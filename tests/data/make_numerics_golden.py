@@ -45,7 +45,8 @@ try:  # after the library / reproduction split (e7eefd9)
     from gpbayes_repro.experiments import amis, gplvm as gplvm_exp, pm_gpc, pm_gpc_capacity as pc, regression_mh
 except ImportError:  # before it (81aef2f)
     from gpbayes.experiments import amis, gplvm as gplvm_exp, pm_gpc, pm_gpc_capacity as pc, regression_mh
-from gpbayes import linalg, priors
+from gpbayes import priors
+from gpbayes_repro.threads import blas_single_thread
 from gpbayes.gplvm import SupervisedGPLVM
 from gpbayes.gplvm import pseudo_marginal as gpm
 from gpbayes.kernels import SquaredExponential
@@ -209,7 +210,7 @@ def gplvm_cases(out):
 
 def main(path):
     out = {}
-    with linalg.blas_single_thread():
+    with blas_single_thread():
         capacity_cases(out)
         grid_cases(out)
         amis_cases(out)

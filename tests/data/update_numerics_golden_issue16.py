@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpbayes import linalg
+from gpbayes_repro.threads import blas_single_thread
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.likelihoods import Probit
 from gpbayes.mcmc import particle_marginal
@@ -76,7 +76,7 @@ def ep_arrays() -> dict:
 def main(path):
     with np.load(path) as f:
         old = {k: f[k] for k in f.files}
-    with linalg.blas_single_thread():
+    with blas_single_thread():
         new = ep_arrays()
     for key in ("grid_log_marginal_estimate", "grid_approx_log_marginal"):
         if not np.array_equal(new[key][0], old[key][0]):

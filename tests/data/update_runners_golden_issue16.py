@@ -16,7 +16,7 @@ from gpbayes import priors
 from gpbayes.estimators import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
-from gpbayes.linalg import blas_single_thread
+from gpbayes_repro.threads import blas_single_thread
 from gpbayes.mcmc import pseudo_marginal as pm
 
 PATH = Path(__file__).parent / "runners_golden.npz"

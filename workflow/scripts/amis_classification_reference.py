@@ -1,6 +1,6 @@
 import xarray as xr
 
-from gpbayes import io
+from gpbayes_repro import io
 from gpbayes_repro.experiments import amis
 from gpbayes_repro.workflow import job
 

@@ -1,6 +1,6 @@
 import json
 
-from gpbayes import io
+from gpbayes_repro import io
 from gpbayes_repro import claims, trouble
 from gpbayes_repro.workflow import job
 

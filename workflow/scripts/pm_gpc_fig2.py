@@ -1,7 +1,7 @@
 import numpy as np
 import xarray as xr
 
-from gpbayes import io
+from gpbayes_repro import io
 from gpbayes_repro import plots
 from gpbayes_repro.experiments import pm_gpc
 from gpbayes_repro.workflow import job

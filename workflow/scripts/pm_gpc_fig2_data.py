@@ -1,4 +1,5 @@
-from gpbayes import io, rng
+from gpbayes import rng
+from gpbayes_repro import io
 from gpbayes_repro.experiments import pm_gpc
 from gpbayes_repro.workflow import job
 

@@ -1,6 +1,7 @@
 import xarray as xr
 
-from gpbayes import io, rng
+from gpbayes import rng
+from gpbayes_repro import io
 from gpbayes_repro.experiments import pm_gpc_mcmc
 from gpbayes_repro.workflow import job
 

@@ -2,7 +2,7 @@ import json
 
 import pandas as pd
 
-from gpbayes import io
+from gpbayes_repro import io
 from gpbayes_repro.experiments import pm_gpc_mcmc
 from gpbayes_repro.workflow import job
 

@@ -1,4 +1,4 @@
-from gpbayes import io
+from gpbayes_repro import io
 from gpbayes_repro.experiments import slice_ma
 from gpbayes_repro.workflow import job
 

@@ -1,4 +1,4 @@
-from gpbayes import io
+from gpbayes_repro import io
 from gpbayes_repro.experiments import sparse_mcmc
 from gpbayes_repro.workflow import job
 

@@ -346,8 +346,8 @@ def bin_events(times, start: float, end: float, n_bins: int):
 def write_dataset(ds: xr.Dataset, path) -> Path:
     """Write ``ds`` to NetCDF at ``path`` atomically (temporary file, then rename).
 
-    Uses :func:`gpbayes.io.write_netcdf_atomic`.
+    Uses :func:`gpbayes_repro.io.write_netcdf_atomic`.
     """
-    from gpbayes.io import write_netcdf_atomic
+    from gpbayes_repro.io import write_netcdf_atomic
 
     return write_netcdf_atomic(ds, path)

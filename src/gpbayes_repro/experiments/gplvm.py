@@ -50,7 +50,8 @@ import xarray as xr
 from scipy import stats
 
 from .. import builders, trouble
-from gpbayes import io, priors
+from gpbayes import priors
+from gpbayes_repro import io
 from gpbayes import rng as rngmod
 from gpbayes.gplvm import SupervisedGPLVM, VariationalParams, fit_type2_ml
 from gpbayes.gplvm import pseudo_marginal as pm

@@ -73,7 +73,8 @@ import xarray as xr
 from scipy.stats import rankdata
 
 from .. import builders
-from gpbayes import io, linalg, priors
+from gpbayes import linalg, priors
+from gpbayes_repro import io
 
 from .. import claims
 from ..baselines import probabilistic_svm

@@ -32,7 +32,8 @@ import numpy as np
 import xarray as xr
 
 from .. import builders, claims, intervals, trouble
-from gpbayes import diagnostics, io, linalg, priors
+from gpbayes import diagnostics, linalg, priors
+from gpbayes_repro import io
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit

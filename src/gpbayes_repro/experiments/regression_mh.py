@@ -24,7 +24,8 @@ import numpy as np
 import xarray as xr
 
 from .. import builders, claims
-from gpbayes import diagnostics, io, linalg, priors
+from gpbayes import diagnostics, linalg, priors
+from gpbayes_repro import io
 from gpbayes.mcmc import random_walk
 from gpbayes.mcmc.runner import Progress
 from gpbayes.finite_differences import hessian_from_gradients

@@ -64,7 +64,8 @@ import xarray as xr
 
 from .. import data as gdata
 from .. import builders, claims, intervals, trouble
-from gpbayes import diagnostics, io, linalg, priors
+from gpbayes import diagnostics, linalg, priors
+from gpbayes_repro import io
 from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Gaussian, Logistic, Poisson

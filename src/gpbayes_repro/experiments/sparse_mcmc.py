@@ -51,7 +51,8 @@ from scipy.special import logsumexp
 
 from .. import data as gdata
 from .. import builders, claims, intervals
-from gpbayes import diagnostics, io, likelihoods, priors
+from gpbayes import diagnostics, likelihoods, priors
+from gpbayes_repro import io
 from gpbayes import rng as rngmod
 from gpbayes.kernels import SquaredExponential
 from gpbayes.mcmc.runner import Progress

@@ -293,7 +293,7 @@ def chain_convergence(paths) -> dict[tuple, dict]:
     N(m, (-H)^{-1}) starts; their ArviZ groups (``run_block``) are pooled over
     blocks.  Importance samplers have no chains and are skipped.
     """
-    from gpbayes import io
+    from gpbayes_repro import io
 
     from ... import claims as claims_mod
 

@@ -14,7 +14,9 @@ import xarray as xr
 from scipy import optimize
 
 from gpbayes import amis as amis_mod
-from gpbayes import io, linalg, priors
+from gpbayes_repro.threads import blas_single_thread
+from gpbayes import linalg, priors
+from gpbayes_repro import io
 from gpbayes import rng as rng_mod
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.finite_differences import hessian_from_gradients, hessian_from_values
@@ -310,7 +312,7 @@ def run_block(ds: xr.Dataset, setup_ds: xr.Dataset, *, sampler: str, kernel: str
     rows = []
     for r in reps:
         rng = rng_mod.stream(seed, "amis", info["dataset"], kernel, sampler, r)
-        with linalg.blas_single_thread():
+        with blas_single_thread():
             if spec["task"] == "regression":
                 model, prior = regression_model(X, y, kernel, cfg)
                 mode = setup_ds["mode"].sel(approx="exact").values
@@ -404,7 +406,7 @@ def reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: str, cfg: dict, s
 
     mode, cov = setup_ds["mode"].sel(approx="exact").values, setup_ds["cov"].sel(approx="exact").values
     logp = log_posterior(model, prior)
-    with linalg.blas_single_thread():
+    with blas_single_thread():
         res = amis_mod.amis(stream(), logp, mode, cov, n_iterations=st["n_iterations"],
                             n_per_iteration=st["n_per_iteration"], norm_transform=np.exp)
         rep = bookkeeping_timings(res, logp, stream, mode, cov, n_iterations=st["n_iterations"],
@@ -439,7 +441,7 @@ def classification_reference(ds: xr.Dataset, setup_ds: xr.Dataset, *, kernel: st
     approx = "ep"
     tgt = classification_target(X, y, kernel, cfg, approx, st["n_imp"])
     rng = rng_mod.stream(seed, "amis", "classification_reference", info["dataset"], kernel)
-    with linalg.blas_single_thread():
+    with blas_single_thread():
         res = amis_mod.pm_amis(rng, tgt, setup_ds["mode"].sel(approx=approx).values,
                                setup_ds["cov"].sel(approx=approx).values, n_iterations=st["n_iterations"],
                                n_per_iteration=st["n_per_iteration"], norm_transform=np.exp)

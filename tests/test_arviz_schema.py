@@ -1,0 +1,188 @@
+"""Every method's result follows the ArviZ InferenceData schema and works with ArviZ as it stands.
+
+For each method of ``gb.sample`` on every model (tiny sizes): only schema
+groups; X in ``constant_data`` and y in ``observed_data`` sharing the dim
+``obs``; one natural-scale variable per hyperparameter in ``posterior`` and
+its log in ``unconstrained_posterior`` (so ``az.summary`` has one row per
+hyperparameter); named dims everywhere (no ``<var>_dim_<i>``); then
+``az.summary``, ``az.plot_trace``, ``az.plot_posterior`` and an
+``az.from_netcdf`` round trip.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gpbayes as gb
+
+az = pytest.importorskip("arviz")
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+SCHEMA = set(__import__("arviz").data.inference_data.SUPPORTED_GROUPS_ALL)
+
+
+def _xy(n=14, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, d))
+    return X, np.sin(2 * X[:, 0]) + 0.2 * rng.standard_normal(n)
+
+
+def _models():
+    X, y = _xy()
+    reg = gb.GPRegressor(X, y)
+    clf = gb.GPClassifier(X, y > 0)
+    cox = gb.PoissonGP(X[:, :1], np.random.default_rng(1).poisson(2.0, size=14))
+    return {"reg": reg, "clf": clf, "cox": cox}
+
+
+_MODELS = {}
+
+
+def model(name):
+    if not _MODELS:
+        _MODELS.update(_models())
+    if name == "sparse" and name not in _MODELS:
+        X, y = _xy(n=20)
+        _MODELS[name] = gb.SparseGPClassifier(X, y > 0, n_inducing=4, maxiter=20)
+    if name == "gplvm" and name not in _MODELS:
+        x = np.linspace(0.0, 6.0, 12)
+        Y = np.column_stack([np.cos(x), np.sin(x)]) + 0.05 * np.random.default_rng(0).standard_normal((12, 2))
+        _MODELS[name] = gb.GPLVMRegressor(x, Y, n_inducing=5, ml_restarts=1, ml_max_iter=30)
+    return _MODELS[name]
+
+
+SMALL_AMIS = {"amis": dict(n_iterations=3, n_per_iteration=15, n_resample=40),
+              "mamis": dict(n_iterations=3, slope=5, n_resample=40),
+              "amis-mamis": dict(n_tuning_samples=30, n_per_iteration_amis=15, n_iterations=2, slope=5,
+                                 n_resample=40),
+              "pm-amis": dict(n_imp=4, n_iterations=2, n_per_iteration=10, n_resample=40)}
+CASES = ([("reg", m) for m in ("rwmh", "hmc", "nuts", "slice", "amis", "mamis", "amis-mamis", "type2-ml")]
+         + [("clf", m) for m in ("pseudo-marginal", "pm-amis", "aa", "surr", "slice-surr-site", "slice-fixed",
+                                 "slice-prior-white", "slice-surr-taylor", "slice-post-site", "slice-post-taylor",
+                                 "ep-ml", "aa-keep-latent")]
+         + [("cox", m) for m in ("pseudo-marginal", "aa", "slice-post-taylor")]
+         + [("sparse", m) for m in ("joint-hmc", "gibbs")]
+         + [("gplvm", m) for m in ("pm-within-gibbs", "type2-ml")])
+
+
+def _run(name, method):
+    m = model(name)
+    opts = dict(SMALL_AMIS.get(method, {}))
+    if method == "aa-keep-latent":
+        method, opts["keep_latent"] = "aa", True
+    if method == "pseudo-marginal":
+        opts["n_imp"] = 4
+    if method == "pm-within-gibbs":
+        opts.update(n_imp=3, vb_max_iter=3)
+    point = method in ("type2-ml", "ep-ml")
+    return m, gb.sample(m, method=method, chains=1 if point else 2, draws=6, warmup=4, seed=1, progress=False,
+                        **opts)
+
+
+@pytest.mark.parametrize("name,method", CASES, ids=[f"{a}-{b}" for a, b in CASES])
+def test_every_method_s_result_is_on_the_arviz_schema(name, method, tmp_path):
+    m, idata = _run(name, method)
+    groups = set(idata.groups())
+    assert groups <= SCHEMA, groups - SCHEMA
+    assert {"posterior", "unconstrained_posterior", "sample_stats", "observed_data", "constant_data"} <= groups
+    # data: X rows and y share the dim obs
+    assert idata.constant_data["X"].dims == ("obs", "feature")
+    assert idata.observed_data["y"].dims[0] == "obs"
+    assert idata.constant_data.sizes["obs"] == idata.observed_data.sizes["obs"] == m.n
+    # one natural-scale variable per hyperparameter; the log scale under the same names elsewhere
+    names = m.hyperparameter_names
+    assert gb.api.hyperparameter_names(idata) == names
+    for n in names:
+        assert idata.posterior[n].dims == ("chain", "draw")
+        np.testing.assert_array_equal(idata.posterior[n].values, np.exp(idata.unconstrained_posterior[n].values))
+    assert "psi" not in idata.posterior
+    for g in idata.groups():
+        for v, da in idata[g].data_vars.items():
+            assert not any("_dim_" in d for d in da.dims), (g, v, da.dims)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one-chain / few-draw shape warnings
+        table = az.summary(idata)
+    hyper_rows = [r for r in table.index if r in names]
+    assert hyper_rows == names  # each hyperparameter once (latent draws f, v, Z add their own rows)
+    if method not in ("type2-ml", "ep-ml"):
+        ax = az.plot_trace(idata, var_names=names)
+        assert ax.shape[0] == len(names)  # one panel row per hyperparameter
+        az.plot_posterior(idata, var_names=names)
+        plt.close("all")
+    if name == "reg" or (name == "clf" and "f" in idata.posterior):  # a pointwise log-likelihood applies
+        gb.compute_log_likelihood(m, idata)
+        gb.sample_posterior_predictive(m, idata, seed=2)
+        assert idata.log_likelihood["y"].dims == idata.posterior_predictive["y"].dims == ("chain", "draw", "obs")
+        if method not in ("type2-ml", "ep-ml"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # Pareto k warnings at a dozen draws
+                assert np.isfinite(az.loo(idata).elpd_loo)
+        groups = set(idata.groups())
+    path = tmp_path / "r.nc"
+    idata.to_netcdf(path)
+    again = az.from_netcdf(path)
+    assert set(again.groups()) == groups
+    np.testing.assert_array_equal(gb.api.psi_draws(again).values, gb.api.psi_draws(idata).values)
+    for v in idata.sample_stats.data_vars:
+        np.testing.assert_array_equal(again.sample_stats[v].values, idata.sample_stats[v].values)
+
+
+def test_importance_sampling_posterior_is_resampled_and_the_weighted_sample_is_kept():
+    """az.summary on posterior = the weighted estimate (within the resampling error); the draws are the weighted
+    sample's, picked by resample_index."""
+    m, idata = _run("reg", "amis")
+    ss = idata.sample_stats
+    w = ss["weight"].values[0]
+    psi_w = ss["importance_psi"].values[0]
+    assert ss["importance_psi"].dims == ("chain", "importance_sample", "param")
+    np.testing.assert_allclose(w.sum(), 1.0)
+    np.testing.assert_allclose(w, np.exp(ss["log_weight"].values[0] - np.logaddexp.reduce(ss["log_weight"].values[0])))
+    idx = ss["resample_index"].values[0]
+    np.testing.assert_array_equal(gb.api.psi_draws(idata).values[0], psi_w[idx])
+    big = gb.sample(m, method="amis", n_iterations=3, n_per_iteration=15, n_resample=20000, seed=1, progress=False)
+    weighted_mean = np.exp(big.sample_stats["importance_psi"].values[0]).T @ big.sample_stats["weight"].values[0]
+    resampled_mean = az.summary(big, kind="stats", round_to="none")["mean"].values
+    sd = np.sqrt(np.exp(2 * big.sample_stats["importance_psi"].values[0]).T @ big.sample_stats["weight"].values[0]
+                 - weighted_mean**2)
+    assert np.all(np.abs(resampled_mean - weighted_mean) < 5 * sd / np.sqrt(20000) + 1e-12)
+
+
+def test_tuned_step_size_is_per_draw_in_sample_stats_for_every_chain():
+    _, idata = _run("reg", "nuts")
+    step = idata.sample_stats["step_size"]
+    assert step.dims == ("chain", "draw")
+    assert np.all(step.values == step.values[:, :1]) and step.values[0, 0] != step.values[1, 0]
+    assert not any(a.startswith(("tuned_", "warmup_")) for a in idata.sample_stats.attrs)
+    assert idata.sample_stats["warmup_n_cubic"].dims == ("chain",)
+
+
+def test_hyperparameters_are_named_after_a_table_s_columns(tmp_path):
+    """Anything with .columns (a pandas DataFrame) names the lengthscales; the library does not import pandas."""
+
+    class Table:  # the duck type the models read: columns + an array
+        def __init__(self, a, columns):
+            self._a, self.columns = np.asarray(a), list(columns)
+
+        def __array__(self, dtype=None, copy=None):
+            return self._a if dtype is None else self._a.astype(dtype)
+
+    X, y = _xy()
+    m = gb.GPRegressor(Table(X, ["age", "bmi"]), y)
+    assert m.hyperparameter_names == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
+    idata = gb.sample(m, method="type2-ml", progress=False)
+    assert list(idata.posterior.data_vars) == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
+    assert list(idata.constant_data["feature"].values) == ["age", "bmi"]
+    idata.to_netcdf(tmp_path / "named.nc")
+    again = az.from_netcdf(tmp_path / "named.nc")
+    assert list(again.constant_data["feature"].values) == ["age", "bmi"]
+    assert list(again.posterior.data_vars) == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
+    assert gb.GPRegressor(Table(X, ["age", "bmi"]), y, ard=False).hyperparameter_names == [
+        "tau", "sigma", "noise_variance"]
+    pd = pytest.importorskip("pandas")
+    assert gb.GPClassifier(pd.DataFrame(X, columns=["a", "b"]), y > 0).hyperparameter_names == ["tau_a", "tau_b",
+                                                                                                 "sigma"]
