@@ -72,6 +72,7 @@ from . import io, linalg
 from .classification import fit_ep_type2_ml, mcmc_predictive
 from .estimators.importance import PseudoMarginalTarget
 from .finite_differences import hessian_from_gradients
+from .likelihoods import Probit
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 from .mcmc import hmc, hyper_slice, latent_gibbs, nuts, pseudo_marginal, random_walk
 from .mcmc import slice as slice_mod
@@ -310,7 +311,10 @@ def _amis(model, method, rng, options):
     n_imp = int(options.pop("n_imp", 64))
     target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
                                   approx=approx, n_imp=n_imp)
-    ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior)
+    # q_0's centre: EP type-II ML with the model's likelihood; one without EP (the logistic) keeps the probit's
+    # EP-ML as its starting point, as before
+    start = model.likelihood if "ep" in model.likelihood.approximations else Probit()
+    ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior, likelihood=start)
     cov = np.eye(ml.psi.size) * 0.25
     kw = {"n_iterations": 20, "n_per_iteration": 100, **options}
     return amis_mod.pm_amis(rng, target, ml.psi, cov, **kw)
