@@ -83,6 +83,7 @@ from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .classification import fit_ep_type2_ml, mcmc_predictive
 from .estimators.importance import PseudoMarginalTarget
 from .finite_differences import hessian_from_gradients
+from .likelihoods import Probit
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 from .mcmc import hmc, hyper_slice, latent_gibbs, nuts, pseudo_marginal, random_walk
 from .mcmc import slice as slice_mod
@@ -133,17 +134,19 @@ OPTIONS = {
 
 def methods(model) -> tuple[str, ...]:
     """The method names ``sample`` accepts for this model."""
-    if isinstance(model, GPClassifier) and model.likelihood.name != "probit":
-        return tuple(m for m in _METHODS[GPClassifier] if m != "ep-ml")  # EP is the probit's
+    if isinstance(model, GPClassifier) and "ep" not in model.likelihood.approximations:
+        return tuple(m for m in _METHODS[GPClassifier] if m != "ep-ml")  # the likelihood offers no EP
     return _METHODS[type(model)]
 
 
 def _check_approximation(model, approx: str) -> None:
     if approx not in ("laplace", "ep"):
         raise ValueError(f"approximation must be 'laplace' or 'ep', got {approx!r}")
-    if approx == "ep" and model.likelihood.name != "probit":
-        raise ValueError(f"{type(model).__name__} with the {model.likelihood.name} likelihood: EP is implemented "
-                         "for the probit; use approximation='laplace'")
+    offered = model.likelihood.approximations  # the likelihood protocol (gpbayes.likelihoods)
+    if approx not in offered:
+        raise ValueError(f"{type(model).__name__} with the {model.likelihood.name} likelihood: approximation "
+                         f"{approx!r} is not offered (EP is implemented for the probit and the likelihoods that "
+                         f"list it); use one of {list(offered)}")
 
 
 # ---------------------------------------------------------------------------
@@ -389,12 +392,15 @@ def _amis(model, method, rng, options):
                                             mamis_sizes=sizes, **options)[0]
         return amis_mod.mamis(rng, logt, fit.psi, cov, sizes, **options)
     # pm-amis: q_0 = EP's Laplace-style Gaussian at the EP type-II MAP
-    approx = options.pop("approximation", "ep" if model.likelihood.name == "probit" else "laplace")
+    approx = options.pop("approximation", model.likelihood.approximations[0])
     _check_approximation(model, approx)
     n_imp = int(options.pop("n_imp", 64))
     target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
                                   approx=approx, n_imp=n_imp)
-    ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior)
+    # q_0's centre: EP type-II ML with the model's likelihood; one without EP (the logistic) keeps the probit's
+    # EP-ML as its starting point, as before
+    start = model.likelihood if "ep" in model.likelihood.approximations else Probit()
+    ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior, likelihood=start)
     cov = np.eye(ml.psi.size) * 0.25
     kw = {"n_iterations": 20, "n_per_iteration": 100, **options}
     return amis_mod.pm_amis(rng, target, ml.psi, cov, **kw)
@@ -471,7 +477,7 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
             if method == "type2-ml":
                 fit = fit_type2_ml(model.gp, rngs[0], n_restarts=3)
             else:
-                fit = fit_ep_type2_ml(model.X, model.y, model.kernel, rngs[0])
+                fit = fit_ep_type2_ml(model.X, model.y, model.kernel, rngs[0], likelihood=model.likelihood)
             ch = Chain(draws=fit.psi[None, :], stats={"lp": np.array([fit.log_marginal])}, warmup={}, params={},
                        state=None)
             groups = _posterior_groups(model, [ch], method, attrs)
@@ -559,27 +565,21 @@ def _draw_matrix(idata, max_draws: int, rng) -> np.ndarray:
     return psi
 
 
-def _logistic_predictive(model, psi_draws, Xs, n_quad: int = 32) -> np.ndarray:
-    """Mean over draws of E_{q(f_*)}[sigmoid(f_*)], q(f_* | y, theta) the Laplace latent predictive (R&W Alg. 3.2).
+def _laplace_predictive(model, psi_draws, Xs) -> np.ndarray:
+    """Mean over draws of the likelihood's ``predictive_mean`` under the Laplace latent predictive.
 
-    The expectation of the logistic under the Gaussian is by ``n_quad``-point Gauss-Hermite quadrature.
+    q(f_* | y, theta) by R&W Alg. 3.2 (``GaussianApproximation.latent_predictive``, mean k_*^T K^-1 f_hat);
+    then its ``predictive_mean``: p(y_* = +1) for a classifier (Gauss-Hermite for the logistic), the rate per
+    unit exposure exp(f_* + m) for ``PoissonGP`` (the log-normal mean) -- ``gpbayes.likelihoods``.
     """
-    from scipy.special import expit
-
     from .approx.laplace import laplace_approximation
 
-    t, w = np.polynomial.hermite_e.hermegauss(n_quad)
-    w = w / w.sum()
-    probs = []
+    out = []
     for p in psi_draws:
-        K = model.kernel(p, model.X)
-        a = laplace_approximation(K, model.y, model.likelihood)
-        Ks = model.kernel(p, model.X, Xs)
-        mean = Ks.T @ a.alpha  # R&W Alg. 3.2 line 4 (K^-1 f_hat = grad log p(y | f_hat) at the mode)
-        v = linalg.solve_triangular(a.B_chol, np.sqrt(a.w)[:, None] * Ks)  # line 5
-        sd = np.sqrt(np.maximum(model.kernel.diag(p, Xs) - np.sum(v * v, axis=0), 0.0))  # line 6
-        probs.append(expit(mean[:, None] + sd[:, None] * t[None, :]) @ w)
-    return np.mean(probs, axis=0)
+        a = laplace_approximation(model.kernel(p, model.X), model.y, model.likelihood)
+        mean, var = a.latent_predictive(model.kernel(p, model.X, Xs), model.kernel.diag(p, Xs))
+        out.append(model.likelihood.predictive_mean(mean, var))
+    return np.mean(out, axis=0)
 
 
 def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
@@ -596,9 +596,10 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     GPRegressor: mean and standard deviation of f(x_*) and a 95 % interval
     for a new y (mixture of the exact GP predictives, R&W eqs. 2.25-2.26),
     on the original scale of y.  GPClassifier: probability of the positive
-    class, F&G eq. 8 (EP predictive at each draw) averaged over draws; with
-    the logistic likelihood the Laplace latent predictive and the logistic's
-    expectation under it (Gauss-Hermite).
+    class, F&G eq. 8 (EP predictive at each draw) averaged over draws when the
+    likelihood's default approximation is EP (the probit); otherwise the
+    Laplace latent predictive and the likelihood's expectation under it
+    (``predictive_mean``: Gauss-Hermite for the logistic).
     PoissonGP: posterior mean rate per unit exposure exp(f_* + m) from the
     Laplace latent predictive at each draw (mean of the log-normal).
     """
@@ -653,12 +654,11 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
         return predictive.y_level_classes(xr.Dataset({"probability": ("point", p)},
                                                      attrs={"positive_class": str(model.classes_[1])}),
                                           model.classes_, y_new)
-    if isinstance(model, GPClassifier) and model.likelihood.name == "logistic":
-        return predictive.y_level_classes(
-            xr.Dataset({"probability": ("point", _logistic_predictive(model, psi, Xs))},
-                       attrs={"positive_class": str(model.classes_[1])}), model.classes_, y_new)
     if isinstance(model, GPClassifier):
-        p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep")
+        if model.likelihood.approximations[0] == "ep":
+            p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep", likelihood=model.likelihood)
+        else:
+            p = _laplace_predictive(model, psi, Xs)
         return predictive.y_level_classes(xr.Dataset({"probability": ("point", np.asarray(p))},
                                                      attrs={"positive_class": str(model.classes_[1])}),
                                           model.classes_, y_new)
@@ -666,13 +666,9 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
 
     rates, latent = [], []
     for p in psi:
-        K = model.kernel(p, model.X)
-        a = laplace_approximation(K, model.y, model.likelihood)
-        Ks = model.kernel(p, model.X, Xs)
-        # R&W Alg. 3.2 lines 4-6: mean k_*^T grad log p(y | f^) = k_*^T alpha; v = L \ (W^1/2 k_*)
-        m = Ks.T @ a.alpha
-        V = linalg.solve_triangular(a.B_chol, np.sqrt(a.w)[:, None] * Ks)
-        v = model.kernel.diag(p, Xs) - np.sum(V * V, axis=0)
-        rates.append(np.exp(m + model.offset + 0.5 * np.maximum(v, 0.0)))
-        latent.append((m + model.offset, np.maximum(v, 0.0)))
+        # R&W Alg. 3.2 (GaussianApproximation.latent_predictive), then the likelihood's predictive mean
+        a = laplace_approximation(model.kernel(p, model.X), model.y, model.likelihood)
+        mean, var = a.latent_predictive(model.kernel(p, model.X, Xs), model.kernel.diag(p, Xs))
+        rates.append(model.likelihood.predictive_mean(mean, var))
+        latent.append((mean + model.offset, np.maximum(var, 0.0)))
     return predictive.y_level_counts(xr.Dataset({"rate": ("point", np.mean(rates, axis=0))}), latent, y_new)

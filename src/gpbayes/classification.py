@@ -20,6 +20,15 @@ averaged predictive R&W eq. 3.80 / F&G eq. 8.  Only the Cholesky factor of
 B that the approximation already holds is used: prediction makes no
 O(n^3) operation beyond the approximation itself (F&G Sec. 5.4) -- a
 triangular solve with the m test columns is O(n^2 m).  K^-1 is never formed.
+The latent predictive is ``GaussianApproximation.latent_predictive`` (the one
+implementation, shared with ``gpbayes.predict``).
+
+Other likelihoods.  Every function takes ``likelihood`` (default the probit,
+``gpbayes.likelihoods.Probit``): the labels are checked, the approximations
+run and the averaged predictive is taken by that likelihood's protocol
+(``check_targets``, ``tilted_moments`` for EP, ``d1``/``d2`` for Laplace,
+``predictive_mean`` for eq. 8's last step: Phi(m_* / sqrt(1 + s2_*)) for the
+probit, quadrature otherwise).
 
 Averaging over hyperparameters.  ``mcmc_predictive`` gives
 
@@ -60,7 +69,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy.special import ndtr
 
 from . import linalg
 from .approx import GaussianApproximation, ep_approximation, laplace_approximation
@@ -86,11 +94,11 @@ _APPROX = ("ep", "laplace")
 # --------------------------------------------------------------------------
 # one theta
 # --------------------------------------------------------------------------
-def _check_data(X, y, X_test=None):
+def _check_data(X, y, X_test=None, likelihood=_PROBIT):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
-    y = _PROBIT.check_targets(y)
+    y = likelihood.check_targets(y)
     if X.ndim != 2 or X.shape[0] != y.shape[0]:
         raise ValueError(f"X must be (n, d) with n = len(y) = {y.shape[0]}, got {X.shape}")
     if X_test is None:
@@ -104,9 +112,9 @@ def _check_data(X, y, X_test=None):
 
 
 def gaussian_approximation(
-    X, y, kernel: SquaredExponential, psi, approx: str = "ep", **options
+    X, y, kernel: SquaredExponential, psi, approx: str = "ep", *, likelihood=_PROBIT, **options
 ) -> GaussianApproximation:
-    """q(f | y, theta) by EP (``approx="ep"``) or Laplace (``"laplace"``) at psi.
+    """q(f | y, theta) by EP (``approx="ep"``) or Laplace (``"laplace"``) at psi, for ``likelihood`` (probit).
 
     ``options`` go to ``ep_approximation`` (``mode``, ``tol``, ``max_iter``,
     ``damping``, ``sites_init``) or ``laplace_approximation`` (``tol``,
@@ -114,42 +122,29 @@ def gaussian_approximation(
     """
     if approx not in _APPROX:
         raise ValueError(f"approx must be one of {_APPROX}, got {approx!r}")
-    X, y = _check_data(X, y)
+    X, y = _check_data(X, y, likelihood=likelihood)
     K = kernel(np.asarray(psi, dtype=np.float64), X)
     if approx == "ep":
-        return ep_approximation(K, y, _PROBIT, **options)
-    return laplace_approximation(K, y, _PROBIT, **options)
+        return ep_approximation(K, y, likelihood, **options)
+    return laplace_approximation(K, y, likelihood, **options)
 
 
 def latent_predictive(
-    approximation: GaussianApproximation, y, kernel: SquaredExponential, psi, X, X_test
+    approximation: GaussianApproximation, y, kernel: SquaredExponential, psi, X, X_test, *, likelihood=_PROBIT
 ) -> tuple[np.ndarray, np.ndarray]:
     """Mean m_* and variance s2_* of q(f_* | y, theta) at the rows of X_test.
 
-    R&W Alg. 3.6 (EP) / Alg. 3.2 (Laplace), without the final probit step.
-    ``y`` is needed only for the Laplace mean (grad log p(y | f_hat)).
+    R&W Alg. 3.6 (EP) / Alg. 3.2 (Laplace) by ``GaussianApproximation.latent_predictive``,
+    without the final averaging step.  ``y`` is needed only for the Laplace
+    mean, taken as R&W Alg. 3.2 line 4 writes it: k_*^T grad log p(y | f_hat);
+    EP's is k_*^T K^-1 mu (Alg. 3.6 lines 4-6, ``alpha``).
     """
-    X, y, X_test = _check_data(X, y, X_test)
+    X, y, X_test = _check_data(X, y, X_test, likelihood)
     psi = np.asarray(psi, dtype=np.float64)
     a = approximation
     Ks = kernel(psi, X, X_test)  # k(x_*) for every test point, (n, m)
-    if a.method == "laplace":
-        # R&W Alg. 3.2 line 4: fbar_* := k_*^T grad log p(y | f_hat)
-        mean = Ks.T @ _PROBIT.d1(y, a.m)
-    else:
-        # R&W Alg. 3.6 lines 4-6: z := S~^1/2 L^T \ (L \ S~^1/2 K nu~);
-        # fbar_* := k_*^T (nu~ - z) = k_*^T K^-1 mu, stored as ``alpha``
-        mean = Ks.T @ a.alpha
-    # R&W Alg. 3.2 line 5 / Alg. 3.6 line 7: v := L \ (W^1/2 k_*)
-    v = linalg.solve_triangular(a.B_chol, a.sqrt_w[:, None] * Ks, lower=True)
-    # R&W Alg. 3.2 line 6 / Alg. 3.6 line 8: V[f_*] := k_** - v^T v
-    var = kernel.diag(psi, X_test) - np.einsum("ij,ij->j", v, v)
-    return mean, np.maximum(var, 0.0)
-
-
-def _probit_average(mean, var):
-    # F&G eq. 8 / R&W eq. 3.80: int Phi(f) N(f | m, s2) df = Phi(m / sqrt(1 + s2))
-    return ndtr(mean / np.sqrt(1.0 + var))
+    weights = likelihood.d1(y, a.m) if a.method == "laplace" else None
+    return a.latent_predictive(Ks, kernel.diag(psi, X_test), weights)
 
 
 def predictive_probabilities(
@@ -161,6 +156,7 @@ def predictive_probabilities(
     approx: str = "ep",
     *,
     return_approximation: bool = False,
+    likelihood=_PROBIT,
     **options,
 ):
     """p(y_* = +1 | x_*, y, theta) for each row of X_test (F&G eqs. 7-8).
@@ -173,6 +169,8 @@ def predictive_probabilities(
     approx : ``"ep"`` (R&W Alg. 3.5/3.6) or ``"laplace"`` (Alg. 3.1/3.2).
     return_approximation : also return the ``GaussianApproximation`` (for
         warm starts and for log q(y | theta)).
+    likelihood : the probit by default; any ``gpbayes.likelihoods.Likelihood``
+        (the result is then its ``predictive_mean``).
     options : passed to the approximation (see ``gaussian_approximation``).
 
     Returns
@@ -180,10 +178,11 @@ def predictive_probabilities(
     p : (m,) probabilities of the class +1; ``(p, approximation)`` with
     ``return_approximation``.
     """
-    X, y, X_test = _check_data(X, y, X_test)
-    a = gaussian_approximation(X, y, kernel, psi, approx, **options)
-    mean, var = latent_predictive(a, y, kernel, psi, X, X_test)
-    p = _probit_average(mean, var)
+    X, y, X_test = _check_data(X, y, X_test, likelihood)
+    a = gaussian_approximation(X, y, kernel, psi, approx, likelihood=likelihood, **options)
+    mean, var = latent_predictive(a, y, kernel, psi, X, X_test, likelihood=likelihood)
+    # F&G eq. 8 / R&W eq. 3.80 for the probit: int Phi(f) N(f | m, s2) df = Phi(m / sqrt(1 + s2))
+    p = likelihood.predictive_mean(mean, var)
     return (p, a) if return_approximation else p
 
 
@@ -207,11 +206,12 @@ def _flatten_draws(samples, thin: int, trailing: int, name: str) -> np.ndarray:
     return S
 
 
-def latent_sample_predictive(X, X_test, kernel: SquaredExponential, psi, F) -> np.ndarray:
+def latent_sample_predictive(X, X_test, kernel: SquaredExponential, psi, F, *, likelihood=_PROBIT) -> np.ndarray:
     """Phi(mu_* / sqrt(1 + beta2_*)) for latent draws F (k, n) at one theta (F&G eq. 20).
 
     mu_* = k_*^T K^-1 f, beta2_* = k_** - k_*^T K^-1 k_* (F&G Sec. 2.1);
     returns (k, m).  One Cholesky of K (with ``linalg``'s jitter if needed).
+    With another ``likelihood``: its ``predictive_mean(mu_*, beta2_*)``.
     """
     X = np.asarray(X, dtype=np.float64)
     X = X[:, None] if X.ndim == 1 else X
@@ -225,7 +225,7 @@ def latent_sample_predictive(X, X_test, kernel: SquaredExponential, psi, F) -> n
     U = linalg.solve_triangular(L, F.T, lower=True)  # L^-1 f, (n, k)
     mu = U.T @ V  # f^T K^-1 k_*, (k, m)
     beta2 = np.maximum(kernel.diag(psi, X_test) - np.einsum("ij,ij->j", V, V), 0.0)
-    return _probit_average(mu, beta2[None, :])
+    return likelihood.predictive_mean(mu, beta2[None, :])
 
 
 def mcmc_predictive(
@@ -240,6 +240,7 @@ def mcmc_predictive(
     f_samples=None,
     warm_start: bool = True,
     return_per_draw: bool = False,
+    likelihood=_PROBIT,
     **options,
 ):
     """Monte Carlo average of the predictive over MCMC draws (F&G eqs. 8, 20).
@@ -260,6 +261,7 @@ def mcmc_predictive(
         the approximation's tolerance (pass ``tol`` to tighten).  Consecutive
         repeated draws (rejected MH proposals) reuse the previous result.
     return_per_draw : also return the (N', m) per-draw probabilities.
+    likelihood : the probit by default; any ``gpbayes.likelihoods.Likelihood``.
     options : passed to the approximation.
 
     Returns
@@ -269,7 +271,7 @@ def mcmc_predictive(
     if thin < 1 or int(thin) != thin:
         raise ValueError(f"thin must be a positive integer, got {thin}")
     thin = int(thin)
-    X, y, X_test = _check_data(X, y, X_test)
+    X, y, X_test = _check_data(X, y, X_test, likelihood)
     n, m = X.shape[0], X_test.shape[0]
     Psi = _flatten_draws(psi_samples, thin, 1, "psi_samples")
     if Psi.shape[1] != kernel.n_params:
@@ -287,7 +289,8 @@ def mcmc_predictive(
         start = 0
         for i in range(1, Psi.shape[0] + 1):
             if i == Psi.shape[0] or not np.array_equal(Psi[i], Psi[start]):
-                P[start:i] = latent_sample_predictive(X, X_test, kernel, Psi[start], F[start:i])
+                P[start:i] = latent_sample_predictive(X, X_test, kernel, Psi[start], F[start:i],
+                                                      likelihood=likelihood)
                 start = i
     else:
         prev = None
@@ -303,7 +306,7 @@ def mcmc_predictive(
                 else:
                     opts.setdefault("f_init", prev.m)
             P[i], prev = predictive_probabilities(
-                X, y, X_test, kernel, psi, approx, return_approximation=True, **opts
+                X, y, X_test, kernel, psi, approx, return_approximation=True, likelihood=likelihood, **opts
             )
             prev_psi = psi
     p = P.mean(axis=0)
@@ -314,7 +317,7 @@ def mcmc_predictive(
 # EP type-II maximum likelihood
 # --------------------------------------------------------------------------
 def ep_log_marginal_and_grad(
-    X, y, kernel: SquaredExponential, psi, **ep_options
+    X, y, kernel: SquaredExponential, psi, *, likelihood=_PROBIT, **ep_options
 ) -> tuple[float, np.ndarray, GaussianApproximation]:
     """log Z_EP(psi), its gradient in psi (R&W eq. 5.27), and the EP result.
 
@@ -322,10 +325,10 @@ def ep_log_marginal_and_grad(
     the gradient must be accurate.  Costs the EP run plus one O(n^3)
     operation (B^-1 from its Cholesky factor).
     """
-    X, y = _check_data(X, y)
+    X, y = _check_data(X, y, likelihood=likelihood)
     psi = np.asarray(psi, dtype=np.float64)
     K = kernel(psi, X)
-    ep = ep_approximation(K, y, _PROBIT, **ep_options)
+    ep = ep_approximation(K, y, likelihood, **ep_options)
     sw = ep.sqrt_w
     # R&W Alg. 5.2 / eq. 5.27: b = K^-1 mu (= nu~ - S~^1/2 B^-1 S~^1/2 K nu~),
     # R = b b^T - S~^1/2 B^-1 S~^1/2
@@ -387,6 +390,7 @@ def fit_ep_type2_ml(
     ep_tol: float = 1e-12,
     ep_max_iter: int = 1000,
     ep_mode: str = "parallel",
+    likelihood=_PROBIT,
 ) -> EPType2MLResult:
     """EP-ML: maximise log Z_EP(psi) (+ ``log_prior``) by L-BFGS-B with restarts.
 
@@ -408,7 +412,8 @@ def fit_ep_type2_ml(
     which at this tolerance moves log Z_EP by far less than the optimiser's
     tolerance.  A non-positive-definite B or a non-finite log Z_EP counts
     as -inf; EP runs that stop at ``ep_max_iter`` are used as they are and
-    counted in ``n_not_converged``.
+    counted in ``n_not_converged``.  ``likelihood`` (the probit by default)
+    gives EP its tilted moments (``gpbayes.likelihoods``).
     """
     from scipy import optimize  # imported where used: keeps the start-up of jobs that do not fit short
 
@@ -416,12 +421,12 @@ def fit_ep_type2_ml(
         raise ValueError(f"gradient must be 'analytic' or 'finite-difference', got {gradient!r}")
     if n_restarts < 1:
         raise ValueError(f"n_restarts must be >= 1, got {n_restarts}")
-    X, y = _check_data(X, y)
+    X, y = _check_data(X, y, likelihood=likelihood)
     init = default_init(X, kernel) if init is None else np.asarray(init, dtype=np.float64)
     if init.shape != (kernel.n_params,):
         raise ValueError(f"init must have shape ({kernel.n_params},), got {init.shape}")
     lo, hi = bounds
-    ep_options = dict(tol=ep_tol, max_iter=ep_max_iter, mode=ep_mode)
+    ep_options = dict(tol=ep_tol, max_iter=ep_max_iter, mode=ep_mode, likelihood=likelihood)
     state = {"sites": None, "evals": 0, "not_converged": 0}
 
     def run(psi, with_grad):

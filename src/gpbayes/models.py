@@ -21,7 +21,7 @@ import numpy as np
 
 from . import priors
 from .kernels import SquaredExponential
-from .likelihoods import Logistic, Poisson, Probit
+from .likelihoods import Likelihood, Logistic, Poisson, Probit
 from .regression import GPRegression
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor"]
@@ -277,16 +277,25 @@ class GPClassifier(_Model):
     the mapping is logged.  The latent covariance gets a relative nugget of
     1e-6 (as in our F&G reproduction) so that long lengthscales stay
     factorisable.  Priors: F&G Sec. 4.4.  EP (and so ``"ep-ml"`` and EP
-    importance densities) is implemented for the probit only; with the
-    logistic likelihood the Gaussian approximation is Laplace's.
+    importance densities) is offered for the probit; with the logistic
+    likelihood the Gaussian approximation is Laplace's.  ``likelihood`` may
+    also be any binary ``gpbayes.likelihoods.Likelihood`` instance for labels
+    in {-1, +1} (its ``approximations`` say which Gaussian approximations
+    ``sample`` offers, its ``predictive_mean`` what ``predict`` reports).
     """
 
     _nugget = _NUGGET
 
     def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True,
-                 likelihood: str = "probit"):
-        if likelihood not in ("probit", "logistic"):
-            raise ValueError(f"likelihood must be 'probit' or 'logistic', got {likelihood!r}")
+                 likelihood="probit"):
+        if isinstance(likelihood, str):
+            if likelihood not in ("probit", "logistic"):
+                raise ValueError(f"likelihood must be 'probit', 'logistic' or a gpbayes.likelihoods.Likelihood, "
+                                 f"got {likelihood!r}")
+            likelihood = Probit() if likelihood == "probit" else Logistic()
+        elif not isinstance(likelihood, Likelihood):
+            raise TypeError(f"likelihood must be 'probit', 'logistic' or a gpbayes.likelihoods.Likelihood, "
+                            f"got {type(likelihood).__name__}")
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
         y = _check_vector(y, self.n, "y")
@@ -298,7 +307,8 @@ class GPClassifier(_Model):
         _check_dense_size(self.n, "GPClassifier", "use gb.SparseGPClassifier(X, y, n_inducing=...) (inducing "
                                                   "points: memory n x M, not n x n)")
         self.y, self.classes_ = _binary_labels(y)
-        self.likelihood = Probit() if likelihood == "probit" else Logistic()
+        self.likelihood = likelihood
+        self.y = self.likelihood.check_targets(self.y)
         if self.prior is None:
             self.prior = priors.default_kernel_prior(self.kernel)
         if len(self.prior) != self.kernel.n_params:

@@ -90,9 +90,11 @@ The released code's target (a diagnostic, NOT the posterior)
     reduces with "all", which no scalar target reproduces.
 
 Auxiliary noise S_psi (M&A Sec. 3.2, eqs. 12-13)
-    ``gpbayes.site_approximations``: moment matching for the probit and
-    logistic, Laplace for the Poisson, exact for the Gaussian; thresholded
-    at ``max_noise_ratio * Sigma_ii``.
+    The likelihood's ``site_fit`` / ``taylor_fit`` (``gpbayes.likelihoods``,
+    built in ``gpbayes.site_approximations``): moment matching for the probit
+    and logistic (and, from its tilted moments, for any likelihood without a
+    fit of its own), Laplace for the Poisson, exact for the Gaussian;
+    thresholded at ``max_noise_ratio * Sigma_ii``.
 
 A psi whose covariance cannot be factorised even with ``linalg.cholesky``'s
 escalating jitter is given log-density -inf (the proposal is rejected).
@@ -181,8 +183,12 @@ class LatentGaussianModel:
         if len(self.prior) != self.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, psi has {self.n_params} "
                              f"{self.param_names}")
-        if self.sample_offset and getattr(self.likelihood, "name", None) != "poisson":
-            raise ValueError("sample_offset needs a Poisson likelihood (the offset of its log-rate)")
+        if self.sample_offset:
+            try:
+                self.likelihood.with_offset(0.0)
+            except NotImplementedError:
+                raise ValueError(f"sample_offset needs a likelihood with an offset on f (the Poisson's log-rate "
+                                 f"offset); the {self.likelihood.name} likelihood has none") from None
 
     @property
     def n(self) -> int:
@@ -207,7 +213,7 @@ class LatentGaussianModel:
         """The likelihood with the offset m of psi added (the likelihood itself without ``sample_offset``)."""
         if not self.sample_offset:
             return self.likelihood
-        return dataclasses.replace(self.likelihood, offset=self.likelihood.offset + float(psi[-1]))
+        return self.likelihood.with_offset(float(psi[-1]))
 
     def log_likelihood(self, psi, f) -> float:
         """log L(f) = sum_i log p(y_i | f_i [+ m])."""

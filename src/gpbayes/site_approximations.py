@@ -31,12 +31,23 @@ Site fit (M&A Sec. 3.2, eq. 12)
       variance and h_i = y_i / S_ii (post-site = post-taylor = the exact
       reparameterisation of Christensen et al.).
 
+    * any other likelihood (the default of ``Likelihood.site_fit``,
+      ``moment_matched_fit``): moment matching from its tilted moments
+      (``Likelihood.tilted_moments``, analytic or Gauss-Hermite) at the prior
+      "cavity" (0, s2): S_ii = -1/d2 - s2, h_i = d1 / (1 + s2 d2).
+
+Which fit a likelihood uses is its own choice: ``site_noise_and_centre`` and
+``taylor_noise_and_centre`` call the likelihood's ``site_fit`` /
+``taylor_fit`` (``gpbayes.likelihoods``), which are built from the functions
+of this module.
+
 Taylor fit (M&A eq. 13, Christensen et al.)
     S_ii = -1 / (d^2 log L_i / df_i^2)(f^_i) at the likelihood's maximum f^,
     centre g^ = f^.  Poisson: f^_i = log(y_i / exposure_i) - offset,
     S_ii = 1 / y_i.  Probit/logistic: every maximum is at +-inf (M&A Sec. 5:
     the -taylor methods "reduce to other methods"), so every S_ii is the cap
-    and h = 0.
+    and h = 0.  Any other likelihood (``newton_taylor_fit``): f^ by Newton's
+    method on log L_i; a maximum at +-inf shows as S_ii beyond the cap.
 
 Thresholding ("Any negative (S_theta)_ii must be thresholded", M&A Sec. 3.2;
 "Infinite variances were truncated to a large value", Sec. 5): a value that
@@ -59,6 +70,12 @@ __all__ = [
     "site_noise_and_centre",
     "taylor_noise_and_centre",
     "site_noise_variances",
+    "thresholded",
+    "moment_matched_fit",
+    "newton_taylor_fit",
+    "binary_symmetric_fit",
+    "poisson_site_fit",
+    "poisson_taylor_fit",
     "probit_site_noise",
     "logistic_site_noise",
     "poisson_laplace_site_noise",
@@ -73,12 +90,6 @@ def _capped(s, s2, max_noise_ratio):
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(s) | (s <= 0.0) | (s > cap)
     return np.where(bad, cap, s), bad
-
-
-def _gaussian_fit(likelihood, y):
-    """A Gaussian likelihood is its own site fit: S = noise variance, centre g = y (h = y / S)."""
-    s = np.full(y.shape, float(likelihood.noise_variance))
-    return s, y / s
 
 
 def probit_site_noise(prior_var) -> np.ndarray:
@@ -143,35 +154,113 @@ def poisson_laplace_site_noise(likelihood, y, prior_var, max_iter: int = 100) ->
     return np.exp(-(log_lam + f))
 
 
+def _prior_var(y, prior_var):
+    """(y, diag Sigma broadcast to y's shape) as float arrays (a copy: callers may not alias)."""
+    y = np.asarray(y, dtype=np.float64)
+    return y, np.broadcast_to(np.asarray(prior_var, dtype=np.float64), y.shape).copy()
+
+
+def thresholded(raw, s2, max_noise_ratio, centre):
+    """(S, h): ``raw`` S with the out-of-range values set to the cap (module docstring), h = ``centre(S)``
+    on the other sites and 0 on the capped ones ("no information", M&A Sec. 3.2 and 5)."""
+    s, bad = _capped(raw, s2, max_noise_ratio)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        h = centre(s)
+    return s, np.where(bad, 0.0, h)
+
+
+def binary_symmetric_fit(y, s2, raw, max_noise_ratio):
+    """(S, h) for a moment-matched binary site with |mu| = s2 / sqrt(S + s2), v = s2 S / (S + s2):
+    h = mu / v = y sqrt(S + s2) / S (probit and logistic, module docstring)."""
+    return thresholded(raw, s2, max_noise_ratio, lambda s: y * np.sqrt(s + s2) / s)
+
+
+def moment_matched_fit(likelihood, y, prior_var, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO):
+    """M&A eq. 12 by moment matching, for any likelihood with ``tilted_moments`` (the protocol's default).
+
+    The site posterior L_i(f) N(f; 0, s2) is the tilted distribution of the
+    cavity (0, s2); with d1, d2 its log-normaliser's derivatives (R&W
+    eq. 3.58) its mean is mu = s2 d1 and variance v = s2 + s2^2 d2, so
+        S = (1/v - 1/s2)^-1 = -1/d2 - s2,    h = mu / v = d1 / (1 + s2 d2),
+    one EP site update (R&W eq. 3.59) from the prior.  Thresholded.
+    """
+    y, s2 = _prior_var(y, prior_var)
+    _, d1, d2 = likelihood.tilted_moments(y, np.zeros_like(y), s2)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        raw = -1.0 / d2 - s2
+        h = d1 / (1.0 + s2 * d2)
+    return thresholded(raw, s2, max_noise_ratio, lambda s: h)
+
+
+def newton_taylor_fit(likelihood, y, prior_var, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO,
+                      max_iter: int = 100, tol: float = 1e-10):
+    """M&A eq. 13 for any likelihood with ``d1``, ``d2`` (the protocol's default).
+
+    f^_i maximises log L_i by Newton's method from 0 with step halving;
+    S_ii = -1 / d2(f^_i), h_i = f^_i / S_ii.  A maximum at +-inf (a binary
+    likelihood) shows as d2 -> 0 along the way: S_ii exceeds the cap and the
+    site is thresholded (S = cap, h = 0), as M&A Sec. 5 prescribes.  Sites
+    where Newton's method has not met ``tol`` on the gradient get the cap too.
+    """
+    y, s2 = _prior_var(y, prior_var)
+    f = np.zeros_like(y)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        val = likelihood.log_lik(y, f)
+        for _ in range(max_iter):
+            g, h = likelihood.d1(y, f), -likelihood.d2(y, f)
+            step = np.where((h > 0) & np.isfinite(g / h), g / h, 0.0)
+            for _ in range(60):  # halve where log L_i would fall
+                f_new = f + step
+                val_new = likelihood.log_lik(y, f_new)
+                worse = ~(val_new >= val)
+                if not np.any(worse):
+                    break
+                step = np.where(worse, 0.5 * step, step)
+            f, val = np.where(worse, f, f_new), np.where(worse, val, val_new)
+            if np.all(np.abs(step) <= tol * (1.0 + np.abs(f))):
+                break
+        g, h = likelihood.d1(y, f), -likelihood.d2(y, f)
+        # a stationary point (|g| <= 1e-6 (1 + h (1 + |f|)): within ~1e-6 of it in f); else no maximum found
+        raw = np.where(np.abs(g) <= 1e-6 * (1.0 + h * (1.0 + np.abs(f))), 1.0 / h, np.inf)
+    return thresholded(raw, s2, max_noise_ratio, lambda s: f / s)
+
+
+def poisson_site_fit(likelihood, y, prior_var, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO):
+    """M&A eq. 12 for the Poisson by a Laplace fit to each site (``poisson_laplace_site_noise``):
+    S = 1 / rate(f^), centre h = f^ / v = f^ (1/S + 1/s2).  Thresholded."""
+    y, s2 = _prior_var(y, prior_var)
+    raw = poisson_laplace_site_noise(likelihood, y, s2)
+    log_lam = np.log(likelihood.exposure) + np.asarray(likelihood.offset, dtype=np.float64)
+
+    def centre(s):
+        mode = -np.log(s) - log_lam  # S = 1 / rate(f^)  =>  f^ = -log S - log(exposure e^m)
+        return mode * (1.0 / s + 1.0 / s2)
+
+    return thresholded(raw, s2, max_noise_ratio, centre)
+
+
+def poisson_taylor_fit(likelihood, y, prior_var, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO):
+    """M&A eq. 13 for the Poisson: f^_i = log(y_i / exposure_i) - offset, S_ii = 1 / y_i, h_i = f^_i y_i;
+    a zero count has its maximum at -inf and an infinite variance, truncated to the cap."""
+    y, s2 = _prior_var(y, prior_var)
+    with np.errstate(divide="ignore"):
+        raw = 1.0 / y
+        mode = np.log(y) - np.log(likelihood.exposure) - np.asarray(likelihood.offset, dtype=np.float64)
+    s, bad = _capped(raw, s2, max_noise_ratio)
+    h = np.where(bad, 0.0, np.where(bad, 0.0, mode) * y)
+    return s, h
+
+
 def site_noise_and_centre(likelihood, y, prior_var, *, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO):
     """(diag S, h) of the Gaussian fit N(mu_i, v_i) to each site posterior (M&A eq. 12).
 
-    ``prior_var`` is diag(Sigma).  Moment matching for probit/logistic,
-    Laplace for the Poisson, exact for the Gaussian (module docstring).
-    Thresholded sites get S_ii = cap and h_i = 0.
+    ``prior_var`` is diag(Sigma).  The likelihood's ``site_fit``
+    (``gpbayes.likelihoods.Likelihood``): moment matching for probit/logistic
+    and, by default, for any likelihood; Laplace for the Poisson; exact for
+    the Gaussian (module docstring).  Thresholded sites get S_ii = cap and h_i = 0.
     """
-    y = np.asarray(y, dtype=np.float64)
-    s2 = np.broadcast_to(np.asarray(prior_var, dtype=np.float64), y.shape).copy()
-    name = getattr(likelihood, "name", None)
-    if name == "gaussian":
-        return _gaussian_fit(likelihood, y)
-    if name == "probit":
-        raw = probit_site_noise(s2)
-    elif name == "logistic":
-        raw = logistic_site_noise(s2)
-    elif name == "poisson":
-        raw = poisson_laplace_site_noise(likelihood, y, s2)
-    else:
-        raise ValueError(f"no site approximation for likelihood {name!r}")
-    s, bad = _capped(raw, s2, max_noise_ratio)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if name == "poisson":
-            log_lam = np.log(likelihood.exposure) + np.asarray(likelihood.offset, dtype=np.float64)
-            mode = -np.log(s) - log_lam  # S = 1 / rate(f^)  =>  f^ = -log S - log(exposure e^m)
-            h = mode * (1.0 / s + 1.0 / s2)
-        else:  # |mu| = s2 / sqrt(S + s2), v = s2 S / (S + s2)
-            h = y * np.sqrt(s + s2) / s
-    return s, np.where(bad, 0.0, h)
+    y, s2 = _prior_var(y, prior_var)
+    return likelihood.site_fit(y, s2, max_noise_ratio=max_noise_ratio)
 
 
 def site_noise_variances(likelihood, y, prior_var, *, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO) -> np.ndarray:
@@ -182,23 +271,11 @@ def site_noise_variances(likelihood, y, prior_var, *, max_noise_ratio=DEFAULT_MA
 def taylor_noise_and_centre(likelihood, y, prior_var, *, max_noise_ratio=DEFAULT_MAX_NOISE_RATIO):
     """(diag S, h) of the Taylor fit at the likelihood's maximum (M&A eq. 13): S_ii = -1 / Lambda_ii(f^), h_i = f^_i / S_ii.
 
-    Poisson: f^_i = log(y_i / exposure_i) - offset, S_ii = 1 / y_i; a zero count
-    has its maximum at -inf and an infinite variance, truncated to the cap.
-    Probit/logistic: every maximum is at +-inf, so every S_ii is the cap and
-    h = 0 (the -taylor representations then behave like prior-white).
+    The likelihood's ``taylor_fit``: Poisson f^_i = log(y_i / exposure_i) - offset,
+    S_ii = 1 / y_i (a zero count truncated to the cap); probit/logistic every
+    maximum at +-inf, so every S_ii is the cap and h = 0 (the -taylor
+    representations then behave like prior-white); Gaussian exact; any other
+    likelihood by Newton's method (``newton_taylor_fit``).
     """
-    y = np.asarray(y, dtype=np.float64)
-    s2 = np.broadcast_to(np.asarray(prior_var, dtype=np.float64), y.shape).copy()
-    name = getattr(likelihood, "name", None)
-    if name == "gaussian":
-        return _gaussian_fit(likelihood, y)
-    if name in ("probit", "logistic"):
-        return max_noise_ratio * s2, np.zeros_like(y)
-    if name != "poisson":
-        raise ValueError(f"no Taylor approximation for likelihood {name!r}")
-    with np.errstate(divide="ignore"):
-        raw = 1.0 / y
-        mode = np.log(y) - np.log(likelihood.exposure) - np.asarray(likelihood.offset, dtype=np.float64)
-    s, bad = _capped(raw, s2, max_noise_ratio)
-    h = np.where(bad, 0.0, np.where(bad, 0.0, mode) * y)
-    return s, h
+    y, s2 = _prior_var(y, prior_var)
+    return likelihood.taylor_fit(y, s2, max_noise_ratio=max_noise_ratio)

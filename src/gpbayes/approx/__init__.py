@@ -150,6 +150,33 @@ class GaussianApproximation:
         out = -0.5 * (quad + logdet + self.n * _LOG_2PI)
         return out[0] if single else out
 
+    # ------------------------------------------------------------ prediction
+    def latent_predictive(self, Ks: np.ndarray, kss: np.ndarray, weights: np.ndarray | None = None):
+        """Mean and variance of q(f_* | y, theta) = int p(f_* | f) q(f) df at m test points.
+
+        The one implementation of R&W Alg. 3.2 lines 4-6 (Laplace) and its EP
+        counterpart, Alg. 3.6 lines 4-8 (eqs. 3.60-3.62); F&G eq. 7:
+
+            m_*  = k_*^T K^-1 m,                  (K^-1 m = ``alpha`` unless ``weights``)
+            s2_* = k_** - |L_B^-1 W^1/2 k_*|^2    (= k_** - k_*^T (K + W^-1)^-1 k_*),
+
+        using the factor of B = I + W^1/2 K W^1/2 the approximation holds: no
+        O(n^3) operation, a triangular solve with the m test columns.
+
+        ``Ks`` is k(X, X_*) (n, m) and ``kss`` the prior variances k(x_*, x_*)
+        (m,).  ``weights`` replaces K^-1 m in the mean: R&W Alg. 3.2 line 4
+        writes it as grad log p(y | f^), equal to K^-1 f^ at the mode
+        (``gpbayes.classification`` keeps that form for the Laplace
+        approximation).  The variance is clipped at 0 against rounding.
+        """
+        # R&W Alg. 3.2 line 4 / Alg. 3.6 lines 4-6: fbar_* := k_*^T K^-1 m
+        mean = Ks.T @ (self.alpha if weights is None else weights)
+        # R&W Alg. 3.2 line 5 / Alg. 3.6 line 7: v := L \ (W^1/2 k_*)
+        v = linalg.solve_triangular(self.B_chol, self.sqrt_w[:, None] * Ks, lower=True)
+        # R&W Alg. 3.2 line 6 / Alg. 3.6 line 8: V[f_*] := k_** - v^T v
+        var = kss - np.einsum("ij,ij->j", v, v)
+        return mean, np.maximum(var, 0.0)
+
     # --------------------------------------------------------- O(n^3), tests
     def covariance(self) -> np.ndarray:
         """Sigma = K - V^T V, V = L_B^-1 W^1/2 K (R&W eq. 3.68); two O(n^3) ops."""

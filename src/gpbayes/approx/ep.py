@@ -1,9 +1,9 @@
-"""Expectation propagation for GP probit classification.
+"""Expectation propagation for a latent GP with a factorised likelihood (probit classification first).
 
 Rasmussen & Williams (2006), Sec. 3.6 and Algorithm 3.5; Filippone &
-Girolami (2014), Sec. 2.1.2, eqs. 14-18.  Each likelihood term Phi(y_i f_i)
-is replaced by an unnormalised Gaussian site with natural parameters
-(nu_tilde_i, tau_tilde_i); the approximation is
+Girolami (2014), Sec. 2.1.2, eqs. 14-18.  Each likelihood term p(y_i | f_i)
+(Phi(y_i f_i) for the probit) is replaced by an unnormalised Gaussian site
+with natural parameters (nu_tilde_i, tau_tilde_i); the approximation is
 
     q(f) = N(mu, Sigma),  Sigma = (K^-1 + S~)^-1,  mu = Sigma nu~,  S~ = diag(tau~)
 
@@ -102,18 +102,21 @@ rule had accepted inside a slowly decaying cycle (its geometric extrapolation
 assumes contraction), 2.6e-3 and 3.9e-3 from the fixed point, end within 6e-7;
 the other 1,767 calls are bit-identical.
 
-Negative site precisions.  For the probit likelihood (log-concave) the exact
+Negative site precisions.  For a log-concave likelihood such as the probit the exact
 site update gives tau~_i >= 0 (it equals rho / (1 + sigma_-i^2 (1 - rho))
 with rho in (0, 1)); negative values can only come from rounding.  As GPML's
 ``infEP`` does, site precisions are clipped at zero after each update
 (``ttau = max(ttau, 0)``), which keeps B and every cavity proper; a site
 whose cavity precision is not positive is left unchanged for that update.
 
-The tilted moments use R&W eq. 3.58 in the form of their derivatives
-(GPML ``likErf``): with z = y mu_-i / sqrt(1 + s2_-i) and r = N(z)/Phi(z)
-(in log space), d log Z/d mu = y r / sqrt(1 + s2), d^2 log Z/d mu^2 =
--r (z + r)/(1 + s2); the new site is (R&W eq. 3.59)
-tau~ = -d2 / (1 + d2/tau_-i), nu~ = (d1 - mu_-i d2)/(1 + d2/tau_-i).
+The tilted moments are the likelihood's (``Likelihood.tilted_moments``,
+``gpbayes.likelihoods``), R&W eq. 3.58 in the form of the derivatives of
+log Z_i in the cavity mean (GPML): for the probit in closed form (GPML
+``likErf``: with z = y mu_-i / sqrt(1 + s2_-i) and r = N(z)/Phi(z) in log
+space, d log Z/d mu = y r / sqrt(1 + s2), d^2 log Z/d mu^2 =
+-r (z + r)/(1 + s2)); for a likelihood without a closed form by the shared
+Gauss-Hermite fallback (``gauss_hermite_tilted_moments``).  The new site is
+(R&W eq. 3.59) tau~ = -d2 / (1 + d2/tau_-i), nu~ = (d1 - mu_-i d2)/(1 + d2/tau_-i).
 
 Warm starts: ``sites_init=(nu~, tau~)`` from a nearby theta only changes the
 starting point of the fixed-point iteration, not the fixed point; the result
@@ -126,32 +129,21 @@ import math
 
 import numpy as np
 from scipy.linalg import blas
-from scipy.special import log_ndtr
 
 from .. import linalg
-from ..likelihoods import Probit
+from ..likelihoods import Probit, probit_tilted_moments
 from . import GaussianApproximation, _not_converged
 
 __all__ = ["ep_approximation", "probit_tilted_moments"]
 
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
+def _site_update(tilted, y, tau_c, nu_c):
+    """New site parameters from cavities (R&W eqs. 3.58-3.59); also log Z_i.
 
-def probit_tilted_moments(y, mu_c, s2_c):
-    """log Z_i, d log Z_i / d mu_c, d^2 log Z_i / d mu_c^2 for Phi(y f) N(f | mu_c, s2_c)."""
-    scale = np.sqrt(1.0 + s2_c)
-    z = y * mu_c / scale
-    lZ = log_ndtr(z)
-    r = np.exp(-0.5 * z * z - _LOG_SQRT_2PI - lZ)  # N(z) / Phi(z)
-    d1 = y * r / scale
-    d2 = -r * (z + r) / (1.0 + s2_c)
-    return lZ, d1, d2
-
-
-def _site_update(y, tau_c, nu_c):
-    """New site parameters from cavities (R&W eqs. 3.58-3.59); also log Z_i."""
+    ``tilted`` is the likelihood's ``tilted_moments``.
+    """
     mu_c = nu_c / tau_c
-    lZ, d1, d2 = probit_tilted_moments(y, mu_c, 1.0 / tau_c)
+    lZ, d1, d2 = tilted(y, mu_c, 1.0 / tau_c)
     denom = 1.0 + d2 / tau_c
     tau_new = -d2 / denom
     nu_new = (d1 - mu_c * d2) / denom
@@ -345,13 +337,16 @@ def ep_approximation(
     site_tol: float | None = None,
     targets_checked: bool = False,
 ) -> GaussianApproximation:
-    """EP approximation N(mu, (K^-1 + S~)^-1) and log Z_EP for a probit likelihood.
+    """EP approximation N(mu, (K^-1 + S~)^-1) and log Z_EP (R&W Alg. 3.5; probit by default).
 
     Parameters
     ----------
     K : prior covariance (n, n).
-    y : labels in {-1, +1}.
-    likelihood : must be ``Probit`` (the tilted moments are the probit ones).
+    y : targets (labels in {-1, +1} for the probit), checked by ``likelihood.check_targets``.
+    likelihood : a ``gpbayes.likelihoods.Likelihood`` that lists ``"ep"`` in
+        its ``approximations`` (the probit; not the logistic); its
+        ``tilted_moments`` give the site updates (closed form for the probit,
+        Gauss-Hermite quadrature for a likelihood without one).
     sites_init : ``(nu_tilde, tau_tilde)`` to warm-start from (e.g. the
         previous theta's ``(approx.nu, approx.w)``); default all zero.
     mode : ``"parallel"`` or ``"sequential"`` (see the module docstring).
@@ -380,9 +375,10 @@ def ep_approximation(
     and the counted ``n_cubic`` (parallel: k Choleskys + k triangular
     inverses cold, + 1 of each warm; sequential: 3 per sweep, + 3 warm).
     """
-    if not isinstance(likelihood, Probit):
+    if "ep" not in likelihood.approximations:
         raise NotImplementedError(
-            f"EP is implemented for the probit likelihood only, got {type(likelihood).__name__}"
+            f"EP is not offered for the {likelihood.name} likelihood (its approximations: "
+            f"{list(likelihood.approximations)}); a likelihood lists 'ep' in ``approximations`` to have it"
         )
     if mode not in ("parallel", "sequential"):
         raise ValueError(f"mode must be 'parallel' or 'sequential', got {mode!r}")
@@ -418,10 +414,11 @@ def ep_approximation(
             if nu.shape != (n,) or tau.shape != (n,):
                 raise ValueError(f"sites_init must be two arrays of shape ({n},)")
             warm = bool(np.any(tau > 0) or np.any(nu != 0))
+        tilted = likelihood.tilted_moments
         if mode == "parallel":
-            result = _parallel(post, y, nu, tau, warm, damping, rule, max_iter)
+            result = _parallel(post, tilted, y, nu, tau, warm, damping, rule, max_iter)
         else:
-            result = _sequential(post, y, nu, tau, warm, damping, rule, max_iter)
+            result = _sequential(post, tilted, y, nu, tau, warm, damping, rule, max_iter)
     mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping_used = result
     L = post.finish(L)
     if not converged:
@@ -448,7 +445,7 @@ def ep_approximation(
     )
 
 
-def _parallel(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, max_iter):
+def _parallel(post: _Posterior, tilted, y, nu, tau, warm, damping, rule: _Stopping, max_iter):
     n = post.n
     if warm:
         sw, L = post.factor(tau)
@@ -467,7 +464,7 @@ def _parallel(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, max_
         # a consistent state: cavities from the marginals of the current sites (R&W eq. 3.56) ...
         tau_c, nu_c, ok = _cavities(s2, mu, tau, nu)
         # ... their tilted moments (R&W eq. 3.58) and undamped site updates (eq. 3.59) ...
-        lZ, tau_new, nu_new = _site_update(y, tau_c, nu_c)
+        lZ, tau_new, nu_new = _site_update(tilted, y, tau_c, nu_c)
         # ... and log Z_EP of the current sites (R&W eqs. 3.65, 3.73-3.74)
         log_Z = _log_Z_ep(L, lZ, tau, nu, tau_c, nu_c, float(nu @ mu))
         if rule.done(log_Z):
@@ -498,13 +495,13 @@ def _parallel(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, max_
     return mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping
 
 
-def _consistent_log_Z(y, L, Sigma_diag, mu, tau, nu):
+def _consistent_log_Z(tilted, y, L, Sigma_diag, mu, tau, nu):
     tau_c, nu_c, _ = _cavities(Sigma_diag, mu, tau, nu)
-    lZ, _, _ = probit_tilted_moments(y, nu_c / tau_c, 1.0 / tau_c)
+    lZ, _, _ = tilted(y, nu_c / tau_c, 1.0 / tau_c)
     return _log_Z_ep(L, lZ, tau, nu, tau_c, nu_c, float(nu @ mu))
 
 
-def _sequential(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, max_iter):
+def _sequential(post: _Posterior, tilted, y, nu, tau, warm, damping, rule: _Stopping, max_iter):
     n = post.n
     if warm:
         sw, L = post.factor(tau)
@@ -515,7 +512,7 @@ def _sequential(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, ma
         Sigma = np.array(post.K, order="F", copy=True)  # R&W Alg. 3.5 line 2
         mu = np.zeros(n)
     # log Z_EP of the starting sites (consistent: Sigma and mu are theirs)
-    log_Z = _consistent_log_Z(y, L, np.diag(Sigma).copy(), mu, tau, nu)
+    log_Z = _consistent_log_Z(tilted, y, L, np.diag(Sigma).copy(), mu, tau, nu)
     rule.done(log_Z)
     s = np.empty(n)
     converged = False
@@ -531,7 +528,7 @@ def _sequential(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, ma
             if not tau_ci > 0:
                 continue
             # line 6: marginal moments (R&W eq. 3.58); line 7-8: site update (3.59)
-            _, tn, nn = _site_update(y[i], tau_ci, nu_ci)
+            _, tn, nn = _site_update(tilted, y[i], tau_ci, nu_ci)
             tn = max((1.0 - damping) * tau[i] + damping * float(tn), 0.0)
             nn = (1.0 - damping) * nu[i] + damping * float(nn)
             dtt, dtn = tn - tau[i], nn - nu[i]
@@ -554,7 +551,7 @@ def _sequential(post: _Posterior, y, nu, tau, warm, damping, rule: _Stopping, ma
         site_change = float(max(np.max(np.abs(tau - tau_old)), np.max(np.abs(nu - nu_old))))
         rule.updated(site_change, float(np.sum((mu - mu_old) ** 2)))
         # log Z_EP with cavities from the recomputed Sigma (GPML epComputeParams)
-        log_Z = _consistent_log_Z(y, L, np.diag(Sigma).copy(), mu, tau, nu)
+        log_Z = _consistent_log_Z(tilted, y, L, np.diag(Sigma).copy(), mu, tau, nu)
         # line 15: until convergence (module docstring, "Stopping rules")
         if rule.done(log_Z):
             converged = True

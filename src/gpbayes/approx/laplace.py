@@ -85,9 +85,9 @@ def laplace_approximation(
     ----------
     K : prior covariance (n, n).
     y : targets, checked by ``likelihood.check_targets``.
-    likelihood : object with ``log_lik``, ``d1``, ``d2`` (``gpbayes.likelihoods``);
-        must be log-concave (W = -d2 >= 0), as probit, logistic, Gaussian and
-        Poisson are.
+    likelihood : a ``gpbayes.likelihoods.Likelihood`` (only ``check_targets``,
+        ``log_lik``, ``d1``, ``d2`` are used); must be log-concave
+        (W = -d2 >= 0), as probit, logistic, Gaussian and Poisson are.
     f_init : warm start in f (e.g. the previous theta's mode ``approx.m``).
         Evaluating Psi(f_init) would need K^-1 f_init, which is ill-conditioned
         when K is; instead the first Newton step from f_init is taken without
