@@ -186,7 +186,9 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         terminal); or a ``gpbayes.mcmc.runner.Progress``.
 
     Ctrl-C stops sampling and returns the draws made so far (the chains and common length
-    keeping the most draws, as PyMC does) with ``attrs["interrupted"] = 1`` and a warning.
+    keeping the most draws, as PyMC does) with ``attrs["interrupted"] = 1`` and a warning; for
+    every MCMC method (``runner.Interrupted``).  Importance sampling and point estimates, and
+    an interrupt before the first kept draw, end with KeyboardInterrupt.
 
     Returns
     -------
