@@ -238,3 +238,33 @@ def test_sparse_methods_run_through_the_runner_with_until_converged():
         b = gb.sample(m, method, chains=2, draws=n, n_warmup=10, seed=2, progress=False)
         np.testing.assert_array_equal(a.posterior["psi"].values, b.posterior["psi"].values)
         np.testing.assert_array_equal(a.posterior["v"].values, b.posterior["v"].values)
+
+
+def test_pseudo_marginal_through_the_runner_is_pseudo_marginal_run_chain_and_can_stop_when_converged():
+    """The API's pseudo-marginal chains are ``pseudo_marginal.run_chain``'s, draw for draw (its adaptive
+    phase, then the frozen kernel as runner specs), and under ``until_converged`` they are the same draws."""
+    from gpbayes.estimators.importance import PseudoMarginalTarget
+    from gpbayes.mcmc import pseudo_marginal
+
+    X, y = _regression(n=15)
+    clf = gb.GPClassifier(X, y > 0)
+    a = gb.sample(clf, "pseudo-marginal", n_imp=4, chains=2, draws=20, n_warmup=15, seed=2, progress=False)
+    for c, s in enumerate(np.random.SeedSequence(2).spawn(2)):
+        r = np.random.default_rng(s)
+        psi0 = clf.kernel.initial_psi(clf.X) + 0.1 * r.standard_normal(clf.kernel.initial_psi(clf.X).size)
+        target = PseudoMarginalTarget(clf.X, clf.y, clf.kernel, clf.likelihood, clf.prior, approx="laplace", n_imp=4)
+        ref = pseudo_marginal.run_chain(r, target, psi0, n_adapt=15, n_burn=0, n_draws=20,
+                                        proposal_cov=0.1 * np.eye(psi0.size))
+        np.testing.assert_array_equal(a.posterior["psi"].values[c], ref.draws)
+        np.testing.assert_array_equal(a.sample_stats["lp"].values[c], ref.stats["lp"])
+        np.testing.assert_array_equal(a.sample_stats["n_cubic"].values[c], ref.stats["n_cubic"])
+        assert a.sample_stats["warmup_n_cubic"].values[c] == ref.warmup["n_cubic"]
+        if c == 0:
+            assert a.sample_stats.attrs["tuned_adapt_n_cubic"] == ref.params["adapt_n_cubic"]
+            assert a.sample_stats.attrs["tuned_proposal_scale"] == ref.params["proposal_scale"]
+    rule = {"rhat": 1.5, "ess_bulk": 5, "check_every": 10, "max_draws": 30, "min_draws": 10}
+    b = gb.sample(clf, "pseudo-marginal", n_imp=4, chains=2, draws=30, n_warmup=15, seed=2, progress=False,
+                  until_converged=rule)
+    n = b.posterior.sizes["draw"]
+    assert n % 10 == 0 and b.sample_stats.attrs["stopped"] in ("converged", "budget: 30 draws")
+    np.testing.assert_array_equal(b.posterior["psi"].values[:, :min(n, 20)], a.posterior["psi"].values[:, :min(n, 20)])

@@ -181,7 +181,8 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         blocks and stop when split rank R-hat < rhat and bulk ESS > ess_bulk on every
         hyperparameter, or a budget is spent (``posterior.attrs``/``sample_stats.attrs["stopped"]``
         says which).  For the methods of the one chain runner (``Method.stoppable``: the MCMC
-        methods of the exact marginal, AA/SURR, the slice representations, sparse joint HMC/Gibbs).
+        methods of the exact marginal, pseudo-marginal MH, AA/SURR, the slice representations,
+        sparse joint HMC/Gibbs; not the GPLVM sampler, importance sampling, point estimates).
     progress : a progress bar over all chains, warm-up included (default: when stderr is a
         terminal); or a ``gpbayes.mcmc.runner.Progress``.
 

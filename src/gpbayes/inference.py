@@ -216,19 +216,21 @@ class Method:
         blocks under ``stop`` (``runner.run_specs``).  Ctrl-C raises
         ``runner.Interrupted`` carrying the draws of every chain so far.
         """
-        specs = self.chain_specs(model, rngs, n_warmup)
-        if stop is not None:
-            return runner.run_specs(rngs, specs, stop=stop, callback=callback)
-        return run_sequentially([lambda r=r, s=s: runner.run_spec(r, s, n_draws=n_draws, callback=callback)
-                                 for r, s in zip(rngs, specs)])
+        return run_specs(rngs, self.chain_specs(model, rngs, n_warmup), n_draws=n_draws, callback=callback, stop=stop)
 
     def to_groups(self, model, result, rngs, attrs: dict) -> dict[str, xr.Dataset]:
         """The ArviZ groups of ``run``'s result (a list of chains by default)."""
         return posterior_groups(model, result, attrs)
 
-    def progress_total(self, n_draws: int, n_warmup: int) -> int:
-        """Iterations one chain reports to the progress callback (warm-up included)."""
-        return n_warmup + n_draws
+
+
+def run_specs(rngs, specs, *, n_draws: int, callback=None, stop=None) -> list[Chain]:
+    """The chains of ``specs``: one after the other (``runner.run_spec``), or together in blocks under
+    ``stop`` (``runner.run_specs``); either way each chain's draws depend only on its generator."""
+    if stop is not None:
+        return runner.run_specs(rngs, specs, stop=stop, callback=callback)
+    return run_sequentially([lambda r=r, s=s: runner.run_spec(r, s, n_draws=n_draws, callback=callback)
+                             for r, s in zip(rngs, specs)])
 
 
 def run_sequentially(jobs: Sequence[Callable[[], Chain]]) -> list[Chain]:
@@ -487,8 +489,6 @@ class TypeIIML(Method):
         fit = fit_type2_ml(model.gp, rngs[0], n_restarts=self.n_restarts)
         return _point(fit.psi, fit.log_marginal)
 
-    def progress_total(self, n_draws, n_warmup):
-        return 0
 
 
 # ---------------------------------------------------------------------------
@@ -504,8 +504,6 @@ class _Weighted(Method, register=False):
     def to_groups(self, model, result, rngs, attrs):
         return weighted_groups(model, result, rngs[0], self.n_resample, attrs)
 
-    def progress_total(self, n_draws, n_warmup):
-        return 0
 
     def _target(self, model, rng):
         from .posterior import log_posterior
@@ -677,6 +675,7 @@ class PseudoMarginal(_Latent):
     adapt_covariance: bool = True
 
     aliases: ClassVar = {"pseudo-marginal": {}}
+    stoppable: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.pseudo_marginal", "run_chain")
                          for f in ("target_accept", "adapt_on", "initial_scale", "adapt_covariance")}
     own_defaults: ClassVar = {
@@ -704,22 +703,40 @@ class PseudoMarginal(_Latent):
         _check_option_first(self, model)
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
-        from .mcmc import pseudo_marginal
+        """F&G Sec. 4.4 per chain: ``pseudo_marginal.run_chain`` with no kept draw runs the adaptive
+        phase and makes the first importance estimate (the frozen proposal and that state are its
+        result); the frozen PM-MH kernels then run as chain specifications of the one runner (so
+        ``until_converged`` applies).  Each chain's generator sees the same draws in the same order
+        as in one ``pseudo_marginal.run_chain`` call, so the chains are the same."""
+        from .mcmc import pseudo_marginal, random_walk
 
-        def one(r):
-            psi0 = self._psi0(model, r)
-            target = _pm_target(model, self.approximation, self.n_imp)
-            cov = 0.1 * np.eye(psi0.size) if self.proposal_cov is None else np.array(self.proposal_cov)
-            # F&G Sec. 4.4: phase 1 (n_warmup adaptive iterations), then frozen PM-MH (no further burn-in)
-            return pseudo_marginal.run_chain(r, target, psi0, n_adapt=n_warmup, n_burn=0, n_draws=n_draws,
-                                             proposal_cov=cov, callback=callback, target_accept=self.target_accept,
-                                             adapt_on=self.adapt_on, initial_scale=self.initial_scale,
-                                             adapt_covariance=self.adapt_covariance)
+        preps, specs = [], []
+        try:
+            for r in rngs:
+                psi0 = self._psi0(model, r)
+                target = _pm_target(model, self.approximation, self.n_imp)
+                cov = 0.1 * np.eye(psi0.size) if self.proposal_cov is None else np.array(self.proposal_cov)
+                failures0 = getattr(target, "n_failures", 0)
+                prep = pseudo_marginal.run_chain(r, target, psi0, n_adapt=n_warmup, n_burn=0, n_draws=0,
+                                                 proposal_cov=cov, target_accept=self.target_accept,
+                                                 adapt_on=self.adapt_on, initial_scale=self.initial_scale,
+                                                 adapt_covariance=self.adapt_covariance)
+                factor = prep.params["proposal_factor"]
+                specs.append(runner.ChainSpec(
+                    prep.state, lambda rr, st, t=target, L=factor: random_walk.step(rr, st, t, L), 0))
+                preps.append((prep, target, failures0))
+        except KeyboardInterrupt:
+            raise runner.Interrupted([]) from None  # in an adaptive phase: no kept draw yet
 
-        return run_sequentially([lambda r=r: one(r) for r in rngs])
+        def finish(chains):  # the adaptive phase's cost and tuning, as pseudo_marginal.run_chain reports them
+            return [dataclasses.replace(c, warmup=p.warmup, params={
+                **p.params, "n_failures": int(getattr(t, "n_failures", 0) - f0)}) for c, (p, t, f0) in
+                zip(chains, preps)]
 
-    def progress_total(self, n_draws, n_warmup):
-        return n_draws  # the adaptive phase (pseudo_marginal.run_chain's phase 1) does not report progress
+        try:
+            return finish(run_specs(rngs, specs, n_draws=n_draws, callback=callback, stop=stop))
+        except runner.Interrupted as err:
+            raise runner.Interrupted(finish(err.chains)) from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -883,8 +900,6 @@ class EPML(Method):
         fit = fit_ep_type2_ml(model.X, model.y, model.kernel, rngs[0])
         return _point(fit.psi, fit.log_marginal)
 
-    def progress_total(self, n_draws, n_warmup):
-        return 0
 
 
 # ---------------------------------------------------------------------------

@@ -277,7 +277,9 @@ class _Recorder:
 
     def arrays(self) -> tuple[np.ndarray, dict, dict]:
         draws = np.asarray(self.draws, dtype=np.float64)
-        if draws.ndim == 1:
+        if not self.draws:  # no kept draw (n_draws = 0, or interrupted before the first)
+            draws = draws.reshape(0, 0)
+        elif draws.ndim == 1:
             draws = draws.reshape(len(self.draws), -1)
         stats = {}
         for k, col in self.stats.items():
@@ -398,8 +400,6 @@ def _partial(rec: _Recorder, warmup: dict, params: dict) -> Chain:
     del rec.draws[n:]
     for col in (*rec.stats.values(), *rec.extra.values()):
         del col[n:]
-    if n == 0:
-        return Chain(np.zeros((0, 0)), {}, dict(warmup), dict(params), None, "interrupted", {})
     draws, stats, extra = rec.arrays()
     return Chain(draws, stats, dict(warmup), dict(params), None, "interrupted", extra)
 
@@ -457,22 +457,26 @@ def run_chains(
     """
     if len(rngs) != len(states) or not rngs:
         raise ValueError(f"need one generator per initial state, got {len(rngs)} and {len(states)}")
+    specs = [ChainSpec(state, step, int(n_warmup), adapt, position, lp, record) for state in states]
+    return _run_blocks(rngs, specs, stop, thin, callback)
+
+
+def _run_blocks(rngs, specs, stop, thin, callback) -> list[Chain]:
+    """Warm up every chain of ``specs``, then advance them together in blocks (:func:`run_chains`)."""
     t0 = time.perf_counter()
-    chains = []
+    chains: list[list] = []  # per chain [rng, state, kernel, params, warmup, recorder], filled as it goes
     try:
-        return _run_blocks(t0, chains, rngs, step, states, stop, n_warmup, adapt, thin, callback, position, lp,
-                           record)
+        return _blocks(t0, chains, rngs, specs, stop, thin, callback)
     except KeyboardInterrupt:
         raise Interrupted([_partial(c[5], c[4], c[3]) for c in chains]) from None
 
 
-def _run_blocks(t0, chains, rngs, step, states, stop, n_warmup, adapt, thin, callback, position, lp, record):
-    """:func:`run_chains`' work; ``chains`` (one ``[rng, state, kernel, params, warmup, recorder]``
-    per chain) is filled as it goes, so that an interrupt finds the draws so far."""
-    for rng, state in zip(rngs, states):
-        state, kernel, params, warmup = _warmup(rng, state, int(n_warmup), step, adapt, callback,
+def _blocks(t0, chains, rngs, specs, stop, thin, callback):
+    n_warmup = specs[0].n_warmup
+    for rng, spec in zip(rngs, specs):
+        state, kernel, params, warmup = _warmup(rng, spec.init, int(n_warmup), spec.step, spec.adapt, callback,
                                                 int(n_warmup) + stop.max_draws * thin)
-        chains.append([rng, state, kernel, params, warmup, _Recorder(position, lp, record)])
+        chains.append([rng, state, kernel, params, warmup, _Recorder(spec.position, spec.lp, spec.record)])
     cubic = sum(c[4]["n_cubic"] for c in chains)
     reason = f"budget: {stop.max_draws} draws"
     while True:
@@ -533,14 +537,15 @@ def run_spec(rng: np.random.Generator, spec: ChainSpec, *, n_draws: int, thin: i
 
 def run_specs(rngs: Sequence[np.random.Generator], specs: Sequence[ChainSpec], *, stop: StopRule, thin: int = 1,
               callback: Callable | None = None) -> list[Chain]:
-    """:func:`run_chains` of several specs that differ only in their initial state (one job's chains).
+    """:func:`run_chains` of one job's chains, each with its own spec (kernel, adaptation, accessors).
 
-    The kernel, adaptation and accessors are taken from the first spec; the
-    others must have been built with the same settings (as a sampler
-    module's ``chain_spec`` called once per chain does).
+    The specs need the same warm-up length (the chains advance together);
+    each chain runs its own kernel, so chains whose kernels were tuned apart
+    (e.g. pseudo-marginal proposals adapted per chain) run correctly.
     """
+    if len(rngs) != len(specs) or not specs:
+        raise ValueError(f"need one generator per spec, got {len(rngs)} and {len(specs)}")
     s0 = specs[0]
     if any(s.n_warmup != s0.n_warmup for s in specs):
         raise ValueError("the chains of one job need the same warm-up length")
-    return run_chains(rngs, s0.step, [s.init for s in specs], stop=stop, n_warmup=s0.n_warmup, adapt=s0.adapt,
-                      thin=thin, callback=callback, position=s0.position, lp=s0.lp, record=s0.record)
+    return _run_blocks(rngs, list(specs), stop, thin, callback)
