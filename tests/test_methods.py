@@ -117,8 +117,8 @@ def test_a_string_and_its_object_give_the_same_draws_and_the_result_records_ever
     np.testing.assert_array_equal(a.posterior["psi"].values, b.posterior["psi"].values)
     attrs = b.posterior.attrs
     assert attrs["method"] == "nuts" and attrs["method_class"] == "NUTS" and attrs["model"] == "GPRegressor"
-    assert json.loads(attrs["options"]) == {"class": "NUTS", "fields": {"max_tree_depth": 5, "target_accept": 0.65,
-                                                                        "gamma": 0.05, "t0": 30.0, "kappa": 0.75}}
+    assert json.loads(attrs["options"]) == {"class": "NUTS", "fields": {
+        "max_tree_depth": 5, "step_size": None, "target_accept": 0.65, "gamma": 0.05, "t0": 30.0, "kappa": 0.75}}
     assert attrs["n_warmup"] == 15
     clf = gb.GPClassifier(reg.X, reg.y > 0)
     pm = gb.sample(clf, "pseudo-marginal", n_imp=4, chains=1, draws=3, n_warmup=3, seed=1, progress=False)

@@ -324,7 +324,8 @@ class _InterruptAt:
 
 
 def test_an_interrupt_returns_the_draws_so_far():
-    """Ctrl-C at step 31 (10 warm-up + 20 kept + 1): Interrupted carries the 20 draws, equal to an uninterrupted run's."""
+    """Ctrl-C at step 31 (10 warm-up + 20 kept + 1): Interrupted carries the 20 draws, equal to an
+    uninterrupted run's."""
     full = runner.run_chain(np.random.default_rng(3), _rw_kernel(), random_walk.init(MEAN, logp, None),
                             n_draws=50, n_warmup=10)
     with pytest.raises(runner.Interrupted) as err:

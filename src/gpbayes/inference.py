@@ -44,7 +44,7 @@ import xarray as xr
 
 from . import amis as amis_mod
 from . import io, linalg
-from .mcmc import runner
+from .mcmc import hyper_slice, runner
 from .mcmc.runner import Chain
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 
@@ -54,8 +54,6 @@ __all__ = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "A
 
 #: alias -> (method class, the fields the alias fixes), filled by ``Method.__init_subclass__``
 _ALIASES: dict[str, tuple[type, dict]] = {}
-#: the registered method classes, in the order of definition
-_CLASSES: list[type] = []
 
 
 def registry() -> dict[str, tuple[type, dict]]:
@@ -170,8 +168,6 @@ class Method:
             if alias in _ALIASES and _ALIASES[alias][0].__qualname__ != cls.__qualname__:
                 raise ValueError(f"method alias {alias!r} is taken by {_ALIASES[alias][0].__name__}")
             _ALIASES[alias] = (cls, dict(fixed))
-        _CLASSES[:] = [c for c in _CLASSES if c.__qualname__ != cls.__qualname__ or c.__module__ != cls.__module__]
-        _CLASSES.append(cls)
 
     # -- identity -----------------------------------------------------------------------------
     @property
@@ -221,7 +217,6 @@ class Method:
     def to_groups(self, model, result, rngs, attrs: dict) -> dict[str, xr.Dataset]:
         """The ArviZ groups of ``run``'s result (a list of chains by default)."""
         return posterior_groups(model, result, attrs)
-
 
 
 def run_specs(rngs, specs, *, n_draws: int, callback=None, stop=None) -> list[Chain]:
@@ -407,9 +402,11 @@ class NUTS(_ExactMarginal):
     """The No-U-Turn sampler with dual averaging (Hoffman & Gelman 2014 Alg. 6), mass matrix
     M^-1 = (-H)^-1 at the MAP, trees of depth at most ``max_tree_depth``; dual averaging (Alg. 5:
     ``target_accept`` delta, ``gamma``, ``t0``, ``kappa``) over the ``n_warmup`` adaptation
-    iterations from H&G's Alg. 4 step size, then eps-bar frozen."""
+    iterations from ``step_size`` (None: H&G's Alg. 4 heuristic), then eps-bar frozen; with
+    ``n_warmup = 0``, NUTS (Alg. 3) with the fixed ``step_size``."""
 
     max_tree_depth: int = 10
+    step_size: float | None = None
     target_accept: float = 0.65
     gamma: float = 0.05
     t0: float = 30.0
@@ -418,16 +415,20 @@ class NUTS(_ExactMarginal):
     aliases: ClassVar = {"nuts": {}}
     library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec")
                          for f in ("max_tree_depth", "target_accept", "gamma", "t0", "kappa")}
+    own_defaults: ClassVar = {"step_size": "None: H&G's Alg. 4 heuristic (nuts.chain_spec's default is Xiong et "
+                                           "al.'s constant, a paper setting)"}
 
     def __post_init__(self):
         _int(self, "max_tree_depth", 1)
+        _float(self, "step_size", 0.0, optional=True)
         _da_checks(self)
 
     def _spec(self, start, logp, vg, cov, n_warmup, rng):
         from .mcmc import hmc, nuts
 
-        return nuts.chain_spec(start, vg, hmc.mass_matrix("dense", cov), n_adapt=n_warmup, step_size=None,
-                               **self.fields())
+        if n_warmup == 0 and self.step_size is None:
+            raise ValueError("NUTS with n_warmup=0 has nothing to tune the step size: give NUTS(step_size=...)")
+        return nuts.chain_spec(start, vg, hmc.mass_matrix("dense", cov), n_adapt=n_warmup, **self.fields())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -837,13 +838,7 @@ class LatentGibbs(_Latent):
         return specs
 
 
-def _representations() -> tuple[str, ...]:
-    from .mcmc import hyper_slice
-
-    return hyper_slice.METHODS
-
-
-_REPRESENTATIONS = ("fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor")
+_REPRESENTATIONS = hyper_slice.METHODS  # fixed, prior-white, surr-site, surr-taylor, post-site, post-taylor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -864,12 +859,10 @@ class SliceSampler(_Latent):
                                                 "hyper_slice.chain_spec has no default"}
 
     def __post_init__(self):
-        _choice(self, "representation", _representations())
+        _choice(self, "representation", _REPRESENTATIONS)
         _int(self, "n_latent_updates", 1)
 
     def chain_specs(self, model, rngs, n_warmup):
-        from .mcmc import hyper_slice
-
         specs = []
         for r in rngs:
             psi0 = self._psi0(model, r)
