@@ -80,7 +80,7 @@ import numpy as np
 import xarray as xr
 
 from . import linalg
-from . import inference as methods_mod
+from . import inference
 from .classification import mcmc_predictive
 from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, JointHMC, LatentGibbs,
                       Method, PseudoMarginal, RandomWalkMH, Slice, SliceSampler, SparseGibbs, TypeIIML, methods)
@@ -94,18 +94,6 @@ __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GP
            "GPLVMPseudoMarginal"]
 
 _MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor)
-
-
-def __getattr__(name):
-    """``OPTIONS`` (method string -> its option names) and ``_METHODS`` (model -> method strings), derived
-    from the method objects (``gpbayes.inference``) for code written against the old tables."""
-    if name == "OPTIONS":
-        return {a: tuple(f.name for f in dataclasses.fields(cls) if f.name not in fixed)
-                for a, (cls, fixed) in methods_mod.registry().items()}
-    if name == "_METHODS":
-        return {m: tuple(a for a, (cls, fixed) in methods_mod.registry().items() if issubclass(m, cls.models))
-                for m in _MODELS}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------------
@@ -207,14 +195,14 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     if not isinstance(model, _MODELS):
         raise TypeError(f"model must be one of {[t.__name__ for t in _MODELS]}, got {type(model).__name__}")
     options = dict(options)
-    n_warmup = methods_mod.deprecated_warmup(options, n_warmup, warmup)
+    n_warmup = inference.deprecated_warmup(options, n_warmup, warmup)
     n_warmup = 500 if n_warmup is None else n_warmup
-    if isinstance(method, str) and method in methods_mod.registry():
-        cls, _ = methods_mod.registry()[method]
+    if isinstance(method, str) and method in inference.registry():
+        cls, _ = inference.registry()[method]
         if not isinstance(model, cls.models):
             raise ValueError(f"method {method!r} does not apply to {type(model).__name__}; "
                              f"choose one of {methods(model)}")
-    meth = methods_mod.resolve(method, options)
+    meth = inference.resolve(method, options)
     meth.check(model)
     chains = _count("chains", chains, 1)
     draws = _count("draws", draws, 1)
@@ -223,7 +211,7 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     stop = _stop_rule(until_converged, draws)
     if stop is not None and not meth.stoppable:
-        stoppable = [a for a, (cls, _) in methods_mod.registry().items() if cls.stoppable]
+        stoppable = [a for a, (cls, _) in inference.registry().items() if cls.stoppable]
         raise ValueError(f"until_converged is available for the methods {stoppable}, not {meth.label!r}")
     seeds = np.random.SeedSequence(int(seed)).spawn(chains)
     rngs = [np.random.default_rng(s) for s in seeds]

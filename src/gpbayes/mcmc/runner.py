@@ -386,9 +386,7 @@ def run_chain(
     try:
         state, step, params, warmup = _warmup(rng, state, n_warmup, step, adapt, callback, n_total)
         state = _sample(rng, step, state, rec, n_draws * thin, thin, callback, n_warmup, n_total)
-    except Interrupted:
-        raise  # a nested run (e.g. an adaptive phase) has packed its draws
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # also an Interrupted of a run nested in a step: this chain's draws are the result
         raise Interrupted([_partial(rec, warmup, params)]) from None
     draws, stats, extra = rec.arrays()
     return Chain(draws, stats, warmup, params, state, "length", extra)
