@@ -268,3 +268,31 @@ def test_pseudo_marginal_through_the_runner_is_pseudo_marginal_run_chain_and_can
     n = b.posterior.sizes["draw"]
     assert n % 10 == 0 and b.sample_stats.attrs["stopped"] in ("converged", "budget: 30 draws")
     np.testing.assert_array_equal(b.posterior["psi"].values[:, :min(n, 20)], a.posterior["psi"].values[:, :min(n, 20)])
+
+
+def test_gplvm_sampler_through_the_runner_is_its_run_chain_and_can_stop_when_converged():
+    """The API's GPLVM chains are ``gplvm.pseudo_marginal.run_chain``'s draw for draw (psi and Z), and
+    run under ``until_converged`` with the draws a fixed-length run gives."""
+    from gpbayes.gplvm import pseudo_marginal as gpm
+
+    rng = np.random.default_rng(0)
+    x = np.linspace(0.0, 4 * np.pi, 12)
+    Y = np.column_stack([np.cos(x), np.sin(x)]) + 0.05 * rng.standard_normal((12, 2))
+    m = gb.GPLVMRegressor(x, Y, n_inducing=5, ml_restarts=1, ml_max_iter=30)
+    kw = dict(chains=2, n_warmup=2, seed=1, progress=False, n_imp=3, vb_max_iter=3)
+    a = gb.sample(m, "pm-within-gibbs", draws=6, **kw)
+    config = gpm.PMGibbsConfig(blocks=m.blocks(), n_imp=3, adapt_start=2, warm_start=True,
+                               vb_options={"max_iter": 3})
+    for c, s in enumerate(np.random.SeedSequence(1).spawn(2)):
+        r = np.random.default_rng(s)
+        psi0 = m.fit_.psi + 0.1 * r.standard_normal(len(m.param_names))
+        ref = gpm.run_chain(r, m.gplvm, m.prior, psi0, config, 6, n_warmup=2,
+                            proposal_covs=[0.01 * np.eye(b.size) for b in config.blocks])
+        np.testing.assert_array_equal(a.posterior["psi"].values[c], ref.draws)
+        np.testing.assert_array_equal(a.posterior["Z"].values[c], ref.extra["Z"])
+        np.testing.assert_array_equal(a.sample_stats["lp"].values[c], ref.stats["lp"])
+    rule = {"rhat": 100.0, "ess_bulk": 0.0, "check_every": 4, "max_draws": 8, "min_draws": 4}
+    b = gb.sample(m, "pm-within-gibbs", draws=8, until_converged=rule, **kw)
+    assert b.sample_stats.attrs["stopped"] in ("converged", "budget: 8 draws")
+    n = b.posterior.sizes["draw"]
+    np.testing.assert_array_equal(b.posterior["psi"].values[:, :min(n, 6)], a.posterior["psi"].values[:, :min(n, 6)])

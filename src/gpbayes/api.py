@@ -170,7 +170,7 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         hyperparameter, or a budget is spent (``posterior.attrs``/``sample_stats.attrs["stopped"]``
         says which).  For the methods of the one chain runner (``Method.stoppable``: the MCMC
         methods of the exact marginal, pseudo-marginal MH, AA/SURR, the slice representations,
-        sparse joint HMC/Gibbs; not the GPLVM sampler, importance sampling, point estimates).
+        sparse joint HMC/Gibbs, the GPLVM sampler; not importance sampling or point estimates).
     progress : a progress bar over all chains, warm-up included (default: when stderr is a
         terminal); or a ``gpbayes.mcmc.runner.Progress``.
 

@@ -998,6 +998,7 @@ class GPLVMPseudoMarginal(Method):
 
     aliases: ClassVar = {"pm-within-gibbs": {}}
     models: ClassVar = (GPLVMRegressor,)
+    stoppable: ClassVar = True
     own_defaults: ClassVar = {
         "n_imp": "Q = 20 (gplvm.PMGibbsConfig's default is 10; gplvm/ is owned elsewhere, not changed here)",
         "adapt_start": "None: adapt after the warm-up (PMGibbsConfig's fixed default 200 ignores n_warmup)",
@@ -1011,7 +1012,10 @@ class GPLVMPseudoMarginal(Method):
         _float(self, "initial_proposal_sd", 0.0)
         _float(self, "start_noise_sd", 0.0, open_low=False)
 
-    def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
+    def chain_specs(self, model, rngs, n_warmup):
+        """Per chain, ``gplvm.pseudo_marginal.run_chain``'s configuration of the runner from the module's
+        public ``within_gibbs_init``/``within_gibbs_step`` (one Alg. 3 step per iteration, from the
+        previous Z, as the paper): the same draws in the same order, and the latent Z kept per draw."""
         from .gplvm import pseudo_marginal as gpm
 
         sd = self.initial_proposal_sd
@@ -1019,12 +1023,18 @@ class GPLVMPseudoMarginal(Method):
         config = gpm.PMGibbsConfig(blocks=model.blocks(), n_imp=self.n_imp, adapt_start=adapt_start,
                                    warm_start=True, vb_options={"max_iter": self.vb_max_iter})
 
-        def one(r):
-            psi0 = model.fit_.psi + self.start_noise_sd * r.standard_normal(len(model.param_names))
-            return gpm.run_chain(r, model.gplvm, model.prior, psi0, config, n_draws, n_warmup=n_warmup,
-                                 proposal_covs=[sd**2 * np.eye(b.size) for b in config.blocks], callback=callback)
+        def kernel(r, st):
+            return gpm.within_gibbs_step(r, st, model.gplvm, model.prior, config, n_latent_steps=1,
+                                         latent_start="continue")
 
-        return run_sequentially([lambda r=r: one(r) for r in rngs])
+        specs = []
+        for r in rngs:
+            psi0 = model.fit_.psi + self.start_noise_sd * r.standard_normal(len(model.param_names))
+            covs = [sd**2 * np.eye(b.size) for b in config.blocks]
+            start = (lambda r=r, psi0=psi0, covs=covs: gpm.within_gibbs_init(
+                r, model.gplvm, model.prior, psi0, config, proposal_covs=covs, n_latent_steps=1))
+            specs.append(runner.ChainSpec(start, kernel, n_warmup, record=lambda st, info: {"Z": st.latent.Z}))
+        return specs
 
     def to_groups(self, model, result, rngs, attrs):
         groups = posterior_groups(model, result, attrs)
