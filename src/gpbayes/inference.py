@@ -337,7 +337,6 @@ def _lazy(module: str, name: str) -> Callable:
 
         return getattr(importlib.import_module(f"gpbayes.{module}"), name)
 
-    get.target = f"gpbayes.{module}.{name}"
     return get
 
 
