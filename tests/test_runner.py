@@ -282,3 +282,85 @@ def test_numerical_trouble_is_recorded_per_draw_and_in_the_warmup():
     np.testing.assert_array_equal(t.stats["n_jitter"], [1, 1, 1])
     np.testing.assert_array_equal(t.stats["n_not_converged"], [1, 1, 0])  # steps at states (0,1), (2,3), (4,5)
     assert np.all(t.stats["max_jitter"] > 0)
+
+
+def test_progress_over_several_chains_counts_warmup_and_does_not_overflow():
+    """One bar over all chains: 3 chains x (10 warm-up + 20 draws) report 90 of 90 ("403it" for 3 x 400 before)."""
+    import gpbayes as gb
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(15, 1))
+    reg = gb.GPRegressor(X, np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(15), ard=False)
+    for bar in (False, True):
+        prog = runner.Progress("sampling", bar=bar, n_chains=3)
+        gb.sample(reg, "slice", chains=3, draws=20, n_warmup=10, seed=1, progress=prog)
+        assert prog.count == prog.total == 3 * (10 + 20) and prog.chain == 2
+        if bar:
+            assert prog._tqdm.n == prog._tqdm.total == 90
+            prog.close()
+    # under a stopping rule the chains advance in blocks: still one count per iteration, never over the total
+    prog = runner.Progress("sampling", bar=False, n_chains=2)
+    gb.sample(reg, "slice", chains=2, draws=60, n_warmup=10, seed=1, progress=prog,
+              until_converged={"check_every": 20, "max_draws": 60, "ess_bulk": 1e9})
+    assert prog.count == prog.total == 2 * (10 + 60)
+    # pseudo-marginal MH: the kept phase is counted (its adaptive phase runs inside pseudo_marginal.run_chain)
+    clf = gb.GPClassifier(X, X[:, 0] > 0)
+    prog = runner.Progress("sampling", bar=False, n_chains=2)
+    gb.sample(clf, "pseudo-marginal", n_imp=2, chains=2, draws=5, n_warmup=5, seed=1, progress=prog)
+    assert prog.count == prog.total == 2 * 5
+
+
+class _InterruptAt:
+    """A random-walk kernel that raises KeyboardInterrupt (as Ctrl-C does) at its ``k``-th call."""
+
+    def __init__(self, k: int):
+        self.k, self.calls = k, 0
+        self.kernel = _rw_kernel()
+
+    def __call__(self, rng, state):
+        self.calls += 1
+        if self.calls == self.k:
+            raise KeyboardInterrupt
+        return self.kernel(rng, state)
+
+
+def test_an_interrupt_returns_the_draws_so_far():
+    """Ctrl-C at step 31 (10 warm-up + 20 kept + 1): Interrupted carries the 20 draws, equal to an
+    uninterrupted run's."""
+    full = runner.run_chain(np.random.default_rng(3), _rw_kernel(), random_walk.init(MEAN, logp, None),
+                            n_draws=50, n_warmup=10)
+    with pytest.raises(runner.Interrupted) as err:
+        runner.run_chain(np.random.default_rng(3), _InterruptAt(31), random_walk.init(MEAN, logp, None), n_draws=50,
+                         n_warmup=10)
+    assert isinstance(err.value, KeyboardInterrupt)
+    (part,) = err.value.chains
+    assert part.stopped == "interrupted" and part.n_draws == 20
+    assert np.array_equal(part.draws, full.draws[:20]) and np.array_equal(part.stats["lp"], full.stats["lp"][:20])
+    assert part.warmup["n_iterations"] == 10
+    # interrupted in warm-up: no draw
+    with pytest.raises(runner.Interrupted) as err:
+        runner.run_chain(np.random.default_rng(3), _InterruptAt(5), random_walk.init(MEAN, logp, None), n_draws=50,
+                         n_warmup=10)
+    assert err.value.chains[0].draws.size == 0
+    # several chains in blocks: every chain's draws so far
+    rule = runner.StopRule(rhat=1.0001, ess_bulk=1e9, check_every=10, max_draws=100)
+    rngs = [np.random.default_rng(i) for i in range(2)]
+    kernel = _InterruptAt(2 * 5 + 10 + 10 + 4)  # warm-up 5 each, one block of 10 each, then 3 more steps of chain 0
+    with pytest.raises(runner.Interrupted) as err:
+        runner.run_chains(rngs, kernel, [random_walk.init(MEAN, logp, r) for r in rngs], stop=rule, n_warmup=5)
+    assert [c.n_draws for c in err.value.chains] == [13, 10]
+
+
+def test_after_an_interrupt_the_api_keeps_the_chains_that_hold_the_most_draws():
+    from gpbayes.api import _kept
+
+    def chain(n):
+        return runner.Chain(np.arange(2.0 * n).reshape(n, 2) if n else np.zeros((0, 0)), {"lp": np.zeros(n)}, {}, {},
+                            None, "interrupted", {"v": np.zeros((n, 3))})
+
+    kept, message = _kept([chain(50), chain(30), chain(0)])
+    assert [c.n_draws for c in kept] == [30, 30] and "2 chain(s) of 30 draws" in message  # 60 > 50
+    assert kept[0].extra["v"].shape == (30, 3) and kept[0].stats["lp"].shape == (30,)
+    kept, _ = _kept([chain(50), chain(10), chain(0)])
+    assert [c.n_draws for c in kept] == [50]
+    assert _kept([chain(0)])[0] == []

@@ -18,6 +18,7 @@ mcmc         samplers as init/step over explicit state, each run by the one
              and particle-marginal MH, elliptical slice, AA/SURR Gibbs, HMC,
              NUTS, slice sampling, the six M&A representations
 amis         adaptive multiple importance sampling (AMIS, MAMIS, PM-AMIS)
+inference    the inference methods as objects: options, defaults, checks, how each runs
 classification  predictive probabilities, EP type-II ML
 metrics      capacity accuracy / AUC
 sparse       sparse variational GP and its MCMC
@@ -28,8 +29,9 @@ predictive   posterior-predictive draws of y, pointwise log-likelihood (az.loo)
 rng          per-experiment random streams
 
 The public API (``gpbayes.api``, re-exported here): models ``GPRegressor``,
-``GPClassifier``, ``PoissonGP``; ``sample(model, method=...)`` returning an
-``arviz.InferenceData``; ``summary``; ``predict``.
+``GPClassifier``, ``PoissonGP``, ``SparseGPClassifier``, ``GPLVMRegressor``; ``sample(model, method=...)``
+returning an ``arviz.InferenceData``, the method a string or a method object
+(``NUTS``, ``PseudoMarginal``, ... of ``gpbayes.inference``); ``summary``; ``predict``.
 
 The reproduction of the five papers (config, vendored data, claims, figures,
 one module per paper) is the separate package ``gpbayes_repro``, which this
@@ -38,11 +40,16 @@ library never imports.
 
 __version__ = "0.1.0"
 
+_METHOD_OBJECTS = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS", "TypeIIML",
+                   "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
+                   "GPLVMPseudoMarginal"]
+
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample", "summary", "predict",
-           "sample_posterior_predictive", "compute_log_likelihood", "kernels", "likelihoods", "priors"]
+           "sample_posterior_predictive", "compute_log_likelihood", *_METHOD_OBJECTS, "kernels", "likelihoods",
+           "priors"]
 
 _API = {"GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
-        "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood"}
+        "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", *_METHOD_OBJECTS}
 
 
 def __getattr__(name):

@@ -26,7 +26,7 @@ Every model uses the squared-exponential kernel in Filippone & Girolami's
 parameterisation (eq. 5: sigma exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2),
 ARD by default) and, unless given, their priors (Sec. 4.4, shape/rate):
 tau_d ~ Gamma(1, 1/sqrt(d)), sigma ~ Gamma(1.1, 0.1), and for regression
-lambda ~ InverseGamma(1, 0.01) on the standardised target.  Parameters are sampled as
+lambda ~ Gamma(1, 1) on the standardised target.  Parameters are sampled as
 psi = log theta.
 
 Methods (``sample(model, method=...)``; ``methods(model)`` lists them):
@@ -53,6 +53,16 @@ method              models                         what
 ``"type2-ml"``      GPLVMRegressor                 the variational bound maximised (point estimate)
 ==================  =============================  ==============================================
 
+Each string is an alias of a method object (``gpbayes.inference``; its fields
+are the options with their defaults, checked when it is made):
+``RandomWalkMH`` (rwmh), ``HMC``, ``NUTS``, ``Slice`` (slice), ``AMIS``,
+``MAMIS``, ``AMISToMAMIS`` (amis-mamis), ``TypeIIML`` (type2-ml),
+``PseudoMarginal``, ``PMAMIS`` (pm-amis), ``LatentGibbs`` (aa, surr),
+``SliceSampler`` (slice-<rep>), ``EPML`` (ep-ml), ``JointHMC``,
+``SparseGibbs`` (gibbs), ``GPLVMPseudoMarginal`` (pm-within-gibbs):
+``sample(model, method="nuts", max_tree_depth=8)`` is
+``sample(model, method=NUTS(max_tree_depth=8))``.
+
 The result follows the ArviZ schema.  ``posterior`` holds one variable per
 hyperparameter on its natural scale (``tau_0``.., or ``tau_<column>`` when X
 had column names, ``sigma``, ``noise_variance``; latent draws ``f``, ``v``,
@@ -72,189 +82,40 @@ and the weighted sample in ``sample_stats`` over the dim
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import sys
+import warnings
 
 import numpy as np
 import xarray as xr
 
-from . import amis as amis_mod
-from . import io, linalg, predictive
+from . import inference, linalg, predictive
+from .classification import mcmc_predictive
 from .predictive import compute_log_likelihood, sample_posterior_predictive
-from .classification import fit_ep_type2_ml, mcmc_predictive
-from .estimators.importance import PseudoMarginalTarget
-from .finite_differences import hessian_from_gradients
-from .likelihoods import Probit
+from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, JointHMC, LatentGibbs,
+                      Method, PseudoMarginal, RandomWalkMH, Slice, SliceSampler, SparseGibbs, TypeIIML, methods)
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
-from .mcmc import hmc, hyper_slice, latent_gibbs, nuts, pseudo_marginal, random_walk
-from .mcmc import slice as slice_mod
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
-from .posterior import log_posterior, log_posterior_value_and_grad
-from .regression import fit_type2_ml
-from .representations import LatentGaussianModel
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
-           "hyperparameter_names"]
+           "hyperparameter_names", "Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS",
+           "TypeIIML", "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
+           "GPLVMPseudoMarginal"]
 
-_REPRESENTATIONS = tuple(f"slice-{m}" for m in hyper_slice.METHODS)
-_METHODS = {
-    GPRegressor: ("rwmh", "hmc", "nuts", "slice", "amis", "mamis", "amis-mamis", "type2-ml"),
-    GPClassifier: ("pseudo-marginal", "pm-amis", "aa", "surr", *_REPRESENTATIONS, "ep-ml"),
-    PoissonGP: ("pseudo-marginal", "aa", "surr", *_REPRESENTATIONS),
-    SparseGPClassifier: ("joint-hmc", "gibbs"),
-    GPLVMRegressor: ("pm-within-gibbs", "type2-ml"),
-}
-
-
-_DA = ("target_accept", "gamma", "t0", "kappa")
-#: the options each method accepts (passed to the sampler named in the module docstring)
-OPTIONS = {
-    "rwmh": ("target_accept", "initial_scale", "adapt_covariance"),
-    "hmc": ("step_size", "max_steps", *_DA),
-    "nuts": ("max_tree_depth", *_DA),
-    "slice": ("width", "step_out", "scheme", "order"),
-    "amis": ("n_iterations", "n_per_iteration", "covariance", "n_resample"),
-    "mamis": ("n_iterations", "base", "slope", "covariance", "n_resample"),
-    "amis-mamis": ("n_tuning_samples", "n_per_iteration_amis", "n_iterations", "base", "slope", "covariance",
-                   "n_resample"),
-    "pm-amis": ("approximation", "n_imp", "n_iterations", "n_per_iteration", "covariance", "n_resample"),
-    "pseudo-marginal": ("approximation", "n_imp", "n_adapt", "proposal_cov", "target_accept", "adapt_on",
-                        "initial_scale", "adapt_covariance"),
-    "aa": ("keep_latent",), "surr": ("keep_latent",),
-    **{m: () for m in _REPRESENTATIONS},
-    "type2-ml": (), "ep-ml": (),
-    "joint-hmc": ("target_accept", "trajectory_length", "max_steps", "mass", "adapt_mass", "metric",
-                  "initial_step_size", "step_size_jitter"),
-    "pm-within-gibbs": ("n_imp", "adapt_start", "vb_max_iter", "initial_proposal_sd", "start_noise_sd"),
-    "gibbs": ("target_accept", "psi_target_accept", "trajectory_length", "max_steps", "psi_scale",
-              "step_size_jitter"),
-}
-
-
-def methods(model) -> tuple[str, ...]:
-    """The method names ``sample`` accepts for this model."""
-    if isinstance(model, GPClassifier) and "ep" not in model.likelihood.approximations:
-        return tuple(m for m in _METHODS[GPClassifier] if m != "ep-ml")  # the likelihood offers no EP
-    return _METHODS[type(model)]
-
-
-def _check_approximation(model, approx: str) -> None:
-    if approx not in ("laplace", "ep"):
-        raise ValueError(f"approximation must be 'laplace' or 'ep', got {approx!r}")
-    offered = model.likelihood.approximations  # the likelihood protocol (gpbayes.likelihoods)
-    if approx not in offered:
-        raise ValueError(f"{type(model).__name__} with the {model.likelihood.name} likelihood: approximation "
-                         f"{approx!r} is not offered (EP is implemented for the probit and the likelihoods that "
-                         f"list it); use one of {list(offered)}")
+_MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor)
 
 
 # ---------------------------------------------------------------------------
 # sampling
 # ---------------------------------------------------------------------------
-def _progress(progress):
+def _progress(progress, n_chains: int):
+    if isinstance(progress, Progress):
+        return progress
     if progress is None:
         progress = sys.stderr.isatty()
-    return Progress() if progress else None
-
-
-def _mode_and_cov(model: GPRegressor, rng):
-    """MAP by L-BFGS and (-H)^-1 there (finite differences of the analytic gradient)."""
-    fit = fit_type2_ml(model.gp, rng, n_restarts=2, log_prior=model.prior)
-    vg = log_posterior_value_and_grad(model.gp, model.prior)
-    H = hessian_from_gradients(lambda p: vg(p)[1], fit.psi)
-    return fit, linalg.inverse_of_negative_definite(H)
-
-
-def _latent_start(model, psi0, rng):
-    K = model.kernel(psi0, model.X)
-    return linalg.cholesky(K, name="K(psi0)", count=False) @ rng.standard_normal(model.n)
-
-
-def _run(rngs, specs, draws, callback, stop):
-    """Each chain alone (``runner.run_spec``) or all under a stopping rule (``runner.run_specs``)."""
-    if stop is None:
-        return [runner.run_spec(r, s, n_draws=draws, callback=callback) for r, s in zip(rngs, specs)]
-    return runner.run_specs(rngs, specs, stop=stop, callback=callback)
-
-
-def _chains_regression(model: GPRegressor, method, rngs, draws, warmup, callback, options, stop=None):
-    fit, cov = _mode_and_cov(model, rngs[0])
-    logp = log_posterior(model.gp, model.prior)
-    vg = log_posterior_value_and_grad(model.gp, model.prior)
-    specs = []
-    for r in rngs:
-        start = r.multivariate_normal(fit.psi, cov)  # over-dispersed starts: draws of the Gaussian at the mode
-        if method == "rwmh":
-            specs.append(random_walk.chain_spec(r, start, lambda x, _r: logp(x), cov, n_burn=warmup, **options))
-        elif method == "hmc":
-            specs.append(hmc.chain_spec(start, vg, hmc.mass_matrix("dense", cov), n_tune=warmup, **options))
-        elif method == "nuts":
-            specs.append(nuts.chain_spec(start, vg, hmc.mass_matrix("dense", cov), n_adapt=warmup, step_size=None,
-                                         **options))
-        else:  # slice
-            opts = dict(options)
-            width = opts.pop("width", 2.0 * np.sqrt(np.diag(cov)))
-            specs.append(slice_mod.chain_spec(start, lambda x: logp(x), width, n_burn=warmup, **opts))
-    return _run(rngs, specs, draws, callback, stop)
-
-
-def _chains_latent(model, method, rngs, draws, warmup, callback, options, stop=None):
-    out, specs = [], []
-    psi_init = model.kernel.initial_psi(model.X)
-    for r in rngs:
-        psi0 = psi_init + 0.1 * r.standard_normal(psi_init.size)
-        if method == "pseudo-marginal":
-            approx = options.pop("approximation", "laplace")
-            if isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
-                raise ValueError("PoissonGP with per-bin exposure: the importance estimator takes a scalar "
-                                 "exposure; use method 'aa', 'surr' or 'slice-<representation>'")
-            _check_approximation(model, approx)
-            n_imp = int(options.pop("n_imp", 64))
-            target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
-                                          approx=approx, n_imp=n_imp)
-            n_adapt = int(options.pop("n_adapt", warmup))
-            cov = options.pop("proposal_cov", 0.1 * np.eye(psi0.size))
-            out.append(pseudo_marginal.run_chain(r, target, psi0, n_adapt=n_adapt, n_burn=0, n_draws=draws,
-                                                 proposal_cov=cov, callback=callback, **options))
-            options = dict(options, approximation=approx, n_imp=n_imp, n_adapt=n_adapt, proposal_cov=cov)
-            continue
-        lgm = LatentGaussianModel(model.kernel, model.X, model.likelihood, model.y, model.prior)
-        f0 = _latent_start(model, psi0, r)
-        if method in ("aa", "surr"):
-            specs.append(latent_gibbs.chain_spec(lgm, psi0, f0, method=method, n_burn=warmup,
-                                                 keep_latent=options.get("keep_latent", False)))
-        else:
-            specs.append(hyper_slice.chain_spec(lgm, psi0, f0, method[len("slice-"):], n_burn=warmup))
-    return out if method == "pseudo-marginal" else _run(rngs, specs, draws, callback, stop)
-
-
-_STOPPABLE = ("rwmh", "hmc", "nuts", "slice", "aa", "surr", *(f"slice-{m}" for m in hyper_slice.METHODS))
-
-
-def _count(name: str, value, minimum: int, what: str | None = None) -> int:
-    """``value`` as an int >= ``minimum``; a whole float (1e3) is accepted, a fraction, bool or string is not."""
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
-        value, ok = int(value), True
-    if not ok or int(value) < minimum:
-        raise ValueError(f"{name} must be {what or f'an integer >= {minimum}'}, got {value!r}"
-                         + (f" ({type(value).__name__})" if not ok else ""))
-    return int(value)
-
-
-#: the methods' integer options and their smallest value (checked before any work starts)
-_INTEGER_OPTIONS = {"n_iterations": 1, "n_per_iteration": 1, "n_resample": 1, "n_imp": 1, "n_tuning_samples": 1,
-                    "n_per_iteration_amis": 1, "n_adapt": 0, "base": 0, "slope": 1, "adapt_start": 0,
-                    "vb_max_iter": 1}
-
-
-def _check_integer_options(method: str, options: dict) -> dict:
-    out = dict(options)
-    for k, minimum in _INTEGER_OPTIONS.items():
-        if k in out:
-            out[k] = _count(f"{k} (an option of method {method!r})", out[k], minimum)
-    return out
+    return Progress("sampling", n_chains=n_chains) if progress else None
 
 
 def _stop_rule(until_converged, draws: int):
@@ -271,152 +132,51 @@ def _stop_rule(until_converged, draws: int):
     return runner.StopRule(**opts)
 
 
-def _data_groups(model) -> dict[str, xr.Dataset]:
-    """``observed_data`` (y) and ``constant_data`` (X, exposure) whose rows share the dim ``obs``.
-
-    X is the model's (standardised) inputs over ``(obs, feature)``, the
-    features named after X's columns when it had some; y is on the scale the
-    likelihood sees (regression: the original scale of y; classification:
-    -1/+1; counts; GPLVM: the standardised outputs over ``(obs, output)``).
-    """
-    n, d = model.X.shape
-    feature = getattr(model, "feature_names", None) or list(range(d))
-    const = {"X": (("obs", "feature"), model.X)}
-    exposure = getattr(getattr(model, "likelihood", None), "exposure", None)
-    if exposure is not None and np.ndim(exposure) == 1:
-        const["exposure"] = ("obs", np.asarray(exposure, dtype=np.float64))
-    y = model.y_raw if isinstance(model, GPRegressor) else model.y
-    y_dims = ("obs",) if np.ndim(y) == 1 else ("obs", "output")
-    coords = {"obs": np.arange(n), "feature": feature}
-    out = {"constant_data": xr.Dataset(const, coords=coords),
-           "observed_data": xr.Dataset({"y": (y_dims, np.asarray(y))}, coords={"obs": np.arange(n)})}
-    for g in out.values():
-        g.attrs.update(io.arviz_attrs())
-    return out
+def _count(name: str, value, minimum: int, what: str | None = None) -> int:
+    """``value`` as an int >= ``minimum``; a whole float (1e3) is accepted, a fraction, bool or string is not."""
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer():
+        value, ok = int(value), True
+    if not ok or int(value) < minimum:
+        raise ValueError(f"{name} must be {what or f'an integer >= {minimum}'}, got {value!r}"
+                         + (f" ({type(value).__name__})" if not ok else ""))
+    return int(value)
 
 
-#: dims of the per-draw latent arrays a method records (besides chain, draw)
-_LATENT_DIMS = {"f": ("obs",), "v": ("inducing", "latent_gp"), "Z": ("obs", "latent")}
+def _kept(chains: list[Chain]) -> tuple[list[Chain], str]:
+    """After Ctrl-C: the chains and common length that keep the most draws (PyMC's choice), each cut to it."""
+    lengths = [c.n_draws if c.draws.size else 0 for c in chains]
+    best, n_best = 0, 0
+    for n in sorted(set(lengths), reverse=True):
+        k = sum(1 for m in lengths if m >= n)
+        if k * n > best:
+            best, n_best = k * n, n
+    if best == 0:
+        return [], f"no draw was kept (chain lengths {lengths})"
+    out = []
+    for c, m in zip(chains, lengths):
+        if m >= n_best:
+            out.append(dataclasses.replace(c, draws=c.draws[:n_best], stats={k: v[:n_best] for k, v in c.stats.items()},
+                                           extra={k: v[:n_best] for k, v in c.extra.items()}, stopped="interrupted"))
+    return out, f"returning {len(out)} chain(s) of {n_best} draws (draws per chain when interrupted: {lengths})"
 
 
-def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.Dataset]:
-    """``posterior``: one variable per hyperparameter on its natural scale, theta = exp(psi);
-    ``unconstrained_posterior`` (ArviZ's group for the sampled, transformed space): the same
-    names holding psi = log theta exactly as sampled.  ``psi`` is (chain, draw, p)."""
-    names = model.hyperparameter_names
-    coords = {"chain": np.arange(psi.shape[0]), "draw": np.arange(psi.shape[1])}
-    post = xr.Dataset({n: (("chain", "draw"), np.exp(psi[:, :, j])) for j, n in enumerate(names)}, coords=coords)
-    unc = xr.Dataset({n: (("chain", "draw"), psi[:, :, j]) for j, n in enumerate(names)}, coords=coords)
-    full = {**io.arviz_attrs(), **attrs}
-    post.attrs.update(full)
-    unc.attrs.update(full)
-    return {"posterior": post, "unconstrained_posterior": unc}
-
-
-def _posterior_groups(model, chains: list[Chain], method: str, attrs: dict) -> dict[str, xr.Dataset]:
-    groups = io.to_inference_groups(chains, var_name="psi", coords={"param": model.hyperparameter_names},
-                                    attrs=attrs, per_chain_tuning=True)
-    kept = groups["posterior"]
-    groups.update(_hyperparameter_groups(model, kept["psi"].values, attrs))
-    for name, dims in _LATENT_DIMS.items():
-        if name in kept:
-            groups["posterior"][name] = (("chain", "draw", *dims), kept[name].values)
-    groups.update(_data_groups(model))
-    return groups
-
-
-def _weighted_groups(model, res: amis_mod.AMISResult, rng, n_resample: int, attrs: dict):
-    """Importance-sampling results in the ArviZ schema.
-
-    ``posterior``/``unconstrained_posterior``: ``n_resample`` draws resampled
-    with replacement in proportion to the normalised weights (multinomial), so
-    that every ArviZ function (``az.summary``, ``az.plot_posterior``) sees
-    equally weighted draws.  ``sample_stats``: the weighted sample itself over
-    the dim ``importance_sample`` -- ``importance_psi`` (log-scale draws over
-    ``param``), ``log_weight`` (unnormalised) and ``weight`` (normalised) --
-    and, per posterior draw, ``resample_index`` (which importance draw it is).
-    Attributes: Kish's ``ess`` = 1 / sum w^2, ``n_cubic``, ``n_target_evals``.
-    """
-    names = model.hyperparameter_names
-    w = res.normalised_weights
-    X = np.asarray(res.samples)
-    idx = rng.choice(w.size, size=n_resample, replace=True, p=w)
-    groups = _hyperparameter_groups(model, X[None, idx], attrs)
-    ss = xr.Dataset({"resample_index": (("chain", "draw"), idx[None]),
-                     "importance_psi": (("chain", "importance_sample", "param"), X[None]),
-                     "log_weight": (("chain", "importance_sample"), np.asarray(res.log_weights)[None]),
-                     "weight": (("chain", "importance_sample"), w[None])},
-                    coords={"chain": [0], "draw": np.arange(n_resample), "param": names})
-    ss.attrs.update({**io.arviz_attrs(), **attrs, "ess": 1.0 / float(np.sum(w * w)),
-                     "n_cubic": int(np.asarray(res.n_cubic)[-1]), "n_target_evals": int(res.n_target_evals)})
-    groups["sample_stats"] = ss
-    groups.update(_data_groups(model))
-    return groups
-
-
-def _gplvm(model, method, rngs, draws, warmup, callback, options, attrs):
-    """Gadd et al.: ML point estimate or PM MH-within-Gibbs chains started at the ML psi plus noise."""
-    from .gplvm import pseudo_marginal as gpm
-
-    names = model.param_names
-    if method == "type2-ml":
-        ch = Chain(draws=model.fit_.psi[None, :], stats={"lp": np.array([model.fit_.bound])}, warmup={}, params={},
-                   state=None)
-        return _posterior_groups(model, [ch], method, attrs)
-    sd = float(options.get("initial_proposal_sd", 0.1))
-    config = gpm.PMGibbsConfig(blocks=model.blocks(), n_imp=int(options.get("n_imp", 20)),
-                               adapt_start=int(options.get("adapt_start", warmup)), warm_start=True,
-                               vb_options={"max_iter": int(options.get("vb_max_iter", 50))})
-    chains = []
-    for r in rngs:
-        psi0 = model.fit_.psi + float(options.get("start_noise_sd", 0.1)) * r.standard_normal(len(names))
-        chains.append(gpm.run_chain(r, model.gplvm, model.prior, psi0, config, draws, n_warmup=warmup,
-                                    proposal_covs=[sd**2 * np.eye(b.size) for b in config.blocks], callback=callback))
-    return _posterior_groups(model, chains, method, attrs)
-
-
-def _amis(model, method, rng, options):
-    if isinstance(model, GPRegressor):
-        fit, cov = _mode_and_cov(model, rng)
-        logt = amis_mod.exact(log_posterior(model.gp, model.prior))
-        if method == "amis":
-            kw = {"n_iterations": 100, "n_per_iteration": 50, **options}
-            return amis_mod.amis(rng, logt, fit.psi, cov, **kw)
-        n_it = int(options.pop("n_iterations", 30))
-        sizes = amis_mod.mamis_sample_sizes(n_it, base=int(options.pop("base", 0)),
-                                            slope=int(options.pop("slope", 20)))
-        if method == "amis-mamis":  # the MAMIS result; its costs include the AMIS tuning (tuning_n_cubic)
-            return amis_mod.amis_then_mamis(rng, logt, fit.psi, cov,
-                                            n_tuning_samples=int(options.pop("n_tuning_samples", 1000)),
-                                            n_per_iteration_amis=int(options.pop("n_per_iteration_amis", 50)),
-                                            mamis_sizes=sizes, **options)[0]
-        return amis_mod.mamis(rng, logt, fit.psi, cov, sizes, **options)
-    # pm-amis: q_0 = EP's Laplace-style Gaussian at the EP type-II MAP
-    approx = options.pop("approximation", model.likelihood.approximations[0])
-    _check_approximation(model, approx)
-    n_imp = int(options.pop("n_imp", 64))
-    target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
-                                  approx=approx, n_imp=n_imp)
-    # q_0's centre: EP type-II ML with the model's likelihood; one without EP (the logistic) keeps the probit's
-    # EP-ML as its starting point, as before
-    start = model.likelihood if "ep" in model.likelihood.approximations else Probit()
-    ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior, likelihood=start)
-    cov = np.eye(ml.psi.size) * 0.25
-    kw = {"n_iterations": 20, "n_per_iteration": 100, **options}
-    return amis_mod.pm_amis(rng, target, ml.psi, cov, **kw)
-
-
-def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: int = 500, seed: int = 0,
-           progress: bool | None = None, until_converged=None, posterior_predictive: bool = False,
-           log_likelihood: bool = False, **options):
+def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int | None = None, seed: int = 0,
+           progress=None, until_converged=None, posterior_predictive: bool = False, log_likelihood: bool = False,
+           warmup: int | None = None, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
     Parameters
     ----------
-    model : GPRegressor, GPClassifier or PoissonGP.
-    method : one of ``methods(model)`` (module docstring: what each is and which equation).
-    chains, draws, warmup : MCMC chains and their lengths (warm-up draws tune the
-        sampler and are discarded; their cost is in ``sample_stats`` as ``warmup_n_cubic``).
+    model : GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier or GPLVMRegressor.
+    method : a method object (``gb.NUTS(max_tree_depth=8)``, ``gb.PseudoMarginal(n_imp=64)``, ...;
+        ``gpbayes.inference``: its fields are its options, its docstring the paper's equation or
+        algorithm) or one of the strings ``methods(model)`` (an alias: ``"nuts"`` is ``gb.NUTS()``;
+        ``options`` then set its fields, e.g. ``approximation="ep"``, ``n_imp=64``).
+    chains, draws, n_warmup : MCMC chains and their lengths; the ``n_warmup`` warm-up
+        iterations (default 500) tune the sampler and are discarded (their cost is in
+        ``sample_stats`` as ``warmup_n_cubic``); for pseudo-marginal MH they are F&G's adaptive
+        phase.  ``warmup`` and the pseudo-marginal option ``n_adapt`` are deprecated names.
     seed : one seed gives identical results on any machine; chain c uses the c-th
         child of ``numpy.random.SeedSequence(seed)`` (independent streams).
     until_converged : stop when converged instead of after ``draws``: True, a dict of
@@ -425,15 +185,20 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
         O(n^3) operations, ``max_seconds``) or a StopRule; the chains advance together in
         blocks and stop when split rank R-hat < rhat and bulk ESS > ess_bulk on every
         hyperparameter, or a budget is spent (``posterior.attrs``/``sample_stats.attrs["stopped"]``
-        says which).  For the MCMC methods of the exact marginal, AA/SURR and the slice
-        representations.
-    progress : a progress bar (default: when stderr is a terminal).
+        says which).  For the methods of the one chain runner (``Method.stoppable``: the MCMC
+        methods of the exact marginal, pseudo-marginal MH, AA/SURR, the slice representations,
+        sparse joint HMC/Gibbs, the GPLVM sampler; not importance sampling or point estimates).
+    progress : a progress bar over all chains, warm-up included (default: when stderr is a
+        terminal); or a ``gpbayes.mcmc.runner.Progress``.
     posterior_predictive, log_likelihood : add the groups ``posterior_predictive``
         (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
         and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
         O(n^3) per distinct draw each.
-    options : the method's own options, e.g. ``approximation="ep"``, ``n_imp=64`` for
-        ``"pseudo-marginal"``; ``n_iterations``, ``n_per_iteration`` for ``"amis"``.
+
+    Ctrl-C stops sampling and returns the draws made so far (the chains and common length
+    keeping the most draws, as PyMC does) with ``attrs["interrupted"] = 1`` and a warning; for
+    every MCMC method (``runner.Interrupted``).  Importance sampling and point estimates, and
+    an interrupt before the first kept draw, end with KeyboardInterrupt.
 
     Returns
     -------
@@ -446,62 +211,55 @@ def sample(model, method: str, *, chains: int = 4, draws: int = 1000, warmup: in
     ``obs``); importance-sampling methods give resampled, equally weighted
     draws in ``posterior`` and the weighted sample (``importance_psi``,
     ``log_weight``, ``weight``) in ``sample_stats``; point estimates give one draw.
+    The attributes record the model, ``method`` (its string), ``method_class`` and
+    ``options`` (every field of the method object, defaults included, as JSON).
     """
     import arviz as az
 
-    if type(model) not in _METHODS:
-        raise TypeError(f"model must be one of {[t.__name__ for t in _METHODS]}, got {type(model).__name__}")
-    allowed = methods(model)
-    if method not in allowed:
-        raise ValueError(f"method {method!r} does not apply to {type(model).__name__}; choose one of {allowed}")
-    unknown = sorted(set(options) - set(OPTIONS[method]))
-    if unknown:
-        raise ValueError(f"method {method!r} has no option(s) {unknown}; its options are {list(OPTIONS[method])}")
-    chains, draws, warmup = _count("chains", chains, 1), _count("draws", draws, 1), _count("warmup", warmup, 0)
-    seed = _count("seed", seed, 0, what="a non-negative integer (the entropy of numpy.random.SeedSequence)")
-    options = _check_integer_options(method, options)
-    stop = _stop_rule(until_converged, draws)
-    if stop is not None and method not in _STOPPABLE:
-        raise ValueError(f"until_converged is available for the methods {list(_STOPPABLE)}, not {method!r}")
+    if not isinstance(model, _MODELS):
+        raise TypeError(f"model must be one of {[t.__name__ for t in _MODELS]}, got {type(model).__name__}")
     options = dict(options)
-    seeds = np.random.SeedSequence(seed).spawn(chains)
+    n_warmup = inference.deprecated_warmup(options, n_warmup, warmup)
+    n_warmup = 500 if n_warmup is None else n_warmup
+    if isinstance(method, str) and method in inference.registry():
+        cls, _ = inference.registry()[method]
+        if not isinstance(model, cls.models):
+            raise ValueError(f"method {method!r} does not apply to {type(model).__name__}; "
+                             f"choose one of {methods(model)}")
+    meth = inference.resolve(method, options)
+    meth.check(model)
+    chains = _count("chains", chains, 1)
+    draws = _count("draws", draws, 1)
+    n_warmup = _count("n_warmup", n_warmup, 0)
+    seed = _count("seed", seed, 0, what="a non-negative integer (the entropy of numpy.random.SeedSequence)")
+    stop = _stop_rule(until_converged, draws)
+    if stop is not None and not meth.stoppable:
+        stoppable = [a for a, (cls, _) in inference.registry().items() if cls.stoppable]
+        raise ValueError(f"until_converged is available for the methods {stoppable}, not {meth.label!r}")
+    seeds = np.random.SeedSequence(int(seed)).spawn(chains)
     rngs = [np.random.default_rng(s) for s in seeds]
-    attrs = {**model._attrs(), "method": method, "seed": int(seed),
-             "options": repr(sorted(options.items()))}
-    bar = _progress(progress)
-    callback = bar
+    attrs = {**model._attrs(), "method": meth.label, "method_class": type(meth).__name__, "seed": int(seed),
+             "options": meth.to_json(), "n_warmup": int(n_warmup)}
+    bar = _progress(progress, chains)
+    interrupted = False
     try:
-        if isinstance(model, GPLVMRegressor):
-            groups = _gplvm(model, method, rngs, draws, warmup, callback, options, attrs)
-        elif method in ("type2-ml", "ep-ml"):
-            if method == "type2-ml":
-                fit = fit_type2_ml(model.gp, rngs[0], n_restarts=3)
-            else:
-                fit = fit_ep_type2_ml(model.X, model.y, model.kernel, rngs[0], likelihood=model.likelihood)
-            ch = Chain(draws=fit.psi[None, :], stats={"lp": np.array([fit.log_marginal])}, warmup={}, params={},
-                       state=None)
-            groups = _posterior_groups(model, [ch], method, attrs)
-        elif method in ("amis", "mamis", "amis-mamis", "pm-amis"):
-            n_resample = int(options.pop("n_resample", 1000))
-            res = _amis(model, method, rngs[0], options)
-            groups = _weighted_groups(model, res, rngs[0], n_resample, attrs)
-        elif isinstance(model, SparseGPClassifier):
-            from .sparse import mcmc as sparse_mcmc
-            from .sparse.target import initial_position
-
-            run = sparse_mcmc.sample_joint if method == "joint-hmc" else sparse_mcmc.sample_gibbs
-            out = [run(r, model.target, initial_position(r, model.target, model.fit_.params), n_warmup=warmup,
-                       n_draws=draws, callback=callback, **options) for r in rngs]
-            groups = _posterior_groups(model, out, method, attrs)
-        elif isinstance(model, GPRegressor):
-            out = _chains_regression(model, method, rngs, draws, warmup, callback, options, stop)
-            groups = _posterior_groups(model, out, method, attrs)
-        else:
-            out = _chains_latent(model, method, rngs, draws, warmup, callback, options, stop)
-            groups = _posterior_groups(model, out, method, attrs)
+        try:
+            result = meth.run(model, rngs, n_draws=draws, n_warmup=n_warmup, callback=bar, stop=stop)
+        except runner.Interrupted as err:
+            result, message = _kept(err.chains)
+            if not result:
+                raise KeyboardInterrupt(f"sampling interrupted: {message}") from None
+            warnings.warn(f"sampling interrupted (Ctrl-C): {message}", RuntimeWarning, stacklevel=2)
+            interrupted = True
     finally:
-        if bar is not None:
+        if bar is not None and not isinstance(progress, Progress):
             bar.close()
+    if interrupted:
+        attrs["interrupted"] = 1
+    groups = meth.to_groups(model, result, rngs, attrs)
+    for g in ("posterior", "sample_stats"):
+        if interrupted and g in groups:
+            groups[g].attrs["interrupted"] = 1
     idata = az.InferenceData(**groups)
     if log_likelihood:
         compute_log_likelihood(model, idata)

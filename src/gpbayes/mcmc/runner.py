@@ -27,6 +27,11 @@ two), ``wall_time`` (seconds), the sums of the additive Info counters
 probability over warm-up steps, where the kernel reports one) and
 ``n_accepted`` (accepted warm-up proposals).
 
+Ctrl-C: a KeyboardInterrupt during :func:`run_chain` or :func:`run_chains`
+becomes :class:`Interrupted` (a KeyboardInterrupt) carrying the chains'
+draws kept so far (``Chain.stopped == "interrupted"``), so a caller can
+return them, as ``gpbayes.sample`` does.
+
 Stopping: :func:`run_chains` runs several chains of one job in blocks and
 stops when split rank-normalised R-hat and bulk ESS reach their targets on
 every parameter, or when a budget (draws, O(n^3) operations, seconds) is
@@ -57,6 +62,7 @@ __all__ = [
     "run_specs",
     "StopRule",
     "Progress",
+    "Interrupted",
     "run_chain",
     "run_chains",
 ]
@@ -137,17 +143,27 @@ class StopRule:
 
 
 class Progress:
-    """Default progress reporting: a tqdm bar on a terminal, a log line every ~5 % otherwise.
+    """Default progress reporting: one tqdm bar over all chains on a terminal, a log line every ~5 % otherwise.
 
-    ``Progress(label)(iteration, n_total, state, info)`` is a valid
-    ``callback``; ``close()`` ends the bar.  Nothing here touches the
-    generator, so progress reporting never changes a chain.
+    ``Progress(label, n_chains=c)(iteration, n_total, state, info)`` is a
+    valid ``callback`` for the c chains of one job run one after the other
+    (or in blocks, :func:`run_chains`): ``n_total`` is one chain's
+    iterations, warm-up included, so the bar's total is ``c * n_total``; a
+    chain is known to have begun when ``iteration`` drops back.  ``count``
+    is the number of iterations reported, ``total`` the bar's total.
+    ``close()`` ends the bar.  Nothing here touches the generator, so
+    progress reporting never changes a chain.
     """
 
-    def __init__(self, label: str = "chain", *, every: float = 0.05, bar: bool | None = None):
+    def __init__(self, label: str = "chain", *, every: float = 0.05, bar: bool | None = None, n_chains: int = 1):
         self.label = label
         self.every = every
         self.bar = sys.stderr.isatty() if bar is None else bar
+        self.n_chains = max(1, int(n_chains))
+        self.count = 0
+        self.total = 0
+        self.chain = 0
+        self._last = -1
         self._t0 = time.perf_counter()
         self._acc = 0.0
         self._n = 0
@@ -158,27 +174,46 @@ class Progress:
         if a is not None and math.isfinite(a):
             self._acc += float(a)
             self._n += 1
+        if self.count == 0:
+            self.total = int(n_total) * self.n_chains
+        elif iteration <= self._last and self.chain + 1 < self.n_chains:
+            self.chain += 1  # the next chain (or, in blocks, the next chain's block) has begun
+        self._last = iteration
+        self.count += 1
+        if self.count > self.total:  # a job whose chains report more than announced: grow, never overflow
+            self.total = self.count
+            if self._tqdm is not None:
+                self._tqdm.total = self.total
         if self.bar:
             if self._tqdm is None:
                 from tqdm.auto import tqdm
 
-                self._tqdm = tqdm(total=n_total, desc=self.label, leave=False)
+                self._tqdm = tqdm(total=self.total, desc=self.label, leave=False)
             self._tqdm.update(1)
             return
-        every = max(1, math.ceil(self.every * n_total))
-        if (iteration + 1) % every == 0 or iteration + 1 == n_total:
-            frac = (iteration + 1) / max(n_total, 1)
+        every = max(1, math.ceil(self.every * self.total))
+        if self.count % every == 0 or self.count == self.total:
+            frac = self.count / max(self.total, 1)
             elapsed = time.perf_counter() - self._t0
             eta = elapsed / frac - elapsed
             acc = self._acc / self._n if self._n else math.nan
-            log.info("%s: iteration %d/%d (%.0f%%), acceptance %.2f, elapsed %.1f s, ETA %.1f s",
-                     self.label, iteration + 1, n_total, 100 * frac, acc, elapsed, eta)
+            log.info("%s: iteration %d/%d (%.0f%%) over %d chain(s), acceptance %.2f, elapsed %.1f s, ETA %.1f s",
+                     self.label, self.count, self.total, 100 * frac, self.n_chains, acc, elapsed, eta)
 
     def close(self) -> None:
         """Close the progress bar, if one is open."""
         if self._tqdm is not None:
             self._tqdm.close()
             self._tqdm = None
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during sampling, with the draws kept so far: ``chains``, a list of :class:`Chain`
+    (``stopped == "interrupted"``; finished chains of the job may come first)."""
+
+    def __init__(self, chains: Sequence[Chain] = ()):
+        super().__init__("sampling interrupted")
+        self.chains = list(chains)
 
 
 def _info_items(info) -> list[tuple[str, Any]]:
@@ -244,7 +279,9 @@ class _Recorder:
 
     def arrays(self) -> tuple[np.ndarray, dict, dict]:
         draws = np.asarray(self.draws, dtype=np.float64)
-        if draws.ndim == 1:
+        if not self.draws:  # no kept draw (n_draws = 0, or interrupted before the first)
+            draws = draws.reshape(0, 0)
+        elif draws.ndim == 1:
             draws = draws.reshape(len(self.draws), -1)
         stats = {}
         for k, col in self.stats.items():
@@ -346,11 +383,25 @@ def run_chain(
     if step is None and adapt is None:
         raise ValueError("give a step function or an adaptation that provides one")
     n_total = n_warmup + n_draws * thin
-    state, step, params, warmup = _warmup(rng, state, n_warmup, step, adapt, callback, n_total)
     rec = _Recorder(position, lp, record)
-    state = _sample(rng, step, state, rec, n_draws * thin, thin, callback, n_warmup, n_total)
+    warmup, params = {}, {}
+    try:
+        state, step, params, warmup = _warmup(rng, state, n_warmup, step, adapt, callback, n_total)
+        state = _sample(rng, step, state, rec, n_draws * thin, thin, callback, n_warmup, n_total)
+    except KeyboardInterrupt:  # also an Interrupted of a run nested in a step: this chain's draws are the result
+        raise Interrupted([_partial(rec, warmup, params)]) from None
     draws, stats, extra = rec.arrays()
     return Chain(draws, stats, warmup, params, state, "length", extra)
+
+
+def _partial(rec: _Recorder, warmup: dict, params: dict) -> Chain:
+    """The draws kept before an interrupt (columns cut to the number of complete draws)."""
+    n = min([len(rec.draws)] + [len(c) for c in rec.stats.values()] + [len(c) for c in rec.extra.values()])
+    del rec.draws[n:]
+    for col in (*rec.stats.values(), *rec.extra.values()):
+        del col[n:]
+    draws, stats, extra = rec.arrays()
+    return Chain(draws, stats, dict(warmup), dict(params), None, "interrupted", extra)
 
 
 def _sample(rng, step, state, rec: _Recorder, n_steps: int, thin: int, callback, offset: int, n_total: int):
@@ -406,12 +457,26 @@ def run_chains(
     """
     if len(rngs) != len(states) or not rngs:
         raise ValueError(f"need one generator per initial state, got {len(rngs)} and {len(states)}")
+    specs = [ChainSpec(state, step, int(n_warmup), adapt, position, lp, record) for state in states]
+    return _run_blocks(rngs, specs, stop, thin, callback)
+
+
+def _run_blocks(rngs, specs, stop, thin, callback) -> list[Chain]:
+    """Warm up every chain of ``specs``, then advance them together in blocks (:func:`run_chains`)."""
     t0 = time.perf_counter()
-    chains = []
-    for rng, state in zip(rngs, states):
-        state, kernel, params, warmup = _warmup(rng, state, int(n_warmup), step, adapt, callback,
+    chains: list[list] = []  # per chain [rng, state, kernel, params, warmup, recorder], filled as it goes
+    try:
+        return _blocks(t0, chains, rngs, specs, stop, thin, callback)
+    except KeyboardInterrupt:
+        raise Interrupted([_partial(c[5], c[4], c[3]) for c in chains]) from None
+
+
+def _blocks(t0, chains, rngs, specs, stop, thin, callback):
+    n_warmup = specs[0].n_warmup
+    for rng, spec in zip(rngs, specs):
+        state, kernel, params, warmup = _warmup(rng, spec.init, int(n_warmup), spec.step, spec.adapt, callback,
                                                 int(n_warmup) + stop.max_draws * thin)
-        chains.append([rng, state, kernel, params, warmup, _Recorder(position, lp, record)])
+        chains.append([rng, state, kernel, params, warmup, _Recorder(spec.position, spec.lp, spec.record)])
     cubic = sum(c[4]["n_cubic"] for c in chains)
     reason = f"budget: {stop.max_draws} draws"
     while True:
@@ -472,14 +537,15 @@ def run_spec(rng: np.random.Generator, spec: ChainSpec, *, n_draws: int, thin: i
 
 def run_specs(rngs: Sequence[np.random.Generator], specs: Sequence[ChainSpec], *, stop: StopRule, thin: int = 1,
               callback: Callable | None = None) -> list[Chain]:
-    """:func:`run_chains` of several specs that differ only in their initial state (one job's chains).
+    """:func:`run_chains` of one job's chains, each with its own spec (kernel, adaptation, accessors).
 
-    The kernel, adaptation and accessors are taken from the first spec; the
-    others must have been built with the same settings (as a sampler
-    module's ``chain_spec`` called once per chain does).
+    The specs need the same warm-up length (the chains advance together);
+    each chain runs its own kernel, so chains whose kernels were tuned apart
+    (e.g. pseudo-marginal proposals adapted per chain) run correctly.
     """
+    if len(rngs) != len(specs) or not specs:
+        raise ValueError(f"need one generator per spec, got {len(rngs)} and {len(specs)}")
     s0 = specs[0]
     if any(s.n_warmup != s0.n_warmup for s in specs):
         raise ValueError("the chains of one job need the same warm-up length")
-    return run_chains(rngs, s0.step, [s.init for s in specs], stop=stop, n_warmup=s0.n_warmup, adapt=s0.adapt,
-                      thin=thin, callback=callback, position=s0.position, lp=s0.lp, record=s0.record)
+    return _run_blocks(rngs, list(specs), stop, thin, callback)

@@ -47,6 +47,7 @@ __all__ = [
     "n_leapfrog_steps",
     "window_mass",
     "hmc_adaptation",
+    "joint_chain_spec",
     "sample_joint",
     "GibbsState",
     "GibbsParameters",
@@ -55,6 +56,7 @@ __all__ = [
     "gibbs_step",
     "GibbsAdaptation",
     "gibbs_adaptation",
+    "gibbs_chain_spec",
     "sample_gibbs",
 ]
 
@@ -169,6 +171,20 @@ def hmc_adaptation(
         min_window=MIN_WINDOW)
 
 
+def joint_chain_spec(target: SparseTarget, position0, *, n_warmup: int, **options) -> runner.ChainSpec:
+    """Joint HMC over (v, psi), one chain's configuration of the runner (``runner.ChainSpec``).
+
+    ``hmc_adaptation`` warm-up of ``n_warmup`` iterations (its ``options``),
+    then the frozen kernel; the kept position is psi and ``record`` keeps the
+    whitened inducing values ``v`` (M, C) per draw.
+    """
+    fn = target.logdensity_and_grad
+    adapt = hmc_adaptation(fn, target.dim, n_warmup, **options)
+    return runner.ChainSpec(lambda: hmc.init(position0, fn), None, int(n_warmup), adapt,
+                            position=lambda s: target.split(s.position)[1],
+                            record=lambda s, info: {"v": target.split(s.position)[0]})
+
+
 def sample_joint(
     rng: np.random.Generator,
     target: SparseTarget,
@@ -179,7 +195,8 @@ def sample_joint(
     callback=None,
     **options,
 ) -> runner.Chain:
-    """Joint HMC over (v, psi): ``hmc_adaptation`` warm-up, then ``n_draws`` kept draws.
+    """Joint HMC over (v, psi): ``hmc_adaptation`` warm-up, then ``n_draws`` kept draws
+    (``runner.run_spec`` of :func:`joint_chain_spec`).
 
     A ``runner.Chain``: ``draws`` are psi (n_draws, P), ``extra["v"]`` the
     whitened inducing values (n_draws, M, C); ``stats`` ``lp``, ``accepted``,
@@ -188,11 +205,8 @@ def sample_joint(
     ``params`` ``step_size`` and ``mass``; ``warmup`` the warm-up cost.
     ``options`` go to ``hmc_adaptation``.
     """
-    fn = target.logdensity_and_grad
-    adapt = hmc_adaptation(fn, target.dim, n_warmup, **options)
-    return runner.run_chain(rng, None, lambda: hmc.init(position0, fn), n_draws=n_draws, n_warmup=n_warmup,
-                            adapt=adapt, callback=callback, position=lambda s: target.split(s.position)[1],
-                            record=lambda s, info: {"v": target.split(s.position)[0]})
+    spec = joint_chain_spec(target, position0, n_warmup=n_warmup, **options)
+    return runner.run_spec(rng, spec, n_draws=n_draws, callback=callback)
 
 
 # ---------------------------------------------------------------------------
@@ -335,6 +349,17 @@ def gibbs_adaptation(
     return GibbsAdaptation(make_step, step_size, psi_scale, psi_target_accept)
 
 
+def gibbs_chain_spec(target: SparseTarget, position0, *, n_warmup: int, **options) -> runner.ChainSpec:
+    """The Gibbs baseline, one chain's configuration of the runner (``runner.ChainSpec``):
+    ``gibbs_adaptation`` warm-up (its ``options``) of ``n_warmup`` sweeps, then the frozen sweep;
+    the kept position is psi and ``record`` keeps ``v`` (M, C) per draw."""
+    v0, psi0 = target.split(position0)
+    M, C = target.n_inducing, target.n_latent
+    return runner.ChainSpec(lambda: gibbs_init(target, v0, psi0), None, int(n_warmup),
+                            gibbs_adaptation(target, **options), position=lambda s: s.psi,
+                            lp=lambda s: s.v.log_density, record=lambda s, info: {"v": s.v.position.reshape(M, C)})
+
+
 def sample_gibbs(
     rng: np.random.Generator,
     target: SparseTarget,
@@ -345,15 +370,12 @@ def sample_gibbs(
     callback=None,
     **options,
 ) -> runner.Chain:
-    """The Gibbs baseline: ``gibbs_adaptation`` warm-up, then ``n_draws`` sweeps.
+    """The Gibbs baseline: ``gibbs_adaptation`` warm-up, then ``n_draws`` sweeps
+    (``runner.run_spec`` of :func:`gibbs_chain_spec`).
 
     A ``runner.Chain`` as ``sample_joint``'s (``acceptance_rate``, ``n_steps``,
     ... are the v-step's), plus ``psi_accepted`` and ``psi_acceptance_prob``;
     ``params`` ``step_size`` and ``psi_proposal_scale``.
     """
-    v0, psi0 = target.split(position0)
-    M, C = target.n_inducing, target.n_latent
-    return runner.run_chain(rng, None, lambda: gibbs_init(target, v0, psi0), n_draws=n_draws, n_warmup=n_warmup,
-                            adapt=gibbs_adaptation(target, **options), callback=callback,
-                            position=lambda s: s.psi, lp=lambda s: s.v.log_density,
-                            record=lambda s, info: {"v": s.v.position.reshape(M, C)})
+    spec = gibbs_chain_spec(target, position0, n_warmup=n_warmup, **options)
+    return runner.run_spec(rng, spec, n_draws=n_draws, callback=callback)

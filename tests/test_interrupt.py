@@ -1,0 +1,94 @@
+"""Ctrl-C during gb.sample returns the draws made so far, flagged ``interrupted`` (as PyMC does)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CHILD = textwrap.dedent("""
+    import warnings
+    import numpy as np
+    import gpbayes as gb
+    from gpbayes.mcmc.runner import Progress
+
+    class Signal(Progress):  # tells the parent that the kept draws have begun
+        def __call__(self, iteration, n_total, state, info):
+            super().__call__(iteration, n_total, state, info)
+            if self.count == 40:
+                print("sampling", flush=True)
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(15, 1))
+    reg = gb.GPRegressor(X, np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(15), ard=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        idata = gb.sample(reg, "slice", chains=2, draws=10**7, n_warmup=10, seed=1,
+                          progress=Signal(bar=False, n_chains=2))
+    post = idata.posterior
+    print(post.attrs["interrupted"], idata.sample_stats.attrs["interrupted"], post.sizes["chain"], post.sizes["draw"],
+          int(np.isfinite(gb.api.psi_draws(idata).values).all()))
+    print([str(w.message) for w in caught if "interrupted" in str(w.message)])
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_sigint_during_sample_returns_a_partial_inference_data():
+    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == "sampling", (line, proc.stderr.read() if proc.poll() is not None else "")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    flags, warned = out.strip().splitlines()[-2:]
+    interrupted, stats_flag, n_chains, n_draws, finite = map(int, flags.split())
+    # chain 0 was interrupted after >= 30 kept draws; chain 1 never started: one chain is returned
+    assert (interrupted, stats_flag, n_chains, finite) == (1, 1, 1, 1) and n_draws >= 30
+    assert "sampling interrupted (Ctrl-C): returning 1 chain(s)" in warned
+
+
+def test_an_interrupt_in_pseudo_marginal_keeps_the_draws_so_far(monkeypatch):
+    """Ctrl-C (a KeyboardInterrupt from inside the MH step) after 7 kept draws of chain 0: the result is
+    that chain's first 7 draws, as an uninterrupted run gives them, flagged interrupted, with a warning."""
+    import numpy as np
+
+    import gpbayes as gb
+    from gpbayes.mcmc import random_walk
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(15, 2))
+    clf = gb.GPClassifier(X, X[:, 0] + 0.3 * rng.standard_normal(15) > 0)
+    kw = dict(n_imp=2, chains=2, draws=30, n_warmup=5, seed=3, progress=False)
+    full = gb.sample(clf, "pseudo-marginal", **kw)
+    step, calls = random_walk.step, [0]
+
+    def interrupted_step(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 2 * (5 + 1) + 8:  # both adaptive phases (5 + 1 steps each), then chain 0's 8th PM step
+            raise KeyboardInterrupt
+        return step(*args, **kwargs)
+
+    monkeypatch.setattr(random_walk, "step", interrupted_step)
+    with pytest.warns(RuntimeWarning, match=r"returning 1 chain\(s\) of 7 draws"):
+        part = gb.sample(clf, "pseudo-marginal", **kw)
+    assert part.posterior.attrs["interrupted"] == 1 and part.sample_stats.attrs["interrupted"] == 1
+    np.testing.assert_array_equal(gb.api.psi_draws(part).values, gb.api.psi_draws(full).values[:1, :7])
+    assert part.sample_stats["warmup_n_cubic"].values[0] == full.sample_stats["warmup_n_cubic"].values[0]
+    calls[0] = 0
+
+    def early(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise KeyboardInterrupt
+        return step(*args, **kwargs)
+
+    monkeypatch.setattr(random_walk, "step", early)
+    with pytest.raises(KeyboardInterrupt, match="no draw was kept"):
+        gb.sample(clf, "pseudo-marginal", **kw)
