@@ -24,8 +24,8 @@ from gpbayes.sklearn import BayesianGPClassifier, BayesianGPRegressor  # noqa: E
 # Tiny runs: the checks test the protocol (shapes, errors, cloning, pickling, idempotence), plus
 # scikit-learn's own accuracy bars (check_classifiers_train: > 0.83 on two blobs; check_regressors_train:
 # R^2 > 0.5), which a 10-draw chain passes because the blobs and the linear target are easy.
-TINY_CLASSIFIER = BayesianGPClassifier(draws=10, warmup=10, chains=1, options={"n_imp": 4})
-TINY_REGRESSOR = BayesianGPRegressor(draws=10, warmup=10, chains=1)
+TINY_CLASSIFIER = BayesianGPClassifier(gb.PseudoMarginal(n_imp=4), draws=10, n_warmup=10, chains=1)
+TINY_REGRESSOR = BayesianGPRegressor(draws=10, n_warmup=10, chains=1)
 
 #: checks scikit-learn runs that fail by design, with the reason (none today: every check that applies passes).
 #: check_array_api_input is skipped by scikit-learn itself unless SCIPY_ARRAY_API=1: gpbayes computes in numpy.
@@ -50,12 +50,16 @@ def _blobs(n=40, seed=0):
 def test_classifier_fit_is_gb_sample_and_predict_proba_is_gb_predict():
     """The estimator adds no numerics: its posterior is gb.sample's bit for bit, its probabilities gb.predict's."""
     X, y = _blobs()
-    clf = BayesianGPClassifier(draws=20, warmup=20, chains=2, seed=3, options={"n_imp": 4}).fit(X, y)
+    clf = BayesianGPClassifier(draws=20, n_warmup=20, chains=2, seed=3, options={"n_imp": 4}).fit(X, y)
     assert is_classifier(clf) and list(clf.classes_) == ["no", "yes"] and clf.n_features_in_ == 2
     model = gb.GPClassifier(X, y == "yes")
-    idata = gb.sample(model, method="pseudo-marginal", chains=2, draws=20, warmup=20, seed=3, progress=False,
-                      n_imp=4)
-    np.testing.assert_array_equal(clf.idata_.posterior["psi"].values, idata.posterior["psi"].values)
+    idata = gb.sample(model, method=gb.PseudoMarginal(n_imp=4), chains=2, draws=20, n_warmup=20, seed=3,
+                      progress=False)
+    np.testing.assert_array_equal(gb.api.psi_draws(clf.idata_).values, gb.api.psi_draws(idata).values)
+    for name in idata.posterior.data_vars:  # tau_0, tau_1, sigma on the natural scale
+        np.testing.assert_array_equal(clf.idata_.posterior[name].values, idata.posterior[name].values)
+    twin = BayesianGPClassifier(gb.PseudoMarginal(n_imp=4), draws=20, n_warmup=20, chains=2, seed=3).fit(X, y)
+    np.testing.assert_array_equal(gb.api.psi_draws(twin.idata_).values, gb.api.psi_draws(idata).values)
     p = gb.predict(model, idata, X[:7], seed=3)["probability"].values
     proba = clf.predict_proba(X[:7])
     np.testing.assert_array_equal(proba[:, 1], p)
@@ -68,7 +72,7 @@ def test_regressor_predict_with_std_is_gb_predict():
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(30, 1))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=30)
-    reg = BayesianGPRegressor(method="slice", draws=30, warmup=20, chains=2, seed=2).fit(X, y)
+    reg = BayesianGPRegressor(method="slice", draws=30, n_warmup=20, chains=2, seed=2).fit(X, y)
     assert is_regressor(reg) and reg.n_features_in_ == 1
     mean, sd = reg.predict(X[:5], return_std=True)
     pred = gb.predict(reg.model_, reg.idata_, X[:5], seed=2)
@@ -82,7 +86,7 @@ def test_regressor_predict_with_std_is_gb_predict():
 
 def test_cross_val_score_pipeline_grid_search_and_clone():
     X, y = _blobs(n=45)
-    clf = BayesianGPClassifier(method="aa", draws=10, warmup=10, chains=1)
+    clf = BayesianGPClassifier(method="aa", draws=10, n_warmup=10, chains=1)
     scores = cross_val_score(clf, X, y, cv=3)
     assert scores.shape == (3,) and np.all(scores > 0.6)  # the classes are separated up to noise 0.3
     pipe = make_pipeline(StandardScaler(), clf).fit(X, y)
@@ -98,7 +102,11 @@ def test_bad_arguments_are_refused_by_name():
     with pytest.raises(ValueError, match="Invalid parameter 'n_draws'.*'draws'"):
         BayesianGPClassifier().set_params(n_draws=3)
     with pytest.raises(ValueError, match="choose one of"):
-        BayesianGPClassifier(method="nuts", draws=5, warmup=5, chains=1).fit(X, y)
+        BayesianGPClassifier(method="nuts", draws=5, n_warmup=5, chains=1).fit(X, y)
+    with pytest.raises(ValueError, match="does not apply to GPClassifier"):
+        BayesianGPClassifier(method=gb.NUTS(), draws=5, n_warmup=5, chains=1).fit(X, y)
+    with pytest.raises(ValueError, match="set them as its fields"):
+        BayesianGPClassifier(method=gb.PseudoMarginal(), options={"n_imp": 4}, draws=5, n_warmup=5).fit(X, y)
     with pytest.raises(ValueError, match="Only binary classification"):
         BayesianGPClassifier().fit(X, np.arange(40) % 3)
     with pytest.raises(ValueError, match="not fitted"):
@@ -113,7 +121,7 @@ def test_the_estimators_never_load_scikit_learn():
         "from gpbayes.sklearn import BayesianGPClassifier, NotFittedError\n"
         "X = np.random.default_rng(0).normal(size=(20, 2)); y = X[:, 0] > 0\n"
         "try:\n    BayesianGPClassifier().predict(X)\nexcept NotFittedError:\n    pass\n"
-        "clf = BayesianGPClassifier(draws=5, warmup=5, chains=1, options={'n_imp': 2}).fit(X, y)\n"
+        "clf = BayesianGPClassifier(draws=5, n_warmup=5, chains=1, options={'n_imp': 2}).fit(X, y)\n"
         "clf.predict(X); repr(clf); clf.get_params()\n"
         "assert not [m for m in sys.modules if m.split('.')[0] == 'sklearn'], 'scikit-learn was loaded'\n"
     )

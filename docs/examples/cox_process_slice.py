@@ -2,7 +2,8 @@
 
 Murray & Adams (2010) slice-sample the hyperparameters (their Alg. 4) with the
 latent values moving with them; ``"slice-surr-site"`` is their surrogate-data
-representation with the site-fitted noise of eq. 12. Counts in 60 bins of a
+representation with the site-fitted noise of eq. 12 (the alias of
+``gb.SliceSampler(representation="surr-site")``). Counts in 60 bins of a
 rate exp(1 + sin t); the figure shows the data and the posterior mean rate.
 """
 
@@ -17,7 +18,8 @@ t = np.linspace(0.0, 10.0, 60)[:, None]
 counts = rng.poisson(np.exp(1.0 + np.sin(t[:, 0])))
 
 cox = gb.PoissonGP(t, counts, exposure=1.0)
-idata = gb.sample(cox, method="slice-surr-site", chains=2, draws=100, warmup=50, seed=4, progress=False)
+idata = gb.sample(cox, method=gb.SliceSampler(representation="surr-site"), chains=2, draws=100, n_warmup=50,
+                  seed=4, progress=False)
 print(gb.summary(idata)[["mean", "ess_bulk", "r_hat", "n_cubic_per_draw"]])
 rate = gb.predict(cox, idata, t)["rate"].values
 

@@ -67,7 +67,7 @@ y = np.sin(2 * np.pi * X[:, 0] / 2.5) + 0.2 * rng.normal(size=40)
 prior = priors.IndependentPrior((priors.Gamma(2.0, 2.0), priors.LogNormal(np.log(2.0), 0.5),
                                  priors.Gamma(1.1, 0.1), priors.Gamma(1.0, 1.0)))  # + noise variance
 reg = gb.GPRegressor(X, y, kernel=kernel, prior=prior, standardize=False)
-idata = gb.sample(reg, method="nuts", chains=2, draws=100, warmup=100, seed=7, progress=False)
+idata = gb.sample(reg, method=gb.NUTS(), chains=2, draws=100, n_warmup=100, seed=7, progress=False)
 print(gb.summary(idata)[["mean", "sd", "ess_bulk", "r_hat"]])
 
 xs = np.linspace(0, 12, 150)[:, None]

@@ -1,8 +1,11 @@
 """Writing your own likelihood: robust regression with a Student-t likelihood.
 
-A factorised likelihood is an object with ``check_targets(y)`` and
-``log_lik(y, f)`` per observation (plus ``d1``, ``d2``, ``d3``, its derivatives in
-f, for the Laplace approximation). With it, the latent-Gaussian model
+A factorised likelihood is a subclass of the protocol
+``gpbayes.likelihoods.Likelihood`` that writes ``name``, ``check_targets(y)``,
+``log_lik(y, f)`` per observation and ``d1``, ``d2``, ``d3`` (its derivatives in
+f, for the Laplace approximation); the rest (EP's tilted moments, the site fits
+of M&A eqs. 12–13, the predictive) it inherits by quadrature. With it, the
+latent-Gaussian model
 ``gpbayes.representations.LatentGaussianModel`` (M&A eq. 3) runs under the
 samplers that need only ``log_lik``: here Filippone & Girolami's AA Gibbs
 baseline (MH on ψ in the whitened representation, then elliptical slice
@@ -19,13 +22,14 @@ from scipy.special import gammaln
 import gpbayes as gb
 from gpbayes import priors
 from gpbayes.kernels import SquaredExponential
+from gpbayes.likelihoods import Likelihood
 from gpbayes.mcmc import latent_gibbs
 from gpbayes.representations import LatentGaussianModel
 from _common import figure_path
 
 
 @dataclasses.dataclass(frozen=True)
-class StudentT:
+class StudentT(Likelihood):
     """p(y | f) = t_nu(y; f, scale^2), independent per observation."""
 
     nu: float = 3.0
@@ -75,7 +79,7 @@ f_mean = chain.extra["f"].mean(axis=0)
 print("acceptance of the psi updates", chain.stats["accepted"].mean())
 
 gauss = gb.GPRegressor(X, y, ard=False)
-idata = gb.sample(gauss, method="slice", chains=2, draws=100, warmup=50, seed=8, progress=False)
+idata = gb.sample(gauss, method=gb.Slice(), chains=2, draws=100, n_warmup=50, seed=8, progress=False)
 xs = np.linspace(-3, 3, 100)[:, None]
 fig, ax = plt.subplots(figsize=(7, 3))
 ax.plot(X[:, 0], y, "k.", label="data (two outliers)")

@@ -18,8 +18,8 @@ X = rng.uniform(-2, 2, size=(400, 2))
 y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 + 0.3 * rng.normal(size=400) < 1.5, "inside", "outside")
 
 sparse = gb.SparseGPClassifier(X, y, n_inducing=10, seed=0)
-idata = gb.sample(sparse, method="joint-hmc", chains=2, draws=20, warmup=20, seed=5, progress=False,
-                  max_steps=10)
+idata = gb.sample(sparse, method=gb.JointHMC(max_steps=10), chains=2, draws=20, n_warmup=20, seed=5,
+                  progress=False)
 print(gb.summary(idata)[["mean", "ess_bulk", "r_hat", "n_cubic_per_draw"]])
 
 g = np.linspace(-2, 2, 30)

@@ -18,8 +18,8 @@ x = np.linspace(0.0, 4 * np.pi, 30)
 Y = np.column_stack([np.cos(x), np.sin(x)]) + 0.05 * rng.standard_normal((30, 2))
 
 gplvm = gb.GPLVMRegressor(x, Y, latent_dim=2, n_inducing=8, ml_restarts=1, ml_max_iter=100)
-idata = gb.sample(gplvm, method="pm-within-gibbs", chains=2, draws=10, warmup=5, seed=6, progress=False,
-                  n_imp=4, vb_max_iter=5)
+idata = gb.sample(gplvm, method=gb.GPLVMPseudoMarginal(n_imp=4, vb_max_iter=5), chains=2, draws=10, n_warmup=5,
+                  seed=6, progress=False)
 print(gb.summary(idata)[["mean", "sd", "n_cubic_per_draw"]])
 xs = np.linspace(0.0, 4 * np.pi, 40)
 pred = gb.predict(gplvm, idata, xs, max_draws=20)

@@ -532,6 +532,8 @@ class TypeIIML(Method):
         _int(self, "n_restarts", 1)
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
+        """The point estimate as one chain of one draw: L-BFGS on the log marginal (R&W eq. 5.8) for
+        GPRegressor, the model's fitted variational bound (``GPLVMRegressor.ml_fit``) for the GPLVM."""
         if isinstance(model, GPLVMRegressor):
             return _point(model.fit_.psi, model.fit_.bound)
         from .regression import fit_type2_ml
@@ -548,8 +550,9 @@ _COVARIANCES = ("full", "diag")
 
 
 class _Weighted(Method, register=False):
-    """An importance sample (one weighted "chain"): ``posterior`` weighted, ``posterior_resampled``
-    ``n_resample`` draws resampled in proportion to the weights."""
+    """An importance sample (one weighted "chain"): ``posterior`` holds ``n_resample`` draws resampled
+    in proportion to the weights (equally weighted), ``sample_stats`` the weighted sample
+    (``importance_psi``, ``log_weight``, ``weight``; :func:`weighted_groups`)."""
 
     def to_groups(self, model, result, rngs, attrs):
         return weighted_groups(model, result, rngs[0], self.n_resample, attrs)
@@ -589,6 +592,7 @@ class AMIS(_Weighted):
         self._check_common()
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
+        """Xiong et al. Alg. 1 on the exact log posterior from q_0 = N(MAP, (-H)^-1): ``amis.amis``."""
         logt, mean0, cov = self._target(model, rngs[0])
         return amis_mod.amis(rngs[0], logt, mean0, cov, n_iterations=self.n_iterations,
                              n_per_iteration=self.n_per_iteration, covariance=self.covariance)
@@ -628,6 +632,7 @@ class MAMIS(_Weighted):
         return amis_mod.mamis_sample_sizes(self.n_iterations, base=self.base, slope=self.slope)
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
+        """Xiong et al. Alg. 2 with the sample sizes :meth:`sizes` from q_0 = N(MAP, (-H)^-1): ``amis.mamis``."""
         logt, mean0, cov = self._target(model, rngs[0])
         return amis_mod.mamis(rngs[0], logt, mean0, cov, self.sizes(), covariance=self.covariance)
 
@@ -651,6 +656,7 @@ class AMISToMAMIS(MAMIS):
         _int(self, "n_per_iteration_amis", 1)
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
+        """AMIS tuning, then MAMIS from its last proposal (Xiong et al. Table 5): ``amis.amis_then_mamis``."""
         logt, mean0, cov = self._target(model, rngs[0])
         return amis_mod.amis_then_mamis(rngs[0], logt, mean0, cov, n_tuning_samples=self.n_tuning_samples,
                                         n_per_iteration_amis=self.n_per_iteration_amis, mamis_sizes=self.sizes(),
@@ -745,6 +751,8 @@ class PseudoMarginal(_Latent):
         _bool(self, "adapt_covariance")
 
     def why_not(self, model):
+        """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar),
+        and an ``approximation`` the likelihood does not offer (``Likelihood.approximations``)."""
         reason = super().why_not(model)
         if reason is None and isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
             return ("PoissonGP with per-bin exposure: the importance estimator takes a scalar exposure; "
@@ -752,6 +760,8 @@ class PseudoMarginal(_Latent):
         return reason or _approximation_problem(model, self.approximation)
 
     def check(self, model):
+        """Stop with the option's own message when the model fits but the option does not
+        (an approximation the likelihood lacks); otherwise as :meth:`Method.check`."""
         _check_option_first(self, model)
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
@@ -827,12 +837,18 @@ class PMAMIS(_Weighted):
         return model.likelihood.approximations[0]  # the likelihood's first choice (EP for the probit)
 
     def why_not(self, model):
+        """Also refused: an ``approximation`` (or the likelihood's default one) the likelihood does
+        not offer (``Likelihood.approximations``)."""
         return super().why_not(model) or _approximation_problem(model, self._approx(model))
 
     def check(self, model):
+        """Stop with the option's own message when the model fits but the option does not; otherwise
+        as :meth:`Method.check`."""
         _check_option_first(self, model)
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
+        """Xiong et al. Sec. 3.1: ``amis.pm_amis`` on the ``n_imp``-draw estimate of F&G eq. 25 from
+        q_0 = N(EP type-II MAP, 0.25 I)."""
         from .classification import fit_ep_type2_ml
 
         rng = rngs[0]
@@ -880,6 +896,8 @@ class LatentGibbs(_Latent):
         _bool(self, "keep_latent")
 
     def chain_specs(self, model, rngs, n_warmup):
+        """Per chain, ``latent_gibbs.chain_spec`` (F&G Sec. 4.2) from psi_0 = the kernel's initial psi
+        plus N(0, 0.1^2) noise and f_0 ~ N(0, K(psi_0))."""
         from .mcmc import latent_gibbs
 
         specs = []
@@ -919,6 +937,8 @@ class SliceSampler(_Latent):
         _int(self, "n_latent_updates", 1)
 
     def chain_specs(self, model, rngs, n_warmup):
+        """Per chain, ``hyper_slice.chain_spec`` (M&A Alg. 4) from psi_0 = the kernel's initial psi
+        plus N(0, 0.1^2) noise and f_0 ~ N(0, K(psi_0))."""
         specs = []
         for r in rngs:
             psi0 = self._psi0(model, r)
@@ -938,6 +958,7 @@ class EPML(Method):
     models: ClassVar = (GPClassifier,)
 
     def why_not(self, model):
+        """Also refused: a likelihood that does not offer EP (``Likelihood.approximations``)."""
         reason = super().why_not(model)
         if reason is None and "ep" not in model.likelihood.approximations:
             return (f"method 'ep-ml' needs a likelihood that offers EP (the probit, or one that lists it), not "
@@ -945,6 +966,7 @@ class EPML(Method):
         return reason
 
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
+        """log Z_EP (R&W eq. 3.65) maximised over psi (``classification.fit_ep_type2_ml``), one draw."""
         from .classification import fit_ep_type2_ml
 
         fit = fit_ep_type2_ml(model.X, model.y, model.kernel, rngs[0], likelihood=model.likelihood)
@@ -1094,6 +1116,8 @@ class GPLVMPseudoMarginal(Method):
         return specs
 
     def to_groups(self, model, result, rngs, attrs):
+        """The hyperparameter groups of :func:`posterior_groups` plus the latent ``Z`` per draw in
+        ``posterior`` over ``(chain, draw, obs, latent)``."""
         groups = posterior_groups(model, result, attrs)
         groups["posterior"]["Z"] = (("chain", "draw", *_LATENT_DIMS["Z"]), np.stack([c.extra["Z"] for c in result]))
         return groups

@@ -376,6 +376,8 @@ class Probit(Likelihood):
         return sites.binary_symmetric_fit(y, s2, sites.probit_site_noise(s2), max_noise_ratio)
 
     def taylor_fit(self, y, prior_var, *, max_noise_ratio=sites.DEFAULT_MAX_NOISE_RATIO):
+        """M&A eq. 13: every maximum of log L_i is at +-inf (their Sec. 5), so every S_ii is the
+        cap ``max_noise_ratio`` Sigma_ii and h = 0."""
         return _binary_taylor_fit(y, prior_var, max_noise_ratio)
 
 
@@ -416,6 +418,8 @@ class Logistic(Likelihood):
         return sites.binary_symmetric_fit(y, s2, sites.logistic_site_noise(s2), max_noise_ratio)
 
     def taylor_fit(self, y, prior_var, *, max_noise_ratio=sites.DEFAULT_MAX_NOISE_RATIO):
+        """M&A eq. 13: every maximum of log L_i is at +-inf (their Sec. 5), so every S_ii is the
+        cap ``max_noise_ratio`` Sigma_ii and h = 0."""
         return _binary_taylor_fit(y, prior_var, max_noise_ratio)
 
 
@@ -454,6 +458,7 @@ class Gaussian(Likelihood):
         return -0.5 * np.log(t) - _LOG_SQRT_2PI - 0.5 * r * r / t, r / t, -1.0 / t + 0.0 * r
 
     def predictive_mean(self, mean, var):
+        """E[y_* | D] = the latent predictive mean (the noise has mean zero; R&W eq. 2.25)."""
         return np.asarray(mean, dtype=np.float64)
 
     def site_fit(self, y, prior_var, *, max_noise_ratio=sites.DEFAULT_MAX_NOISE_RATIO):

@@ -69,14 +69,17 @@ class InverseGamma:
             raise ValueError(f"InverseGamma prior needs shape > 0 and scale > 0, got {self.shape}, {self.scale}")
 
     def log_density(self, psi):
+        """log p_psi(psi) = a log b - lgamma(a) - a psi - b e^-psi (the Jacobian e^psi included)."""
         psi = np.asarray(psi, dtype=float)
         a, b = self.shape, self.scale
         return a * np.log(b) - gammaln(a) - a * psi - b * np.exp(-psi)
 
     def grad_log_density(self, psi):
+        """d log p_psi / d psi = -a + b e^-psi."""
         return -self.shape + self.scale * np.exp(-np.asarray(psi, dtype=float))
 
     def sample_theta(self, rng: np.random.Generator, size=None):
+        """theta = 1 / g, g ~ Gamma(shape, rate = scale)."""
         return 1.0 / rng.gamma(self.shape, 1.0 / self.scale, size=size)
 
 

@@ -2,10 +2,11 @@
 
 ::
 
+    import gpbayes as gb
     from gpbayes.sklearn import BayesianGPClassifier
-    clf = BayesianGPClassifier(method="pseudo-marginal", draws=1000, chains=4, seed=1)
+    clf = BayesianGPClassifier(method=gb.PseudoMarginal(approximation="ep"), draws=1000, chains=4, seed=1)
     clf.fit(X, y).predict_proba(X_new)       # posterior predictive, averaged over draws
-    az.summary(clf.idata_)                    # the posterior of the hyperparameters
+    az.summary(clf.idata_)                    # the posterior of the hyperparameters, natural scale
     cross_val_score(clf, X, y)                # works in Pipeline, GridSearchCV, clone
 
 ``fit`` builds the library's model of the data (``gpbayes.GPClassifier`` /
@@ -168,7 +169,7 @@ class _BayesianGP:
         import gpbayes as gb
 
         options = dict(self.options or {})
-        return gb.sample(model, method=self.method, chains=self.chains, draws=self.draws, warmup=self.warmup,
+        return gb.sample(model, method=self.method, chains=self.chains, draws=self.draws, n_warmup=self.n_warmup,
                          seed=self.seed, progress=self.progress, **options)
 
     def _predict(self, X):
@@ -189,17 +190,23 @@ class BayesianGPClassifier(_BayesianGP):
 
     Parameters
     ----------
-    method : str, default "pseudo-marginal"
-        Any method of ``gpbayes.methods(GPClassifier)``: "pseudo-marginal",
-        "pm-amis", "aa", "surr", "slice-<representation>", "ep-ml".
-    draws, warmup, chains : int, default 1000, 500, 4
-        Kept draws per chain, warm-up draws per chain (discarded), chains.
+    method : method object or str, default "pseudo-marginal"
+        A method object of ``gpbayes.inference`` that applies to
+        ``GPClassifier`` (``gb.PseudoMarginal(approximation="ep", n_imp=64)``,
+        ``gb.PMAMIS()``, ``gb.LatentGibbs()``, ``gb.SliceSampler()``, ``gb.EPML()``;
+        its fields are the options, with their defaults) or a string alias of one,
+        any of ``gpbayes.methods(GPClassifier)``: "pseudo-marginal", "pm-amis",
+        "aa", "surr", "slice-<representation>", "ep-ml".
+    draws, n_warmup, chains : int, default 1000, 500, 4
+        Kept draws per chain, warm-up iterations per chain (``gpbayes.sample``'s
+        ``n_warmup``: tuning, then discarded), chains.
     seed : int, default 0
         Chain c uses the c-th child of ``SeedSequence(seed)``; the same seed gives
         the same fit bit for bit on one machine.
     options : dict or None, default None
-        The method's own options, passed to ``gpbayes.sample`` (e.g.
-        ``{"approximation": "ep", "n_imp": 64}``); see the API reference.
+        With a string ``method``: the fields of its method object, passed to
+        ``gpbayes.sample`` (e.g. ``{"approximation": "ep", "n_imp": 64}``); with a
+        method object, leave it None and set its fields instead.
     ard : bool, default True
         One lengthscale per input (False: one shared lengthscale).
     standardize : bool, default True
@@ -224,12 +231,12 @@ class BayesianGPClassifier(_BayesianGP):
 
     _estimator_type = "classifier"
 
-    def __init__(self, method: str = "pseudo-marginal", *, draws: int = 1000, warmup: int = 500, chains: int = 4,
+    def __init__(self, method="pseudo-marginal", *, draws: int = 1000, n_warmup: int = 500, chains: int = 4,
                  seed: int = 0, options: dict | None = None, ard: bool = True, standardize: bool = True,
                  predict_draws: int = 200, progress: bool = False):
         self.method = method
         self.draws = draws
-        self.warmup = warmup
+        self.n_warmup = n_warmup
         self.chains = chains
         self.seed = seed
         self.options = options
@@ -285,10 +292,13 @@ class BayesianGPRegressor(_BayesianGP):
 
     Parameters
     ----------
-    method : str, default "nuts"
-        Any method of ``gpbayes.methods(GPRegressor)``: "nuts", "hmc", "rwmh",
-        "slice", "amis", "mamis", "amis-mamis", "type2-ml".
-    draws, warmup, chains, seed, options, ard, standardize, predict_draws, progress
+    method : method object or str, default "nuts"
+        A method object that applies to ``GPRegressor`` (``gb.NUTS()``,
+        ``gb.HMC()``, ``gb.RandomWalkMH()``, ``gb.Slice()``, ``gb.AMIS()``,
+        ``gb.MAMIS()``, ``gb.AMISToMAMIS()``, ``gb.TypeIIML()``) or a string alias,
+        any of ``gpbayes.methods(GPRegressor)``: "nuts", "hmc", "rwmh", "slice",
+        "amis", "mamis", "amis-mamis", "type2-ml".
+    draws, n_warmup, chains, seed, options, ard, standardize, predict_draws, progress
         As for :class:`BayesianGPClassifier`.
 
     Attributes
@@ -300,12 +310,12 @@ class BayesianGPRegressor(_BayesianGP):
 
     _estimator_type = "regressor"
 
-    def __init__(self, method: str = "nuts", *, draws: int = 1000, warmup: int = 500, chains: int = 4,
+    def __init__(self, method="nuts", *, draws: int = 1000, n_warmup: int = 500, chains: int = 4,
                  seed: int = 0, options: dict | None = None, ard: bool = True, standardize: bool = True,
                  predict_draws: int = 200, progress: bool = False):
         self.method = method
         self.draws = draws
-        self.warmup = warmup
+        self.n_warmup = n_warmup
         self.chains = chains
         self.seed = seed
         self.options = options
