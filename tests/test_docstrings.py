@@ -48,3 +48,49 @@ def test_the_counter_sees_what_it_should(tmp_path, monkeypatch):
     inv = cov.inventory()
     assert cov.undocumented(inv) == ["gpbayes.m.D.run", "gpbayes.m.S", "gpbayes.m.g"]
     assert cov.figures(inv) == {"class": (1, 2), "namedtuple": (0, 1), "function": (1, 2), "method": (0, 1)}
+
+
+def _method_classes():
+    from gpbayes import inference
+
+    seen = []
+    for cls, _ in inference.registry().values():
+        if cls not in seen:
+            seen.append(cls)
+    return seen
+
+
+def test_every_option_of_every_method_is_documented_with_its_default():
+    """Issue 25 item 4: ``gb.sample``'s docstring lists every field of every method object with its default
+    (AMISToMAMIS: its own fields, beside "MAMIS's fields"), and each method's own docstring explains each field
+    in its Parameters section."""
+    import dataclasses
+    import re
+
+    import gpbayes as gb
+
+    sample_doc = " ".join(gb.sample.__doc__.split())
+    missing, unexplained = [], []
+    for cls in _method_classes():
+        assert f"``{cls.__name__}``" in sample_doc, cls.__name__
+        inherited = {f.name for c in cls.__mro__[1:] if dataclasses.is_dataclass(c) for f in dataclasses.fields(c)}
+        doc = cls.__doc__ or ""
+        params = doc.split("Parameters\n    ----------", 1)[1] if "Parameters\n    ----------" in doc else ""
+        named = set(re.findall(r"^    (\w+(?:, \w+)*)(?: :|$)", params, flags=re.M))
+        named = {n for group in named for n in group.split(", ")}
+        for f in dataclasses.fields(cls):
+            if f.name not in inherited and f"``{f.name}={f.default!r}``" not in sample_doc:
+                missing.append(f"{cls.__name__}.{f.name}={f.default!r}")
+            if f.name not in named:
+                unexplained.append(f"{cls.__name__}.{f.name}")
+    assert not missing, f"gb.sample's docstring lacks: {missing}"
+    assert not unexplained, f"no Parameters entry in the method's docstring: {unexplained}"
+
+
+def test_sample_promises_bit_for_bit_on_one_machine_only():
+    import gpbayes as gb
+
+    doc = " ".join(gb.sample.__doc__.split())
+    assert "any machine" not in doc and "bit for bit on the same machine" in doc
+    for model in ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor"):
+        assert model in doc, model

@@ -168,7 +168,10 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
 
     Parameters
     ----------
-    model : GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier or GPLVMRegressor.
+    model : one of the five models: :class:`GPRegressor` (exact marginal, R&W Alg. 2.1),
+        :class:`GPClassifier` (probit or logistic, F&G eq. 3), :class:`PoissonGP` (log-Gaussian
+        Cox process, M&A Sec. 5), :class:`SparseGPClassifier` (Hensman et al. 2015) or
+        :class:`GPLVMRegressor` (the supervised GPLVM of Gadd et al.).
     method : a method object (``gb.NUTS(max_tree_depth=8)``, ``gb.PseudoMarginal(n_imp=64)``, ...;
         ``gpbayes.inference``: its fields are its options, its docstring the paper's equation or
         algorithm) or one of the strings ``methods(model)`` (an alias: ``"nuts"`` is ``gb.NUTS()``;
@@ -176,9 +179,12 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     chains, draws, n_warmup : MCMC chains and their lengths; the ``n_warmup`` warm-up
         iterations (default 500) tune the sampler and are discarded (their cost is in
         ``sample_stats`` as ``warmup_n_cubic``); for pseudo-marginal MH they are F&G's adaptive
-        phase.  ``warmup`` and the pseudo-marginal option ``n_adapt`` are deprecated names.
-    seed : one seed gives identical results on any machine; chain c uses the c-th
-        child of ``numpy.random.SeedSequence(seed)`` (independent streams).
+        phase.  ``warmup`` and the pseudo-marginal option ``n_adapt`` are deprecated names
+        (a DeprecationWarning).
+    seed : chain c uses the c-th child of ``numpy.random.SeedSequence(seed)`` (independent
+        streams).  The same seed gives the same chains bit for bit on the same machine with the
+        same BLAS (and thread count); another machine or BLAS build can differ in the last bits
+        of floating-point rounding, after which the chains diverge.
     until_converged : stop when converged instead of after ``draws``: True, a dict of
         ``gpbayes.mcmc.runner.StopRule`` fields (``rhat`` 1.01, ``ess_bulk`` 400 summed over
         chains, ``check_every`` 100, budgets ``max_draws`` (default ``draws``), ``max_cubic``
@@ -194,11 +200,9 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
         and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
         O(n^3) per distinct draw each.
-
-    Ctrl-C stops sampling and returns the draws made so far (the chains and common length
-    keeping the most draws, as PyMC does) with ``attrs["interrupted"] = 1`` and a warning; for
-    every MCMC method (``runner.Interrupted``).  Importance sampling and point estimates, and
-    an interrupt before the first kept draw, end with KeyboardInterrupt.
+    **options : with a string ``method``, the fields of its method object (listed below);
+        with a method object, none (set its fields instead).  An unknown name stops with the
+        method's option names; a bad value with the field and its allowed range.
 
     Returns
     -------
@@ -213,6 +217,53 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     ``log_weight``, ``weight``) in ``sample_stats``; point estimates give one draw.
     The attributes record the model, ``method`` (its string), ``method_class`` and
     ``options`` (every field of the method object, defaults included, as JSON).
+
+    Notes
+    -----
+    Every option of every method is a field of its method object (``gpbayes.inference``;
+    each class's docstring says what each field does, with the paper's equation), with
+    these defaults (alias in brackets):
+
+    * ``RandomWalkMH`` ("rwmh"; GPRegressor): ``target_accept=0.25``, ``initial_scale=None``,
+      ``adapt_covariance=True``.
+    * ``HMC`` ("hmc"; GPRegressor): ``step_size=None``, ``max_steps=10``,
+      ``target_accept=0.65``, ``gamma=0.05``, ``t0=30.0``, ``kappa=0.75``.
+    * ``NUTS`` ("nuts"; GPRegressor): ``max_tree_depth=10``, ``step_size=None``,
+      ``target_accept=0.65``, ``gamma=0.05``, ``t0=30.0``, ``kappa=0.75``.
+    * ``Slice`` ("slice"; GPRegressor): ``width=None``, ``step_out=0``,
+      ``scheme='componentwise'``, ``order='fixed'``.
+    * ``AMIS`` ("amis"; GPRegressor): ``n_iterations=100``, ``n_per_iteration=50``,
+      ``covariance='full'``, ``n_resample=1000``.
+    * ``MAMIS`` ("mamis"; GPRegressor): ``n_iterations=30``, ``base=0``, ``slope=20``,
+      ``covariance='full'``, ``n_resample=1000``.
+    * ``AMISToMAMIS`` ("amis-mamis"; GPRegressor): MAMIS's fields and
+      ``n_tuning_samples=1000``, ``n_per_iteration_amis=50``.
+    * ``TypeIIML`` ("type2-ml"; GPRegressor, GPLVMRegressor): ``n_restarts=3``.
+    * ``PseudoMarginal`` ("pseudo-marginal"; GPClassifier, PoissonGP):
+      ``approximation='laplace'``, ``n_imp=64``, ``proposal_cov=None``, ``target_accept=0.25``,
+      ``adapt_on='laplace'``, ``initial_scale=None``, ``adapt_covariance=True``.
+    * ``PMAMIS`` ("pm-amis"; GPClassifier): ``approximation=None``, ``n_imp=64``,
+      ``n_iterations=20``, ``n_per_iteration=100``, ``covariance='full'``, ``n_resample=1000``.
+    * ``LatentGibbs`` ("aa", "surr"; GPClassifier, PoissonGP): ``representation='aa'``,
+      ``n_latent_updates=10``, ``target_accept=0.25``, ``initial_scale=None``,
+      ``keep_latent=False``.
+    * ``SliceSampler`` ("slice-<representation>"; GPClassifier, PoissonGP):
+      ``representation='surr-site'``, ``n_latent_updates=10``.
+    * ``EPML`` ("ep-ml"; GPClassifier): no options.
+    * ``JointHMC`` ("joint-hmc"; SparseGPClassifier): ``target_accept=0.8``,
+      ``trajectory_length=1.5``, ``max_steps=64``, ``mass=None``, ``adapt_mass=True``,
+      ``metric='auto'``, ``initial_step_size=None``, ``step_size_jitter=0.2``.
+    * ``SparseGibbs`` ("gibbs"; SparseGPClassifier): ``target_accept=0.8``,
+      ``psi_target_accept=0.3``, ``trajectory_length=1.5``, ``max_steps=64``,
+      ``psi_scale=0.1``, ``step_size_jitter=0.2``.
+    * ``GPLVMPseudoMarginal`` ("pm-within-gibbs"; GPLVMRegressor): ``n_imp=20``,
+      ``adapt_start=None``, ``vb_max_iter=50``, ``initial_proposal_sd=0.1``,
+      ``start_noise_sd=0.1``.
+
+    Ctrl-C stops sampling and returns the draws made so far (the chains and common length
+    keeping the most draws, as PyMC does) with ``attrs["interrupted"] = 1`` and a warning; for
+    every MCMC method (``runner.Interrupted``).  Importance sampling and point estimates, and
+    an interrupt before the first kept draw, end with KeyboardInterrupt.
     """
     import arviz as az
 

@@ -396,6 +396,15 @@ class RandomWalkMH(_ExactMarginal):
     p(y | theta), R&W Alg. 2.1): proposal s^2 Sigma from Sigma = (-H)^-1 at the MAP; during the
     ``n_warmup`` burn-in s is tuned by Robbins-Monro towards ``target_accept`` and Sigma re-estimated
     (Haario et al.) when ``adapt_covariance``; then frozen.  ``initial_scale`` s_0 (None: 2.38 / sqrt(p)).
+
+    Parameters
+    ----------
+    target_accept : float, default 0.25
+        Acceptance rate the proposal scale s is tuned towards in warm-up (Robbins-Monro).
+    initial_scale : float or None, default None
+        The first s; None: 2.38 / sqrt(p), p the number of hyperparameters.
+    adapt_covariance : bool, default True
+        Re-estimate Sigma from the warm-up draws (Haario et al.); False keeps (-H)^-1.
     """
 
     target_accept: float = 0.25
@@ -422,7 +431,20 @@ class HMC(_ExactMarginal):
     """HMC (Neal 2011) with mass matrix M = (-H) at the MAP (M^-1 = (-H)^-1) and at most
     ``max_steps`` leapfrog steps; the step size eps is tuned in warm-up by dual averaging (H&G 2014
     Alg. 5: ``target_accept`` delta, ``gamma``, ``t0``, ``kappa``), starting at ``step_size`` or,
-    if None, at H&G's Alg. 4 heuristic."""
+    if None, at H&G's Alg. 4 heuristic.
+
+    Parameters
+    ----------
+    step_size : float or None, default None
+        The first step size eps of dual averaging; None: H&G Alg. 4's heuristic.  With
+        ``n_warmup=0`` it is used as given (and must be set).
+    max_steps : int, default 10
+        Each transition takes L ~ U{1, ..., max_steps} leapfrog steps (Neal 2011, Sec. 5.4.2).
+    target_accept : float, default 0.65
+        H&G's delta: the mean acceptance statistic dual averaging aims at.
+    gamma, t0, kappa : float, default 0.05, 30.0, 0.75
+        Dual-averaging constants of H&G Alg. 5 (shrinkage, iteration offset, decay exponent).
+    """
 
     step_size: float | None = None
     max_steps: int = 10
@@ -452,7 +474,20 @@ class NUTS(_ExactMarginal):
     M^-1 = (-H)^-1 at the MAP, trees of depth at most ``max_tree_depth``; dual averaging (Alg. 5:
     ``target_accept`` delta, ``gamma``, ``t0``, ``kappa``) over the ``n_warmup`` adaptation
     iterations from ``step_size`` (None: H&G's Alg. 4 heuristic), then eps-bar frozen; with
-    ``n_warmup = 0``, NUTS (Alg. 3) with the fixed ``step_size``."""
+    ``n_warmup = 0``, NUTS (Alg. 3) with the fixed ``step_size``.
+
+    Parameters
+    ----------
+    max_tree_depth : int, default 10
+        At most 2^max_tree_depth leapfrog steps per transition (the doubling stops there).
+    step_size : float or None, default None
+        The first step size of dual averaging; None: H&G Alg. 4's heuristic.  Required
+        with ``n_warmup=0`` (then used as given).
+    target_accept : float, default 0.65
+        H&G's delta: the mean acceptance statistic dual averaging aims at.
+    gamma, t0, kappa : float, default 0.05, 30.0, 0.75
+        Dual-averaging constants of H&G Alg. 5 (shrinkage, iteration offset, decay exponent).
+    """
 
     max_tree_depth: int = 10
     step_size: float | None = None
@@ -486,7 +521,20 @@ class Slice(_ExactMarginal):
     updates (Sec. 4, in ``order`` ``"fixed"`` or ``"random"``, stepping out at most ``step_out``
     times, 0 none, inf unlimited) or the ``"hyperrectangle"`` update (Sec. 5.1); widths w =
     ``width`` (None: 2 sd of (-H)^-1 at the MAP per coordinate).  The ``n_warmup`` draws are
-    discarded (nothing to tune).  For latent-variable models see :class:`SliceSampler`."""
+    discarded (nothing to tune).  For latent-variable models see :class:`SliceSampler`.
+
+    Parameters
+    ----------
+    width : float or None, default None
+        Initial bracket width w per coordinate; None: 2 posterior standard deviations of
+        (-H)^-1 at the MAP.
+    step_out : int or inf, default 0
+        Neal's m: at most this many step-out expansions per side (0: none, inf: unlimited).
+    scheme : {"componentwise", "hyperrectangle"}, default "componentwise"
+        Univariate updates of each coordinate (Neal Sec. 4) or one hyper-rectangle update (Sec. 5.1).
+    order : {"fixed", "random"}, default "fixed"
+        The order of the coordinates in a componentwise sweep.
+    """
 
     width: float | None = None
     step_out: float = 0
@@ -519,7 +567,13 @@ class Slice(_ExactMarginal):
 class TypeIIML(Method):
     """Type-II maximum likelihood, a point estimate (one "draw"): for GPRegressor the log marginal
     (R&W Alg. 2.1, eq. 5.8) maximised by L-BFGS from ``n_restarts`` starts; for GPLVMRegressor
-    the model's fitted variational bound (Gadd et al. Alg. 1)."""
+    the model's fitted variational bound (Gadd et al. Alg. 1).
+
+    Parameters
+    ----------
+    n_restarts : int, default 3
+        L-BFGS starts for GPRegressor (the best is kept); unused for GPLVMRegressor.
+    """
 
     n_restarts: int = 3
 
@@ -574,7 +628,19 @@ class AMIS(_Weighted):
     """AMIS (Xiong et al. Alg. 1; Cornuet et al. 2012): ``n_iterations`` iterations of
     ``n_per_iteration`` draws, every past draw re-weighted against the deterministic mixture of all
     proposals, the Gaussian proposal moment-matched (``covariance`` ``"full"`` or ``"diag"``) to the
-    weighted sample; q_0 = N(MAP, (-H)^-1)."""
+    weighted sample; q_0 = N(MAP, (-H)^-1).
+
+    Parameters
+    ----------
+    n_iterations : int, default 100
+        Adaptation iterations T.
+    n_per_iteration : int, default 50
+        Draws per iteration N (T N draws, each costing one O(n^3) marginal likelihood).
+    covariance : {"full", "diag"}, default "full"
+        The moment-matched proposal covariance: full or diagonal.
+    n_resample : int, default 1000
+        Draws resampled in proportion to the weights into ``posterior``.
+    """
 
     n_iterations: int = 100
     n_per_iteration: int = 50
@@ -604,7 +670,19 @@ class MAMIS(_Weighted):
     samples (t = 1..``n_iterations``), weighted against the current proposal only, which is
     moment-matched to them; q_0 = N(MAP, (-H)^-1).  The default slope 20 is the library's
     (``amis.mamis_sample_sizes``); Xiong et al.'s Table 3 uses 26 (RBF), which the reproduction
-    passes explicitly."""
+    passes explicitly.
+
+    Parameters
+    ----------
+    n_iterations : int, default 30
+        Iterations T.
+    base, slope : int, default 0, 20
+        Iteration t draws N_t = base + slope t samples.
+    covariance : {"full", "diag"}, default "full"
+        The moment-matched proposal covariance: full or diagonal.
+    n_resample : int, default 1000
+        Draws resampled in proportion to the weights into ``posterior``.
+    """
 
     n_iterations: int = 30
     base: int = 0
@@ -641,7 +719,17 @@ class MAMIS(_Weighted):
 class AMISToMAMIS(MAMIS):
     """AMIS for tuning (``n_tuning_samples`` draws, ``n_per_iteration_amis`` per iteration), then MAMIS
     from AMIS's last proposal (Xiong et al. Sec. 4.4, Table 5); the result is MAMIS's, its costs
-    include the tuning (``tuning_n_cubic``)."""
+    include the tuning (``tuning_n_cubic``).
+
+    Parameters
+    ----------
+    n_iterations, base, slope, covariance, n_resample
+        As for :class:`MAMIS` (the MAMIS phase): default 30, 0, 20, "full", 1000.
+    n_tuning_samples : int, default 1000
+        Draws of the AMIS tuning phase.
+    n_per_iteration_amis : int, default 50
+        Draws per AMIS iteration.
+    """
 
     n_tuning_samples: int = 1000
     n_per_iteration_amis: int = 50
@@ -722,7 +810,26 @@ class PseudoMarginal(_Latent):
     Laplace marginal, R&W eq. 3.32, or log Z_EP) tuning the proposal towards ``target_accept``
     (starting at ``proposal_cov``, None: 0.1 I, scale ``initial_scale``, covariance re-estimated when
     ``adapt_covariance``), then frozen PM-MH on the unbiased importance estimate of p(y | theta)
-    (eq. 25) with ``n_imp`` draws from the ``approximation`` (``"laplace"`` or ``"ep"``, the probit's)."""
+    (eq. 25) with ``n_imp`` draws from the ``approximation`` (``"laplace"`` or ``"ep"``, the probit's).
+
+    Parameters
+    ----------
+    approximation : {"laplace", "ep"}, default "laplace"
+        The Gaussian approximation of p(f | y, theta) used as importance density in the
+        estimate of eq. 25 (EP where the likelihood offers it: the probit).
+    n_imp : int, default 64
+        Importance draws per estimate (F&G's N_imp).
+    proposal_cov : (p, p) array or None, default None
+        The starting proposal covariance of the adaptive phase; None: 0.1 I.
+    target_accept : float, default 0.25
+        Acceptance rate the adaptive phase tunes the proposal scale towards (F&G: 20-30 %).
+    adapt_on : {"laplace", "ep"}, default "laplace"
+        The deterministic approximate posterior the adaptive phase runs on (F&G: Laplace).
+    initial_scale : float or None, default None
+        The proposal's first scale; None: 2.38 / sqrt(p).
+    adapt_covariance : bool, default True
+        Re-estimate the proposal covariance during the adaptive phase (when p > 1).
+    """
 
     approximation: str = "laplace"
     n_imp: int = 64
@@ -807,7 +914,22 @@ class PMAMIS(_Weighted):
     (F&G eq. 25, ``n_imp`` draws from the ``approximation``; None: EP for the probit, else Laplace),
     ``n_iterations`` x ``n_per_iteration``; q_0 = N(EP type-II MAP, 0.25 I).  The defaults 20 x 100
     are the library's (``amis.pm_amis``), sized for a first run; Xiong et al.'s 60 x 400 are passed
-    explicitly by the reproduction."""
+    explicitly by the reproduction.
+
+    Parameters
+    ----------
+    approximation : {"laplace", "ep"} or None, default None
+        Importance density of the eq. 25 estimate; None: the likelihood's first choice
+        (EP for the probit, Laplace otherwise).
+    n_imp : int, default 64
+        Importance draws per marginal-likelihood estimate.
+    n_iterations, n_per_iteration : int, default 20, 100
+        AMIS iterations and draws per iteration (each draw one noisy estimate).
+    covariance : {"full", "diag"}, default "full"
+        The moment-matched proposal covariance: full or diagonal.
+    n_resample : int, default 1000
+        Draws resampled in proportion to the weights into ``posterior``.
+    """
 
     approximation: str | None = None
     n_imp: int = 64
@@ -870,7 +992,23 @@ class LatentGibbs(_Latent):
     variables, Murray & Adams' ancillary augmentation) or ``"surr"`` (surrogate data, M&A eqs. 9-11)
     alternating with ``n_latent_updates`` elliptical slice updates of f (Murray et al. 2010); the MH
     scale tuned towards ``target_accept`` (Robbins-Monro, from ``initial_scale``) in warm-up.
-    ``keep_latent`` stores f per draw."""
+    ``keep_latent`` stores f per draw.
+
+    Parameters
+    ----------
+    representation : {"aa", "surr"}, default "aa"
+        Where the MH update of psi holds the latent values fixed: whitened (AA) or
+        surrogate data (SURR).  The aliases "aa" and "surr" fix it.
+    n_latent_updates : int, default 10
+        Elliptical slice updates of f after each psi update.
+    target_accept : float, default 0.25
+        Acceptance rate the MH scale is tuned towards in warm-up.
+    initial_scale : float or None, default None
+        The first MH scale; None: 2.38 / sqrt(p).
+    keep_latent : bool, default False
+        Store f per draw in ``posterior["f"]`` (n floats per draw; needed by
+        ``posterior_predictive``/``log_likelihood`` of latent models).
+    """
 
     representation: str = "aa"
     n_latent_updates: int = 10
@@ -921,7 +1059,16 @@ class SliceSampler(_Latent):
     ``"fixed"`` (f held fixed), ``"prior-white"`` (whitened by the prior, eq. 5), ``"surr-site"`` /
     ``"surr-taylor"`` (surrogate data, eqs. 9-11, noise from site moments or a Taylor fit, eqs. 12-13),
     ``"post-site"`` / ``"post-taylor"`` (the approximate posterior's whitening, eq. 14), each sweep
-    followed by ``n_latent_updates`` elliptical slice updates of f; widths from the prior."""
+    followed by ``n_latent_updates`` elliptical slice updates of f; widths from the prior.
+
+    Parameters
+    ----------
+    representation : {"fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor"}, default "surr-site"
+        The representation of (theta, f) in which theta is slice-sampled; the aliases
+        "slice-<representation>" fix it.
+    n_latent_updates : int, default 10
+        Elliptical slice updates of f after each slice sweep of theta.
+    """
 
     representation: str = "surr-site"
     n_latent_updates: int = 10
@@ -952,7 +1099,10 @@ class SliceSampler(_Latent):
 @dataclasses.dataclass(frozen=True)
 class EPML(Method):
     """EP type-II maximum likelihood (a point estimate, one "draw"): log Z_EP (R&W eq. 3.65)
-    maximised over psi (F&G Sec. 3.2); the probit's."""
+    maximised over psi (F&G Sec. 3.2); the probit's.
+
+    It has no options (the optimiser's settings are those of ``classification.fit_ep_type2_ml``).
+    """
 
     aliases: ClassVar = {"ep-ml": {}}
     models: ClassVar = (GPClassifier,)
@@ -995,7 +1145,28 @@ class JointHMC(_Sparse):
     from two windows (``metric`` ``"auto"``/``"diag"``/``"dense"``, when ``adapt_mass``; start
     ``mass``, None: identity), a fixed trajectory length ``trajectory_length`` (L = min(ceil(lambda /
     eps), ``max_steps``)), step size jittered by +-``step_size_jitter``, first eps
-    ``initial_step_size`` (None: H&G Alg. 4)."""
+    ``initial_step_size`` (None: H&G Alg. 4).
+
+    Parameters
+    ----------
+    target_accept : float, default 0.8
+        The mean acceptance statistic dual averaging aims at (Stan's default).
+    trajectory_length : float, default 1.5
+        lambda: L = min(ceil(lambda / eps), max_steps) leapfrog steps, lambda in units of the
+        adapted metric.
+    max_steps : int, default 64
+        The cap on L.
+    mass : array or None, default None
+        The metric to start warm-up from; None: identity.
+    adapt_mass : bool, default True
+        Adapt the metric in Stan's windows during warm-up.
+    metric : {"auto", "diag", "dense"}, default "auto"
+        The adapted metric's form ("auto": dense when the window has enough draws, else diagonal).
+    initial_step_size : float or None, default None
+        The first eps; None: H&G Alg. 4's heuristic.
+    step_size_jitter : float, default 0.2
+        Each transition's eps is multiplied by U(1 - j, 1 + j).
+    """
 
     target_accept: float = 0.8
     trajectory_length: float = 1.5
@@ -1030,7 +1201,21 @@ class JointHMC(_Sparse):
 class SparseGibbs(_Sparse):
     """Hensman et al.'s baseline: HMC on v | theta (dual averaging towards ``target_accept``, fixed
     trajectory length, at most ``max_steps``) alternating with random-walk MH on psi | v (scale from
-    ``psi_scale`` tuned towards ``psi_target_accept``)."""
+    ``psi_scale`` tuned towards ``psi_target_accept``).
+
+    Parameters
+    ----------
+    target_accept : float, default 0.8
+        The acceptance statistic the v-step's dual averaging aims at.
+    psi_target_accept : float, default 0.3
+        Acceptance rate the psi | v random-walk scale is tuned towards.
+    trajectory_length, max_steps : float, int, default 1.5, 64
+        The v-step's L = min(ceil(trajectory_length / eps), max_steps).
+    psi_scale : float, default 0.1
+        The psi proposal's starting scale (psi_scale I).
+    step_size_jitter : float, default 0.2
+        The v-step's eps is multiplied by U(1 - j, 1 + j).
+    """
 
     target_accept: float = 0.8
     psi_target_accept: float = 0.3
@@ -1067,7 +1252,21 @@ class GPLVMPseudoMarginal(Method):
     ``n_imp`` = Q draws of q(Z), q(Z) re-optimised per proposal by at most ``vb_max_iter`` L-BFGS
     iterations from the current q), adaptation from iteration ``adapt_start`` (None: ``n_warmup``),
     block proposals starting at ``initial_proposal_sd``^2 I, then an elliptical slice update of Z;
-    chains start at the type-II ML psi plus N(0, ``start_noise_sd``^2) noise."""
+    chains start at the type-II ML psi plus N(0, ``start_noise_sd``^2) noise.
+
+    Parameters
+    ----------
+    n_imp : int, default 20
+        Q, the draws of q(Z) per estimate of p(Y | X, theta) (eq. 6).
+    adapt_start : int or None, default None
+        The iteration from which the block proposals adapt; None: ``n_warmup``.
+    vb_max_iter : int, default 50
+        L-BFGS iterations that re-optimise q(Z) per proposal (from the current q).
+    initial_proposal_sd : float, default 0.1
+        Block proposals start at initial_proposal_sd^2 I.
+    start_noise_sd : float, default 0.1
+        Chains start at the type-II ML psi plus N(0, start_noise_sd^2) noise.
+    """
 
     n_imp: int = 20
     adapt_start: int | None = None
