@@ -31,6 +31,28 @@ def test_every_example_in_the_docs_runs(doc):
         exec(compile(block, f"{doc}:python-block", "exec"), namespace)
 
 
+def test_models_are_not_estimators_old_names_warn_and_equality_is_identity():
+    """Issue 25 item 3: the models' scikit-learn-style names are renamed (classes, ml_fit, svgp_fit), the old
+    ones are read-only aliases that warn; == on a model (arrays in its fields) is identity and does not raise."""
+    X, y = _regression(n=12, seed=5)
+    clf = gb.GPClassifier(X, y > 0)
+    assert clf.classes == (False, True)
+    with pytest.warns(DeprecationWarning, match=r"GPClassifier.classes_ is deprecated; use .classes"):
+        assert clf.classes_ == clf.classes
+    with pytest.raises(AttributeError):
+        clf.classes_ = (0, 1)
+    twin = gb.GPClassifier(X, y > 0)
+    assert clf == clf and clf != twin and len({clf, twin}) == 2  # no ValueError from array ==; hashable
+    reg = gb.GPRegressor(X, y)
+    assert reg == reg and reg != gb.GPRegressor(X, y) and not (reg == clf)
+    sparse = gb.SparseGPClassifier(X, y > 0, n_inducing=3, maxiter=10)
+    with pytest.warns(DeprecationWarning, match=r"SparseGPClassifier.classes_ is deprecated"):
+        assert sparse.classes_ == sparse.classes == (False, True)
+    with pytest.warns(DeprecationWarning, match=r"SparseGPClassifier.fit_ is deprecated; use .svgp_fit"):
+        assert sparse.fit_ is sparse.svgp_fit
+    assert sparse == sparse and sparse != clf
+
+
 def _regression(n=30, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-2, 2, size=(n, 2))
@@ -43,7 +65,7 @@ def test_labels_are_mapped_and_reported_or_refused():
     for y, classes in (([0, 1, 1, 0, 1, 0], (0, 1)), ([-1, 1, 1, -1.0, 1, -1], (-1, 1)),
                        (["b", "a", "a", "b", "a", "b"], ("a", "b")), ([True, False] * 3, (False, True))):
         m = gb.GPClassifier(X, y)
-        assert m.classes_ == classes
+        assert m.classes == classes
         assert set(np.unique(m.y)) == {-1.0, 1.0}
     np.testing.assert_array_equal(gb.GPClassifier(X, ["b", "a"] * 3).y, [1, -1] * 3)
     with pytest.raises(ValueError, match="exactly two label values"):
@@ -185,10 +207,13 @@ def test_gplvm_model_chains_and_ml_predictive_match_the_library():
     Y = np.column_stack([np.cos(x), np.sin(x)]) + 0.05 * rng.standard_normal((20, 2))
     m = gb.GPLVMRegressor(x, Y, n_inducing=8, ml_restarts=1, ml_max_iter=100)
     assert m.param_names == ["sigma_0", "theta_0", "theta_1", "theta_S", "beta"]
+    with pytest.warns(DeprecationWarning, match=r"GPLVMRegressor.fit_ is deprecated; use .ml_fit"):
+        assert m.fit_ is m.ml_fit
+    assert m == m
     ml = gb.sample(m, method="type2-ml", progress=False)
-    np.testing.assert_array_equal(gb.api.psi_draws(ml).values[0, 0], m.fit_.psi)
+    np.testing.assert_array_equal(gb.api.psi_draws(ml).values[0, 0], m.ml_fit.psi)
     pred = gb.predict(m, ml, x[:3], max_draws=50, seed=2)
-    mix = gpm.ml_predictive_mixture(np.random.default_rng(2), m.gplvm, m.fit_.psi, m.fit_.params,
+    mix = gpm.ml_predictive_mixture(np.random.default_rng(2), m.gplvm, m.ml_fit.psi, m.ml_fit.params,
                                     m.transform(x[:3]), n_samples=50)
     np.testing.assert_allclose(pred["mean"].values, mix.mean.mean(axis=0) * m.y_scale + m.y_shift, rtol=1e-12)
     idata = gb.sample(m, method="pm-within-gibbs", chains=2, draws=4, n_warmup=2, seed=1, progress=False, n_imp=3,
@@ -234,9 +259,9 @@ def test_sparse_multiclass_uses_robust_max_and_predicts_class_probabilities():
     labels = np.array(["setosa", "versicolor", "virginica"])[y]
     with pytest.warns(UserWarning, match=r"labels mapped: classes \['setosa', 'versicolor', 'virginica'\] -> 0..2"):
         m = gb.SparseGPClassifier(X[idx[:90]], labels[idx[:90]], n_inducing=5)
-    assert m.classes_ == ("setosa", "versicolor", "virginica") and m.likelihood.n_classes == 3
+    assert m.classes == ("setosa", "versicolor", "virginica") and m.likelihood.n_classes == 3
     idata = gb.sample(m, method="joint-hmc", chains=2, draws=15, n_warmup=15, seed=1, progress=False)
     p = gb.predict(m, idata, X[idx[90:]])["probability"]
-    assert p.dims == ("point", "class") and list(p["class"].values) == list(m.classes_)
+    assert p.dims == ("point", "class") and list(p["class"].values) == list(m.classes)
     np.testing.assert_allclose(p.values.sum(axis=1), 1.0, atol=1e-9)
     assert np.mean(p.values.argmax(axis=1) == y[idx[90:]]) > 0.8  # iris is easy; chance is 1/3

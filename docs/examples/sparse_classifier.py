@@ -27,7 +27,7 @@ G = np.array(np.meshgrid(g, g)).reshape(2, -1).T
 p = gb.predict(sparse, idata, G)["probability"].values.reshape(30, 30)
 fig, ax = plt.subplots(figsize=(5, 4))
 c = ax.contourf(g, g, p, levels=10, cmap="RdBu_r")
-fig.colorbar(c, label=f"P(y = {sparse.classes_[1]})")
+fig.colorbar(c, label=f"P(y = {sparse.classes[1]})")
 ax.scatter(*X[::4].T, c=(y[::4] == "outside"), s=5, cmap="RdBu_r", edgecolors="k", linewidths=0.6)
 ax.set(title="sparse GP, joint HMC")
 fig.tight_layout()

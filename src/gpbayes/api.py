@@ -439,7 +439,7 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
             pick = np.sort(rng.choice(Z.shape[0], size=min(max_draws, Z.shape[0]), replace=False))
             mix = gpm.predictive_mixture(rng, model.gplvm, all_psi[pick], Z[pick], Xs)
         else:  # the ML point estimate: Z ~ q(Z)
-            mix = gpm.ml_predictive_mixture(rng, model.gplvm, model.fit_.psi, model.fit_.params, Xs,
+            mix = gpm.ml_predictive_mixture(rng, model.gplvm, model.ml_fit.psi, model.ml_fit.params, Xs,
                                             n_samples=max_draws)
         mean = mix.mean.mean(axis=0)  # (n_test, k_y)
         var = (mix.var[:, :, None] + mix.mean**2).mean(axis=0) - mean**2
@@ -458,19 +458,19 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
         p = predict_class_probabilities(model.target, v[pick], all_psi[pick], Xs).mean(axis=0)
         if p.ndim == 2:  # robust-max: (point, class)
             return predictive.y_level_classes(xr.Dataset({"probability": (("point", "class"), p)},
-                                                         coords={"class": [str(c) for c in model.classes_]}),
-                                              model.classes_, y_new)
+                                                         coords={"class": [str(c) for c in model.classes]}),
+                                              model.classes, y_new)
         return predictive.y_level_classes(xr.Dataset({"probability": ("point", p)},
-                                                     attrs={"positive_class": str(model.classes_[1])}),
-                                          model.classes_, y_new)
+                                                     attrs={"positive_class": str(model.classes[1])}),
+                                          model.classes, y_new)
     if isinstance(model, GPClassifier):
         if model.likelihood.approximations[0] == "ep":
             p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep", likelihood=model.likelihood)
         else:
             p = _laplace_predictive(model, psi, Xs)
         return predictive.y_level_classes(xr.Dataset({"probability": ("point", np.asarray(p))},
-                                                     attrs={"positive_class": str(model.classes_[1])}),
-                                          model.classes_, y_new)
+                                                     attrs={"positive_class": str(model.classes[1])}),
+                                          model.classes, y_new)
     from .approx.laplace import laplace_approximation
 
     rates, latent = [], []

@@ -589,7 +589,7 @@ class TypeIIML(Method):
         """The point estimate as one chain of one draw: L-BFGS on the log marginal (R&W eq. 5.8) for
         GPRegressor, the model's fitted variational bound (``GPLVMRegressor.ml_fit``) for the GPLVM."""
         if isinstance(model, GPLVMRegressor):
-            return _point(model.fit_.psi, model.fit_.bound)
+            return _point(model.ml_fit.psi, model.ml_fit.bound)
         from .regression import fit_type2_ml
 
         fit = fit_type2_ml(model.gp, rngs[0], n_restarts=self.n_restarts)
@@ -1134,7 +1134,7 @@ class _Sparse(Method, register=False):
     def chain_specs(self, model, rngs, n_warmup):
         from .sparse.target import initial_position
 
-        return [self._spec(model.target, initial_position(r, model.target, model.fit_.params), n_warmup)
+        return [self._spec(model.target, initial_position(r, model.target, model.svgp_fit.params), n_warmup)
                 for r in rngs]
 
 
@@ -1307,7 +1307,7 @@ class GPLVMPseudoMarginal(Method):
 
         specs = []
         for r in rngs:
-            psi0 = model.fit_.psi + self.start_noise_sd * r.standard_normal(len(model.param_names))
+            psi0 = model.ml_fit.psi + self.start_noise_sd * r.standard_normal(len(model.param_names))
             covs = [sd**2 * np.eye(b.size) for b in config.blocks]
             start = (lambda r=r, psi0=psi0, covs=covs: gpm.within_gibbs_init(
                 r, model.gplvm, model.prior, psi0, config, proposal_covs=covs, n_latent_steps=1))

@@ -173,14 +173,26 @@ def _binary_labels(y) -> tuple[np.ndarray, tuple]:
         raise ValueError(f"numeric labels must be {{-1, +1}} or {{0, 1}}, got {v}")
     neg, pos = values.tolist()
     warnings.warn(f"labels mapped: {neg!r} -> -1 (negative class), {pos!r} -> +1 (positive class); "
-                  "classes_ holds (negative, positive)", UserWarning, stacklevel=4)
+                  "classes holds (negative, positive)", UserWarning, stacklevel=4)
     return np.where(y == pos, 1.0, -1.0), (neg, pos)
+
+
+def _renamed(new: str, old: str) -> property:
+    """A read-only, deprecated alias ``old`` of the attribute ``new`` (issue 25: the scikit-learn-style
+    trailing underscore promised estimator behaviour the data-holding models do not have)."""
+
+    def get(self):
+        warnings.warn(f"{type(self).__name__}.{old} is deprecated; use .{new} (the models are not scikit-learn "
+                      "estimators: gpbayes.sklearn has those)", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+
+    return property(get, doc=f"Deprecated read-only alias of ``{new}``.")
 
 
 # ---------------------------------------------------------------------------
 # models
 # ---------------------------------------------------------------------------
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)  # identity equality: the fields hold arrays, whose == is elementwise
 class _Model:
     X: np.ndarray
     kernel: Any
@@ -273,8 +285,8 @@ class GPClassifier(_Model):
     """Binary GP classification, probit (F&G eqs. 1-3, default) or logistic likelihood.
 
     Labels: {-1, +1}, {0, 1}, booleans or any two strings (the sorted second
-    one is the positive class); ``classes_`` holds (negative, positive) and
-    the mapping is logged.  The latent covariance gets a relative nugget of
+    one is the positive class); ``classes`` holds (negative, positive) and
+    the mapping is reported in a warning.  The latent covariance gets a relative nugget of
     1e-6 (as in our F&G reproduction) so that long lengthscales stay
     factorisable.  Priors: F&G Sec. 4.4.  EP (and so ``"ep-ml"`` and EP
     importance densities) is offered for the probit; with the logistic
@@ -306,7 +318,7 @@ class GPClassifier(_Model):
                              "gb.SparseGPClassifier(X, y) (robust-max multiclass, Hensman et al. 2015)")
         _check_dense_size(self.n, "GPClassifier", "use gb.SparseGPClassifier(X, y, n_inducing=...) (inducing "
                                                   "points: memory n x M, not n x n)")
-        self.y, self.classes_ = _binary_labels(y)
+        self.y, self.classes = _binary_labels(y)
         self.likelihood = likelihood
         self.y = self.likelihood.check_targets(self.y)
         if self.prior is None:
@@ -315,7 +327,9 @@ class GPClassifier(_Model):
             raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}")
 
     def _attrs(self) -> dict:
-        return {**super()._attrs(), "classes": [str(c) for c in self.classes_], "likelihood": self.likelihood.name}
+        return {**super()._attrs(), "classes": [str(c) for c in self.classes], "likelihood": self.likelihood.name}
+
+    classes_ = _renamed("classes", "classes_")
 
 
 class PoissonGP(_Model):
@@ -362,7 +376,8 @@ class SparseGPClassifier(_Model):
     (ours, as in our reproduction's image study) lengthscale, sigma_f ~
     Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
     two: the robust-max likelihood (their MNIST study; label-noise probability
-    ``epsilon``), classes sorted and mapped to 0..K-1 (``classes_``).
+    ``epsilon``), classes sorted and mapped to 0..K-1 (``classes``).  The Gaussian
+    (SVGP) fit that places the inducing inputs and starts the chains is ``svgp_fit``.
     """
 
     def __init__(self, X, y, *, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
@@ -382,13 +397,13 @@ class SparseGPClassifier(_Model):
         y = _check_vector(y, self.n, "y")
         classes = np.unique(y)
         if len(classes) > 2:  # robust-max multiclass (Hensman et al. 2015, MNIST)
-            self.classes_ = tuple(classes.tolist())
+            self.classes = tuple(classes.tolist())
             self.y = np.searchsorted(classes, y).astype(np.float64)
             self.likelihood = RobustMax(len(classes), float(epsilon))
-            warnings.warn(f"labels mapped: classes {list(self.classes_)} -> 0..{len(classes) - 1} (robust-max "
-                          "likelihood); classes_ holds them in order", UserWarning, stacklevel=2)
+            warnings.warn(f"labels mapped: classes {list(self.classes)} -> 0..{len(classes) - 1} (robust-max "
+                          "likelihood); classes holds them in order", UserWarning, stacklevel=2)
         else:
-            self.y, self.classes_ = _binary_labels(y)
+            self.y, self.classes = _binary_labels(y)
             self.likelihood = Probit()
         if self.prior is None:
             self.prior = priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params)
@@ -399,14 +414,17 @@ class SparseGPClassifier(_Model):
         psi0 = self.kernel.initial_psi(self.X)
         first = svgp.fit(model, Z0, psi0, fit_Z=False, maxiter=maxiter // 2)
         p = first.params
-        self.fit_ = svgp.fit(model, p.Z, p.psi, m0=p.m, R0=p.R, fit_Z=True, maxiter=maxiter // 2)
-        self.target = SparseTarget(self.X, self.y, self.fit_.params.Z, self.kernel, self.likelihood, self.prior,
+        self.svgp_fit = svgp.fit(model, p.Z, p.psi, m0=p.m, R0=p.R, fit_Z=True, maxiter=maxiter // 2)
+        self.target = SparseTarget(self.X, self.y, self.svgp_fit.params.Z, self.kernel, self.likelihood, self.prior,
                                    n_quad=n_quad, jitter=jitter)
 
     def _attrs(self) -> dict:
-        return {**super()._attrs(), "classes": [str(c) for c in self.classes_],
+        return {**super()._attrs(), "classes": [str(c) for c in self.classes],
                 "likelihood": getattr(self.likelihood, "name", type(self.likelihood).__name__),
-                "n_inducing": int(self.target.Z.shape[0]), "svgp_elbo": float(self.fit_.elbo)}
+                "n_inducing": int(self.target.Z.shape[0]), "svgp_elbo": float(self.svgp_fit.elbo)}
+
+    classes_ = _renamed("classes", "classes_")
+    fit_ = _renamed("svgp_fit", "fit_")
 
 
 class GPLVMRegressor(_Model):
@@ -420,7 +438,7 @@ class GPLVMRegressor(_Model):
     reproduction; the paper says only "a Gamma prior on all hyperparameters,
     with a suitably large support"): Gamma(1, 0.1) on sigma, theta, theta_S and
     Gamma(1, 0.001) on beta.  X's columns and Y's columns are standardised by
-    default.  The type-II ML fit (``fit_``) starts the chains.
+    default.  The type-II ML fit (``ml_fit``) starts the chains.
     """
 
     def __init__(self, X, Y, *, latent_dim: int = 2, n_inducing: int = 10, prior=None, standardize: bool = True,
@@ -450,7 +468,7 @@ class GPLVMRegressor(_Model):
         if len(self.prior) != len(names):
             raise ValueError(f"prior has {len(self.prior)} components, the model {len(names)}: {names}")
         start = np.log(np.array([100.0 if n == "beta" else 1.0 for n in names]))
-        self.fit_ = fit_type2_ml(np.random.default_rng(seed), self.gplvm, start, n_restarts=ml_restarts,
+        self.ml_fit = fit_type2_ml(np.random.default_rng(seed), self.gplvm, start, n_restarts=ml_restarts,
                                  max_iter=ml_max_iter)
         self.kernel = None
 
@@ -468,4 +486,6 @@ class GPLVMRegressor(_Model):
         return {"model": type(self).__name__, "standardized": int(self.standardize),
                 "x_shift": self.x_shift, "x_scale": self.x_scale, "y_shift": self.y_shift, "y_scale": self.y_scale,
                 "latent_dim": int(self.gplvm.latent_dim), "n_inducing": int(self.gplvm.n_inducing),
-                "prior": repr(self.prior), "ml_bound": float(self.fit_.bound)}
+                "prior": repr(self.prior), "ml_bound": float(self.ml_fit.bound)}
+
+    fit_ = _renamed("ml_fit", "fit_")
