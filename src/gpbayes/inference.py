@@ -1063,8 +1063,9 @@ class SliceSampler(_Latent):
 
     Parameters
     ----------
-    representation : {"fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor"}, default "surr-site"
-        The representation of (theta, f) in which theta is slice-sampled; the aliases
+    representation : str, default "surr-site"
+        One of "fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor": the
+        representation of (theta, f) in which theta is slice-sampled; the aliases
         "slice-<representation>" fix it.
     n_latent_updates : int, default 10
         Elliptical slice updates of f after each slice sweep of theta.

@@ -242,7 +242,8 @@ def cholesky(
             M[np.diag_indices(n)] += jitter
             overwrite = True
         # n >= 256: clean=0 and one masked pass over the upper triangle; scipy's own (strided) zeroing
-        # cost up to 1.3x a cho_factor there (measured, README Performance).  Below, clean=1 is cheaper.
+        # cost up to 1.3x a cho_factor there (measured in commit 08a255f; the figures were never written to the
+        # README nor to docs/performance.md).  Below, clean=1 is cheaper.
         # Either way the factor is the same to the bit.
         big = n >= 256
         L, info = lapack.dpotrf(M, lower=1, clean=0 if big else 1, overwrite_a=overwrite)

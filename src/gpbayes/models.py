@@ -27,7 +27,8 @@ from .regression import GPRegression
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor"]
 
 
-_NUGGET = 1e-6  # relative diagonal term of the latent covariance (F&G deviation, README)
+# relative diagonal term of the latent covariance (F&G deviation: docs/reproduction/filippone_girolami_2014.md, "Nugget")
+_NUGGET = 1e-6
 
 #: GPRegressor's default prior on the noise variance lambda of the standardised target: InverseGamma(1, 0.01)
 #: (mode of its density on log lambda at lambda = 0.01, 1 % of the target's variance).  Its density vanishes

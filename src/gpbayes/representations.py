@@ -64,7 +64,7 @@ Square root of R
       of Sigma, whose condition number is up to about n / nugget.
 
     Both cost 3 O(n^3) operations per psi.  Measured mixing of the two is in
-    the README (Murray & Adams section).
+    ``docs/reproduction/murray_adams_2010.md`` ("Square root of R").
 
 Posterior-based representation (post-site, post-taylor)
     M&A eq. 14: the same algebra with a *fixed* Gaussian "observation"

@@ -40,7 +40,8 @@ separates the effect of the target from that of the representation.  The
 The algebra (square roots of R, Woodbury forms) is in
 ``gpbayes.representations``, the site fits in ``gpbayes.site_approximations``;
 why the sweep is axis-aligned, how the post- centre is chosen and how the two
-roots of R mixed are in the README (Murray & Adams section).
+roots of R mixed are in ``docs/reproduction/murray_adams_2010.md`` ("Axis-aligned sweeps",
+"Centre of the post- representations", "Square root of R").
 
 Cost counters (M&A Sec. 5: "the number of hyperparameter settings
 considered ..., the number of likelihood evaluations, and the total elapsed
