@@ -321,9 +321,11 @@ class Probit(Likelihood):
     approximations = ("ep", "laplace")
 
     def check_targets(self, y):
+        """y as floats; labels outside {-1, +1} (or NaN/inf) stop with a ValueError naming them."""
         return _check_pm1(self.name, y)
 
     def log_lik(self, y, f):
+        """log Phi(y f) (R&W eq. 3.16), by ``scipy.special.log_ndtr`` (accurate in the far tail)."""
         return log_ndtr(y * f)
 
     def _ratio(self, y, f):
@@ -332,6 +334,7 @@ class Probit(Likelihood):
         return np.exp(-0.5 * f * f - _LOG_SQRT_2PI - log_ndtr(z))
 
     def d1(self, y, f):
+        """y N(f) / Phi(y f) (R&W eq. 3.16, the gradient column), the ratio taken in log space."""
         return y * self._ratio(y, f)
 
     def log_lik_and_d1(self, y, f):
@@ -352,11 +355,13 @@ class Probit(Likelihood):
         return lp, r
 
     def d2(self, y, f):
+        """-N(f)^2 / Phi(y f)^2 - y f N(f) / Phi(y f) (R&W eq. 3.16, the Hessian column)."""
         r = self._ratio(y, f)
         return -r * r - y * f * r
 
     def d3(self, y, f):
         # derivative of d2 = -r^2 - y f r, with dr/df = -r (y r + f) ... (y^2 = 1)
+        """The derivative of ``d2`` in f (with y^2 = 1), for the Laplace gradient (R&W eq. 5.23)."""
         r = self._ratio(y, f)
         dr = -r * (f + y * r)
         return -2.0 * r * dr - y * r - y * f * dr
@@ -391,19 +396,24 @@ class Logistic(Likelihood):
     approximations = ("laplace",)
 
     def check_targets(self, y):
+        """y as floats; labels outside {-1, +1} (or NaN/inf) stop with a ValueError naming them."""
         return _check_pm1(self.name, y)
 
     def log_lik(self, y, f):
+        """log sigmoid(y f) = -log(1 + exp(-y f)) (R&W eq. 3.15), by ``logaddexp``."""
         return -np.logaddexp(0.0, -y * f)
 
     def d1(self, y, f):
+        """t - pi with t = (y + 1) / 2 and pi = sigmoid(f) (R&W eq. 3.15, the gradient column)."""
         return 0.5 * (y + 1.0) - expit(f)
 
     def d2(self, y, f):
+        """-pi (1 - pi), pi = sigmoid(f) (R&W eq. 3.15, the Hessian column)."""
         p = expit(f)
         return -p * (1.0 - p)
 
     def d3(self, y, f):
+        """-pi (1 - pi) (1 - 2 pi), the derivative of ``d2`` (for R&W eq. 5.23)."""
         p = expit(f)
         return -p * (1.0 - p) * (1.0 - 2.0 * p)
 
@@ -436,19 +446,24 @@ class Gaussian(Likelihood):
             raise ValueError(f"gaussian likelihood: noise_variance must be > 0, got {self.noise_variance}")
 
     def check_targets(self, y):
+        """y as floats; NaN or infinite targets stop with a ValueError."""
         return _finite(self.name, y)
 
     def log_lik(self, y, f):
+        """log N(y; f, noise_variance)."""
         s2 = self.noise_variance
         return -0.5 * np.log(s2) - _LOG_SQRT_2PI - 0.5 * (y - f) ** 2 / s2
 
     def d1(self, y, f):
+        """(y - f) / noise_variance."""
         return (y - f) / self.noise_variance
 
     def d2(self, y, f):
+        """-1 / noise_variance (constant: W = I / noise_variance)."""
         return np.full(np.shape(f), -1.0 / self.noise_variance)
 
     def d3(self, y, f):
+        """0 (the log-likelihood is quadratic in f)."""
         return np.zeros(np.shape(f))
 
     def tilted_moments(self, y, mu, s2):
@@ -480,6 +495,7 @@ class Poisson(Likelihood):
     approximations = ("laplace",)
 
     def check_targets(self, y):
+        """y as floats; negative, fractional, NaN or infinite counts stop with a ValueError naming them."""
         y = _finite(self.name, y)
         if np.any(y < 0) or np.any(y != np.round(y)):
             bad = np.unique(y[(y < 0) | (y != np.round(y))])
@@ -490,16 +506,20 @@ class Poisson(Likelihood):
         return np.log(self.exposure) + f + self.offset
 
     def log_lik(self, y, f):
+        """y log(rate) - rate - log y!, rate = exposure exp(f + offset) (M&A Sec. 5)."""
         lr = self._log_rate(f)
         return y * lr - np.exp(lr) - gammaln(y + 1.0)
 
     def d1(self, y, f):
+        """y - rate, rate = exposure exp(f + offset)."""
         return y - np.exp(self._log_rate(f))
 
     def d2(self, y, f):
+        """-rate (W = diag(rate))."""
         return -np.exp(self._log_rate(f)) * np.ones(np.shape(f))
 
     def d3(self, y, f):
+        """-rate (every derivative of -rate in f is -rate)."""
         return self.d2(y, f)
 
     def predictive_mean(self, mean, var):

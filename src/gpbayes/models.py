@@ -27,7 +27,8 @@ from .regression import GPRegression
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor"]
 
 
-# relative diagonal term of the latent covariance (F&G deviation: docs/reproduction/filippone_girolami_2014.md, "Nugget")
+# relative diagonal term of the latent covariance (an F&G deviation:
+# docs/reproduction/filippone_girolami_2014.md, "Nugget")
 _NUGGET = 1e-6
 
 #: GPRegressor's default prior on the noise variance lambda of the standardised target: InverseGamma(1, 0.01)
@@ -276,6 +277,7 @@ class GPRegressor(_Model):
 
     @property
     def param_names(self) -> list[str]:
+        """The names of psi's coordinates: the kernel's (``tau_*``, ``sigma``), then ``noise_variance``."""
         return self.gp.param_names
 
     def _attrs(self) -> dict:
@@ -475,6 +477,7 @@ class GPLVMRegressor(_Model):
 
     @property
     def param_names(self) -> list[str]:
+        """The names of psi's coordinates: ``sigma_*`` (z | x), ``theta_*`` (y | z), ``theta_S``, ``beta``."""
         return list(self.gplvm.param_names)
 
     def blocks(self) -> tuple:

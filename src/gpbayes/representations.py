@@ -192,14 +192,17 @@ class LatentGaussianModel:
 
     @property
     def n(self) -> int:
+        """The number of observations (and latent values f)."""
         return int(np.shape(self.y)[0])
 
     @property
     def n_params(self) -> int:
+        """The length of psi: the kernel's log-parameters, plus the offset m with ``sample_offset``."""
         return self.kernel.n_params + int(self.sample_offset)
 
     @property
     def param_names(self) -> list[str]:
+        """The names of psi's coordinates: the kernel's, then ``"offset"`` with ``sample_offset``."""
         return list(self.kernel.param_names) + (["offset"] if self.sample_offset else [])
 
     def kernel_params(self, psi) -> np.ndarray:
@@ -207,6 +210,7 @@ class LatentGaussianModel:
         return np.asarray(psi, dtype=np.float64)[: self.kernel.n_params]
 
     def offset(self, psi) -> float:
+        """The offset m of the log-rate in psi (its last coordinate) with ``sample_offset``, else 0."""
         return float(psi[-1]) if self.sample_offset else 0.0
 
     def likelihood_at(self, psi):

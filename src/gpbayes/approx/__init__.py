@@ -98,10 +98,12 @@ class GaussianApproximation:
     # ------------------------------------------------------------------ sizes
     @property
     def n(self) -> int:
+        """The number of latent values n (the length of ``m``)."""
         return int(self.m.shape[0])
 
     @property
     def sqrt_w(self) -> np.ndarray:
+        """W^1/2 = sqrt(w), the diagonal of R&W's W^1/2 in B = I + W^1/2 K W^1/2 (Alg. 3.1)."""
         return np.sqrt(self.w)
 
     def _factor(self, K_chol):
