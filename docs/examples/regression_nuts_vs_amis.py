@@ -40,6 +40,7 @@ for ax, name in zip(axes, names):
     ax.hist(nuts.posterior[name].values.ravel(), bins=bins, density=True, alpha=0.5, label="NUTS")
     ax.hist(amis.posterior[name].values.ravel(), bins=bins, density=True, alpha=0.5, label="AMIS")
     ax.set(xlabel=name, xscale="log")
+    ax.tick_params(axis="x", which="minor", labelsize=6)
 axes[0].legend()
 fig.tight_layout()
 fig.savefig(figure_path(__file__), dpi=80)
