@@ -101,7 +101,7 @@ def test_label_mapping_is_a_warning():
     X, y = _xy()
     with pytest.warns(UserWarning, match=r"labels mapped: 'no' -> -1 .*'yes' -> \+1"):
         m = gb.GPClassifier(X, np.where(y > 0, "yes", "no"))
-    assert m.classes_ == ("no", "yes")
+    assert m.classes == ("no", "yes")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # 0/1 labels need no mapping message
         gb.GPClassifier(X, (y > 0).astype(int))

@@ -285,7 +285,7 @@ def test_gplvm_sampler_through_the_runner_is_its_run_chain_and_can_stop_when_con
                                vb_options={"max_iter": 3})
     for c, s in enumerate(np.random.SeedSequence(1).spawn(2)):
         r = np.random.default_rng(s)
-        psi0 = m.fit_.psi + 0.1 * r.standard_normal(len(m.param_names))
+        psi0 = m.ml_fit.psi + 0.1 * r.standard_normal(len(m.param_names))
         ref = gpm.run_chain(r, m.gplvm, m.prior, psi0, config, 6, n_warmup=2,
                             proposal_covs=[0.01 * np.eye(b.size) for b in config.blocks])
         np.testing.assert_array_equal(gb.api.psi_draws(a).values[c], ref.draws)

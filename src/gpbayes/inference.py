@@ -650,7 +650,7 @@ class AMIS(_Weighted):
     aliases: ClassVar = {"amis": {}}
     models: ClassVar = (GPRegressor,)
     library: ClassVar = {f: _lazy("amis", "amis") for f in ("n_iterations", "n_per_iteration", "covariance")}
-    own_defaults: ClassVar = {"n_resample": "the size of posterior_resampled, an API output"}
+    own_defaults: ClassVar = {"n_resample": "the number of draws resampled into posterior (equally weighted), an API output"}
 
     def __post_init__(self):
         _int(self, "n_iterations", 1)
@@ -695,7 +695,7 @@ class MAMIS(_Weighted):
     library: ClassVar = {"n_iterations": _lazy("amis", "mamis_sample_sizes"),
                          "base": _lazy("amis", "mamis_sample_sizes"), "slope": _lazy("amis", "mamis_sample_sizes"),
                          "covariance": _lazy("amis", "mamis")}
-    own_defaults: ClassVar = {"n_resample": "the size of posterior_resampled, an API output"}
+    own_defaults: ClassVar = {"n_resample": "the number of draws resampled into posterior (equally weighted), an API output"}
 
     def __post_init__(self):
         _int(self, "n_iterations", 1)
@@ -944,7 +944,7 @@ class PMAMIS(_Weighted):
     own_defaults: ClassVar = {
         "approximation": "None: EP for the probit (Xiong et al.), Laplace otherwise",
         "n_imp": "F&G's N_imp = 64 (PseudoMarginalTarget's default 1 is the bare estimator)",
-        "n_resample": "the size of posterior_resampled, an API output"}
+        "n_resample": "the number of draws resampled into posterior (equally weighted), an API output"}
 
     def __post_init__(self):
         _choice(self, "approximation", _APPROXIMATIONS, optional=True)
