@@ -258,6 +258,13 @@ def test_fixed_vb_start_makes_the_chain_independent_of_its_past(tiny):
     assert d.vb is None and all(np.array_equal(x, y) for x, y in zip(d.variational, ref))
     with pytest.raises(ValueError, match="ML fit"):
         E.gibbs_config(model, cfg, TINY)
+    # vb_tol (optional scale key): Alg. 1 runs until L-BFGS-B's relative bound change / projected gradient
+    # is below it (capped at vb_max_iter); absent, optimise_variational's default applies
+    assert "tol" not in config.vb_options
+    t = E.gibbs_config(model, cfg, dict(TINY, vb_tol=1e-4, vb_max_iter=200), ml)
+    assert t.vb_options == {"max_iter": 200, "tol": 1e-4}
+    e = pm._estimate(np.random.default_rng(1), model, psi, t, ref)
+    assert e.vb.n_iterations < 200 and e.vb.converged
 
 
 def test_claims_logic_on_constructed_tables():
@@ -383,3 +390,16 @@ def test_correlated_chain_set_on_a_tiny_run(tiny, tmp_path):
     assert np.array_equal(chains["posterior"]["beta"].values, paper["posterior"]["beta"].values)
     got = E.claim_chains({"case3": {"cpm": paths["cpm"], "paper": paths["paper"]}}, max_rhat=np.inf, min_ess=0)
     assert got["case3"][0] == "paper"
+
+
+def test_vb_optimisation_gap_study(tiny):
+    """The Alg. 1 study: a cut optimisation never beats the optimum; more iterations close the gap."""
+    ds, ml = tiny
+    t = E.vb_optimisation_gap(ds, ml, CFG, TINY, n_points=3, max_iters=(1, 5), n_imp=8, seed=1)
+    assert len(t) == 3 * 3 and set(t["max_iter"]) == {"1", "5", "converged"}
+    assert (t["bound_gap"] >= -1e-6).all()
+    conv = t[t["max_iter"] == "converged"]
+    assert (conv["bound_gap"] == 0).all() and (conv["log_estimate_gap"] == 0).all()
+    g = t.pivot(index="point", columns="max_iter", values="bound_gap")
+    assert (g["5"] <= g["1"] + 1e-9).all()
+    assert t.equals(E.vb_optimisation_gap(ds, ml, CFG, TINY, n_points=3, max_iters=(1, 5), n_imp=8, seed=1))

@@ -92,6 +92,7 @@ from scipy.special import logsumexp
 
 from .. import linalg
 from ..estimators.importance import select_draw
+from ..mcmc.pseudo_marginal import crank_nicolson
 from ..mcmc import elliptical_slice as ess
 from ..mcmc import runner
 from ..mcmc.runner import Chain
@@ -409,16 +410,6 @@ def _estimate(rng, model, psi, config: PMGibbsConfig, params0, normals=None):
         rng, model, psi, config.n_imp, params=start, optimise=optimise,
         vb_options=options if optimise else None, sign_symmetric=config.sign_symmetric, normals=normals,
     )
-
-
-def crank_nicolson(rng: np.random.Generator, normals: np.ndarray, rho: float) -> np.ndarray:
-    """u' = rho u + sqrt(1 - rho^2) xi, xi ~ N(0, I) (Deligiannidis, Doucet & Pitt 2018, Sec. 2).
-
-    Reversible with respect to N(0, I); one standard normal per entry of
-    ``normals``, drawn from ``rng`` in one block.
-    """
-    xi = rng.standard_normal(normals.shape)
-    return rho * normals + math.sqrt(1.0 - rho * rho) * xi
 
 
 def state_from_estimate(psi, estimate: PMEstimate, prior, config: PMGibbsConfig, proposal_covs) -> PMGibbsState:

@@ -125,6 +125,7 @@ def step(rng: np.random.Generator, state: PMState, target, proposal_factor: np.n
     proposal's p standard normals, (rho > 0) the Crank-Nicolson innovations,
     (rho = 0) the estimator's own normals, and the acceptance uniform.
     """
+    rho = _check_rho(rho)
     with linalg.count_ops() as ops:
         # step 1 (Alg. 1 line 1): propose psi' = psi + L z
         z = rng.standard_normal(state.position.shape[0])

@@ -90,6 +90,7 @@ __all__ = [
     "chain_set_summary",
     "choose_chain_set",
     "claim_chains",
+    "vb_optimisation_gap",
     "test_grid",
     "binned_gaussian_mixture",
     "true_binned_density",
@@ -291,6 +292,42 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
     groups["sample_stats"] = groups["sample_stats"].assign(
         {f"warmup_{k}": ("chain", np.array([r["warmup"].get(k, 0) for r in runs])) for k in trouble.TROUBLE_STATS})
     return groups
+
+
+def vb_optimisation_gap(ds: xr.Dataset, ml: xr.Dataset, cfg: dict, settings: dict, *, n_points: int = 9,
+                        radius: float = 0.3, max_iters=(5, 50), tol: float = 1e-9, n_imp: int = 200,
+                        seed: int = 0) -> pd.DataFrame:
+    """How far Alg. 1 cut at ``max_iter`` iterations stays from its local maximum (issue 26, Gadd et al.).
+
+    At psi_ML (point 0) and at psi_ML + ``radius`` u for random unit directions u (log scale), Alg. 1
+    starts from the ML fit's q (the default's ``vb_start: ml``) and runs ``max_iter`` L-BFGS-B
+    iterations for each entry of ``max_iters``, and to ``tol`` (ftol = gtol, up to 5000 iterations) as
+    the local maximum.  Per point and cut: the bound and its gap to the maximum, the iterations, and
+    log p~ of eq. 6 with ``n_imp`` draws on common random normals (the same eps for every q).
+    """
+    from gpbayes.gplvm import latent_posterior, optimise_variational
+    from scipy.special import logsumexp
+
+    model = build_model(ds, cfg, settings)
+    ref, psi_ml = _ml_params(ml), ml["psi"].values
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(int(n_points)):
+        u = rng.standard_normal(psi_ml.size)
+        psi = psi_ml + (0.0 if k == 0 else float(radius)) * u / np.linalg.norm(u)
+        eps = rng.standard_normal((model.latent_dim, model.n, int(n_imp)))
+        runs = [(str(m), optimise_variational(model, psi, ref, max_iter=int(m))) for m in max_iters]
+        best = optimise_variational(model, psi, ref, max_iter=5000, tol=float(tol))
+        for name, r in runs + [("converged", best)]:
+            q = latent_posterior(model, psi, r.params)
+            log_w = pm.importance_log_weights(model, psi, q, pm.sample_latent(None, q, int(n_imp), normals=eps))
+            rows.append({"case": ds.attrs["case"], "point": k, "max_iter": name, "bound": r.bound,
+                         "bound_gap": best.bound - r.bound, "iterations": r.n_iterations,
+                         "log_estimate": float(logsumexp(log_w) - math.log(int(n_imp)))})
+    out = pd.DataFrame(rows)
+    conv = out[out["max_iter"] == "converged"].set_index("point")["log_estimate"]
+    out["log_estimate_gap"] = out["point"].map(conv) - out["log_estimate"]
+    return out
 
 
 def _log_draws(chains: dict) -> tuple[list[str], np.ndarray]:
