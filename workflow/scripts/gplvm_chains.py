@@ -11,7 +11,8 @@ with job(snakemake) as log:
     groups = gplvm.run_block(xr.load_dataset(inp.data), xr.load_dataset(inp.ml), block=int(snakemake.wildcards.block),
                              cfg=p.cfg, settings=settings, seed=p.seed, rho=rho)
     log.info("acceptance per Gibbs block %s", groups["sample_stats"]["accepted"].mean(("chain", "draw")).values)
-    prov = io.provenance({"gplvm": p.cfg, "settings": settings, "rho": rho, "scale": p.scale}, p.seed)
+    prov = io.provenance({"gplvm": p.cfg, "settings": settings, "scale": p.scale, **({"rho": rho} if rho > 0 else {})},
+                         p.seed)
     for g in groups.values():
         g.attrs.update(prov)
     io.write_inference_data(groups, snakemake.output[0])
