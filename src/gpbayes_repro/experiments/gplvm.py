@@ -48,6 +48,21 @@ log-hyperparameters, ``gpbayes_repro.claims.convergence``), else the
 correlated chains if they pass, else the paper's (the claims then say the
 chains have not converged).
 
+Measured at the default scale (4 x (250 + 750), AMD EPYC, shared): the
+correlated moves raise the acceptance per Gibbs block from 0.03-0.08 to
+0.12-0.19 and the chains move 4-10 times further, but neither set passes the
+gate: case 1 split R-hat 1.68 / bulk ESS 6.4 (paper) vs 1.83 / 5.9 (rho 0.99,
+Q 200) and 1.85 / 5.8 (Q 50); case 3 3.19 / 4.5 vs 1.59 / 7.0 (Q 200) and
+1.28 / 11.4 (Q 50).  The
+correlated chains' stored log p~ drifts 10-30 nats above the paper chains'
+(they climb into the heavy right tail of the importance weights: at psi_ML
+the weight ESS is 3-6 of Q = 200), so the obstacle is the spread of eq. 6's
+weights (q(Z) narrower than p(Z | psi, Y)), not only the sticking that the
+correlation removes.  On case 3 (Q 50) the bulk ESS grew 8.3 -> 11.2 -> 11.4
+over 250 / 500 / 750 kept draws: at that rate about 6,600 kept draws per
+chain would reach 100, an extrapolation the flattening trend does not
+support.
+
 Multimodality / non-Gaussianity (claim 3)
 -----------------------------------------
 Per hyperparameter, on the log scale, on the pooled kept draws:
