@@ -7,6 +7,7 @@ conjugate posterior (the elliptical slice update of Z) and a Geweke
 joint-distribution test (Alg. 2).
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -404,9 +405,13 @@ def gw_test_fn(params, Y):
     return np.array([a, b, a * a, b * b, a * b, np.mean(Z**2), np.mean(Y**2)])
 
 
-def gw_transition(sign_symmetric, fixed_start=False):
+def gw_transition(sign_symmetric, fixed_start=False, rho=0.0):
     """``fixed_start``: Alg. 1 starts at a fixed q (here the PCA start at GW_PHI, a function of Y alone, as
-    the pipeline's ML fit is) instead of the PCA start at psi -- the pipeline's ``vb_start: ml``."""
+    the pipeline's ML fit is) instead of the PCA start at psi -- the pipeline's ``vb_start: ml``.
+
+    ``rho > 0``: correlated PM.  The state is (psi, eps) with Z_q = mu + T eps_q; under the extended
+    target the importance normals given (psi, Z) are Z's own eps (``latent_normals``, the inverse map)
+    in a random slot and N(0, I) in the others -- the same construction on the normals' scale."""
     proposal = [GW_PROPOSAL_VAR * np.eye(2)]
 
     def transition(rng, params, Y):
@@ -414,12 +419,19 @@ def gw_transition(sign_symmetric, fixed_start=False):
         model = SupervisedGPLVM(GW_X, Y, 1, GW_M)
         ref = initial_variational(model, GW_PHI) if fixed_start else None
         config = pm.PMGibbsConfig(blocks=(GW_BLOCK,), n_imp=GW_Q, adapt_start=10**9, vb_options=GW_VB,
-                                  sign_symmetric=sign_symmetric, reference_params=ref)
+                                  sign_symmetric=sign_symmetric, reference_params=ref, rho=rho)
         vb = optimise_variational(model, psi, ref, **GW_VB)  # the q the sampler would build at psi
         q = latent_posterior(model, psi, vb.params)
-        samples = np.concatenate([Z[None], pm.sample_latent(rng, q, GW_Q - 1, sign_symmetric)])
+        normals = None
+        if rho > 0:
+            normals = np.concatenate([pm.latent_normals(q, Z[None]), rng.standard_normal((1, GW_N, GW_Q - 1))],
+                                     axis=2)
+            samples = pm.sample_latent(rng, q, GW_Q, normals=normals)
+            assert np.allclose(samples[0], Z, atol=1e-9)
+        else:
+            samples = np.concatenate([Z[None], pm.sample_latent(rng, q, GW_Q - 1, sign_symmetric)])
         log_w = pm.importance_log_weights(model, psi, q, samples, sign_symmetric)
-        est = pm.PMEstimate(float(logsumexp(log_w) - math.log(GW_Q)), log_w, samples, vb.params, vb, 0)
+        est = pm.PMEstimate(float(logsumexp(log_w) - math.log(GW_Q)), log_w, samples, vb.params, vb, 0, normals)
         state = pm.state_from_estimate(psi, est, GW_PRIOR, config, proposal)
         state, _ = pm.step(rng, state, model, GW_PRIOR, config)
         k = rng.choice(GW_Q, p=softmax(state.log_weights))
@@ -437,9 +449,9 @@ def gw_marginal_conditional():
     return geweke.marginal_conditional(np.random.default_rng(42), gw_params, gw_data, gw_test_fn, 10_000)
 
 
-def gw_run(mc, seed, n_sc, sign_symmetric=False, fixed_start=False):
+def gw_run(mc, seed, n_sc, sign_symmetric=False, fixed_start=False, rho=0.0):
     sc = geweke.successive_conditional(np.random.default_rng(seed), gw_params, gw_data,
-                                       gw_transition(sign_symmetric, fixed_start), gw_test_fn, n_sc)
+                                       gw_transition(sign_symmetric, fixed_start, rho), gw_test_fn, n_sc)
     return geweke.compare(mc, sc, names=GW_NAMES, alpha=0.01)
 
 
@@ -454,6 +466,46 @@ def test_geweke_pseudo_marginal_sampler_fixed_vb_start(gw_marginal_conditional):
     res = gw_run(gw_marginal_conditional, 3, 2000, fixed_start=True)
     assert res.batches_ok, res.summary()
     assert not res.reject, res.summary()
+
+
+def test_geweke_correlated_pseudo_marginal_sampler(gw_marginal_conditional):
+    """rho = 0.99 (Deligiannidis, Doucet & Pitt 2018) from the pipeline's fixed VB start: exact too."""
+    res = gw_run(gw_marginal_conditional, 4, 1200, fixed_start=True, rho=0.99)
+    assert res.batches_ok, res.summary()
+    assert not res.reject, res.summary()
+
+
+def test_geweke_catches_a_correlated_move_that_is_not_reversible(gw_marginal_conditional, monkeypatch):
+    """u' = rho u + xi does not preserve N(0, I): the test must flag it."""
+    monkeypatch.setattr(pm, "crank_nicolson", lambda rng, u, rho: rho * u + rng.standard_normal(u.shape))
+    res = gw_run(gw_marginal_conditional, 5, 800, fixed_start=True, rho=0.9)
+    assert res.reject, res.summary()
+
+
+def test_correlated_normals_state_rho_zero_and_validation():
+    model, prior, config = small_chain_setup()
+    # rho = 0: the normals drawn by the estimator are kept with the estimate they made
+    st = pm.init(np.random.default_rng(1), model, prior, TINY_PSI, config)
+    q = latent_posterior(model, TINY_PSI, st.variational)
+    np.testing.assert_allclose(pm.latent_normals(q, st.samples), st.normals, atol=1e-9)
+    np.testing.assert_allclose(pm.sample_latent(None, q, config.n_imp, normals=st.normals), st.samples, atol=1e-12)
+    # rho > 0: same state and generator give the same step; rejected blocks keep their normals
+    cfg = dataclasses.replace(config, rho=0.95)
+    steps = [pm.step(np.random.default_rng(3), st, model, prior, cfg) for _ in range(2)]
+    np.testing.assert_array_equal(steps[0][0].normals, steps[1][0].normals)
+    np.testing.assert_array_equal(steps[0][0].position, steps[1][0].position)
+    new, info = steps[0]
+    if not info.accepted.any():
+        assert new.normals is st.normals
+    else:
+        assert np.corrcoef(new.normals.ravel(), st.normals.ravel())[0, 1] > 0.5
+    for bad in (-0.5, 1.0):
+        with pytest.raises(ValueError, match="rho"):
+            dataclasses.replace(config, rho=bad)
+    with pytest.raises(ValueError, match="sign_symmetric"):
+        dataclasses.replace(config, rho=0.5, sign_symmetric=True)
+    with pytest.raises(ValueError, match="normals"):
+        pm.step(np.random.default_rng(3), st._replace(normals=None), model, prior, cfg)
 
 
 def test_geweke_catches_a_missing_normaliser_of_q(gw_marginal_conditional, monkeypatch):

@@ -258,6 +258,13 @@ def test_fixed_vb_start_makes_the_chain_independent_of_its_past(tiny):
     assert d.vb is None and all(np.array_equal(x, y) for x, y in zip(d.variational, ref))
     with pytest.raises(ValueError, match="ML fit"):
         E.gibbs_config(model, cfg, TINY)
+    # vb_tol (optional scale key): Alg. 1 runs until L-BFGS-B's relative bound change / projected gradient
+    # is below it (capped at vb_max_iter); absent, optimise_variational's default applies
+    assert "tol" not in config.vb_options
+    t = E.gibbs_config(model, cfg, dict(TINY, vb_tol=1e-4, vb_max_iter=200), ml)
+    assert t.vb_options == {"max_iter": 200, "tol": 1e-4}
+    e = pm._estimate(np.random.default_rng(1), model, psi, t, ref)
+    assert e.vb.n_iterations < 200 and e.vb.converged
 
 
 def test_claims_logic_on_constructed_tables():
@@ -325,3 +332,74 @@ def test_bootstrap_needs_two_chains():
     assert set(np.round(np.unique(b), 6)) == {0.0, 25.0, 100.0}
 
 
+
+
+def _fake_chains(draws: np.ndarray, names=("sigma_0", "beta")) -> dict:
+    """Chain-set groups with given (chain, draw, param) log-draws (what choose_chain_set reads)."""
+    c, d, _ = draws.shape
+    post = xr.Dataset({n: (("chain", "draw"), np.exp(draws[:, :, j])) for j, n in enumerate(names)})
+    st = xr.Dataset({"accepted": (("chain", "draw", "gibbs_block"), np.ones((c, d, 2), dtype=bool)),
+                     "wall_time": (("chain", "draw"), np.full((c, d), 0.01))})
+    return {"posterior": post, "sample_stats": st}
+
+
+def test_choose_chain_set_reads_the_first_set_that_passes_the_gate():
+    rng = np.random.default_rng(0)
+    mixed = _fake_chains(rng.standard_normal((4, 500, 2)))
+    stuck = _fake_chains(rng.standard_normal((4, 500, 2)) * 0.1 + np.arange(4)[:, None, None])
+    assert C.convergence(np.log(np.stack([mixed["posterior"][n].values for n in ("sigma_0", "beta")], -1)))[
+        "max_rank_rhat"] < 1.05
+    for sets, want in (({"paper": mixed, "cpm": stuck}, "paper"), ({"paper": stuck, "cpm": mixed}, "cpm"),
+                       ({"paper": mixed, "cpm": mixed}, "paper"), ({"paper": stuck, "cpm": stuck}, "paper")):
+        name, table = E.choose_chain_set(sets)
+        assert name == want
+        assert list(table["chain_set"]) == ["paper", "cpm"] and table["chosen"].sum() == 1
+        assert table.loc[table["chosen"], "chain_set"].item() == want
+        ok = {"paper": sets["paper"] is mixed, "cpm": sets["cpm"] is mixed}
+        assert list(table["passes_gate"]) == [ok["paper"], ok["cpm"]]
+    # the gate is claims.convergence with claims' thresholds
+    row = E.chain_set_summary(stuck, "cpm")
+    assert row["max_rank_rhat"] > 1.05 and not row["passes_gate"]
+
+
+def test_correlated_chain_set_on_a_tiny_run(tiny, tmp_path):
+    from gpbayes import io
+
+    ds, ml = tiny
+    settings = dict(TINY, cpm_n_burn=1, cpm_n_draws=5, cpm_n_imp=2)
+    cpm_set = E.chain_set_settings(settings, "cpm")
+    assert (cpm_set["n_burn"], cpm_set["n_draws"], cpm_set["n_imp"]) == (1, 5, 2)
+    assert E.chain_set_settings(settings, "paper") == settings
+    with pytest.raises(ValueError, match="chain_set"):
+        E.chain_set_settings(settings, "nuts")
+    paper = E.run_block(ds, ml, block=0, cfg=CFG, settings=settings, seed=5)
+    cpm = E.run_block(ds, ml, block=0, cfg=CFG, settings=cpm_set, seed=5, rho=0.9)
+    again = E.run_block(ds, ml, block=0, cfg=CFG, settings=cpm_set, seed=5, rho=0.9)
+    assert np.array_equal(cpm["posterior"]["beta"].values, again["posterior"]["beta"].values)
+    assert cpm["posterior"]["beta"].shape == (3, 5) and cpm["posterior"].attrs["chain_set"] == "cpm"
+    assert paper["posterior"].attrs["chain_set"] == "paper" and paper["posterior"].attrs["rho"] == 0.0
+    # same start as the paper's chains, its own generator stream
+    assert np.array_equal(cpm["sample_stats"]["start"].values, paper["sample_stats"]["start"].values)
+    # claim_chains reads the files of both sets; 4-5 draw chains pass no gate: the paper's set is read
+    paths = {"paper": [tmp_path / "p.nc"], "cpm": [tmp_path / "c.nc"]}
+    io.write_inference_data(paper, paths["paper"][0])
+    io.write_inference_data(cpm, paths["cpm"][0])
+    got = E.claim_chains({"case3": {"cpm": paths["cpm"], "paper": paths["paper"]}})
+    name, chains, table = got["case3"]
+    assert name == "paper" and list(table["chain_set"]) == ["paper", "cpm"] and table["case"].eq("case3").all()
+    assert np.array_equal(chains["posterior"]["beta"].values, paper["posterior"]["beta"].values)
+    got = E.claim_chains({"case3": {"cpm": paths["cpm"], "paper": paths["paper"]}}, max_rhat=np.inf, min_ess=0)
+    assert got["case3"][0] == "paper"
+
+
+def test_vb_optimisation_gap_study(tiny):
+    """The Alg. 1 study: a cut optimisation never beats the optimum; more iterations close the gap."""
+    ds, ml = tiny
+    t = E.vb_optimisation_gap(ds, ml, CFG, TINY, n_points=3, max_iters=(1, 5), n_imp=8, seed=1)
+    assert len(t) == 3 * 3 and set(t["max_iter"]) == {"1", "5", "converged"}
+    assert (t["bound_gap"] >= -1e-6).all()
+    conv = t[t["max_iter"] == "converged"]
+    assert (conv["bound_gap"] == 0).all() and (conv["log_estimate_gap"] == 0).all()
+    g = t.pivot(index="point", columns="max_iter", values="bound_gap")
+    assert (g["5"] <= g["1"] + 1e-9).all()
+    assert t.equals(E.vb_optimisation_gap(ds, ml, CFG, TINY, n_points=3, max_iters=(1, 5), n_imp=8, seed=1))

@@ -142,12 +142,22 @@ def test_pseudo_marginal_target_outside_support_and_warm_start():
     cold = make_target(approx="laplace", approx_options={"tol": 1e-10})
     psi0 = np.array([np.log(0.4), np.log(2.0)])
     psi1 = psi0 + np.array([0.05, -0.05])
-    target(psi0, np.random.default_rng(0))
-    v_warm = target(psi1, np.random.default_rng(1))
-    n_warm = target.last_approximation.n_iter
+    # the warm start is passed in (a sampler keeps it in its state), never remembered by the target
+    q0 = target.estimate(psi0, np.random.default_rng(0)).approximation
+    warm = target.estimate(psi1, np.random.default_rng(1), warm=q0)
     v_cold = cold(psi1, np.random.default_rng(1))
-    assert v_warm == pytest.approx(v_cold, abs=1e-8)
-    assert n_warm < cold.last_approximation.n_iter
+    assert warm.value == pytest.approx(v_cold, abs=1e-8)
+    assert warm.approximation.n_iter < cold.last_approximation.n_iter
+    # stateless: after those calls, a call without warm start is the cold target's to the bit,
+    # and a warm start is ignored by a target without warm_start
+    assert target(psi1, np.random.default_rng(1)) == v_cold
+    assert target.last_approximation.n_iter == cold.last_approximation.n_iter
+    assert cold.estimate(psi1, np.random.default_rng(1), warm=q0).value == v_cold
+    # the deterministic log posterior: the same, through deterministic(psi, warm)
+    d_warm, q_warm = target.deterministic(psi1, warm=q0)
+    d_cold, q_cold = cold.deterministic(psi1)
+    assert d_warm == pytest.approx(d_cold, abs=1e-8) and q_warm.n_iter < q_cold.n_iter
+    assert target.approx_log_posterior(psi1) == d_cold
 
 
 # ------------------------------------- draws, weights and the selected latent (PMMH)

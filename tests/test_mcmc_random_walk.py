@@ -73,3 +73,31 @@ def test_covariance_adaptation_works_in_one_dimension():
     target = gaussian_target(np.zeros(1), np.eye(1) * 4.0)
     out = random_walk.run_chain(np.random.default_rng(0), np.ones(1), target, np.eye(1), n_burn=400, n_draws=50)
     assert out.params["proposal_factor"].shape == (1, 1) and out.params["proposal_factor"][0, 0] > 0
+
+
+class _CarryingGaussian:
+    """N(0, 1) log density whose evaluations pass a carry on: the count of evaluations so far."""
+
+    def evaluate_with_carry(self, x, rng, carry):
+        return float(-0.5 * x @ x), (0 if carry is None else carry) + 1
+
+    def __call__(self, x, rng):
+        return float(-0.5 * x @ x)
+
+
+def test_carry_is_passed_from_each_evaluation_to_the_next_accepted_or_not():
+    fn = _CarryingGaussian()
+    state = random_walk.init(np.zeros(1), fn, np.random.default_rng(0))
+    assert state.carry == 1
+    n_acc = 0
+    for k in range(50):
+        state, info = random_walk.step(np.random.default_rng(k), state, fn, 2.0 * np.eye(1))
+        n_acc += info.accepted
+        assert state.carry == k + 2  # every evaluation counted, rejected proposals included
+    assert 0 < n_acc < 50
+    # the same state and key give the same step; a plain function leaves the carry alone
+    a = random_walk.step(np.random.default_rng(3), state, fn, np.eye(1))
+    b = random_walk.step(np.random.default_rng(3), state, fn, np.eye(1))
+    assert a == b
+    plain = random_walk.step(np.random.default_rng(3), state, fn.__call__, np.eye(1))[0]
+    assert plain.carry == state.carry and np.array_equal(plain.position, a[0].position)

@@ -447,3 +447,176 @@ def test_phase_one_trouble_is_kept_in_params():
     quiet = pm.run_chain(stream(SEED, "trouble"), make_target(approx="ep", n_imp=2), np.array([0.0]), n_adapt=20,
                          n_burn=0, n_draws=5, adapt_on="ep", proposal_cov=np.eye(1))
     assert quiet.params["adapt_n_not_converged"] == 0 and np.all(quiet.stats["n_not_converged"] == 0)
+
+
+# ---------------------------------------------------------------------------
+# (f) correlated pseudo-marginal moves (Deligiannidis, Doucet & Pitt 2018)
+# and the stateless target (the warm start lives in the sampler's state)
+# ---------------------------------------------------------------------------
+RHO = 0.99
+
+
+def test_cpm_chain_samples_exact_posterior(exact):
+    """rho = 0.99: the psi-marginal of the chain on (psi, u) is the exact posterior (same checks as (a))."""
+    target = make_target("laplace", n_imp=1)
+    out = pm.run_chain(stream(SEED, "cpm-exact"), target, np.array([0.0]), n_adapt=600, n_burn=300,
+                       n_draws=12_000, proposal_cov=np.eye(1), rho=RHO)
+    assert out.params["rho"] == RHO
+    z = z_scores(out.draws[:, 0], exact)
+    report = "\n".join(f"  {k:>14s}: chain {m: .4f}  exact {v: .4f}  se {se:.4f}  ESS {n:.0f}  z {zz: .2f}"
+                       for k, (zz, m, v, se, n) in z.items())
+    assert all(abs(zz) < Z_CRIT for zz, *_ in z.values()), report
+    assert min(n for *_, n in z.values()) > 900, report  # the same power as (a)
+    # the estimates of successive states share their normals: the stored value moves far less than in (a)
+    assert np.all(out.state.normals.shape == (2, 10, 1))
+
+
+def _conditional_normals(rng, q, f):
+    """u ~ N(0, I_2n) given map_normals(u) = f: the normals behind an importance draw f of q.
+
+    f = m + A u is linear in u (A = (I + K W)^-1 [L_K, K W^1/2], A A^T = Sigma), so the
+    conditional is u0 + A^T Sigma^-1 (f - m - A u0) with u0 ~ N(0, I).  Under the extended
+    target pi(psi, u | y) ∝ p(psi) N(u) p~(y | psi, u), u given (psi, f = f(u), y) has
+    exactly this law, since N(u) = q(f) N(u | f) and p~ = p(y|f) N(f|0,K) / q(f).
+    """
+    n = q.n
+    A = np.column_stack([q.map_normals(e[:n, None], e[n:, None])[:, 0] - q.m for e in np.eye(2 * n)])
+    u0 = rng.standard_normal(2 * n)
+    u = u0 + A.T @ np.linalg.solve(A @ A.T, f - q.m - A @ u0)
+    return u.reshape(2, n, 1)
+
+
+def cpm_transition(n_steps, rho):
+    """Embed (psi, f) in the CPM chain's (psi, u), run ``n_steps`` of ``pm.step``, read f back."""
+
+    def transition(rng, params, y):
+        psi, f = params
+        target = make_target("laplace", 1, X=XG, y=y)
+        K, L = covariance_as_target_builds_it(psi)
+        q = laplace_approximation(K, y, PROBIT, K_chol=L)  # the q the target builds at psi
+        u = _conditional_normals(rng, q, f)
+        est = target.estimate(np.array([psi]), rng, normals=u)
+        assert est.value == pytest.approx(log_importance_weight(q, f, y) + PRIOR.log_density(np.array([psi])),
+                                          abs=1e-8)
+        state = pm.PMState(np.array([psi]), est.value, u, None)
+        for _ in range(n_steps):
+            state, _ = pm.step(rng, state, target, GEWEKE_FACTOR, rho)
+        q_new = target.estimate(state.position, rng, normals=state.normals)
+        assert q_new.value == state.log_density  # the stored estimate is a function of (psi, u)
+        f_new = q_new.approximation.map_normals(state.normals[0], state.normals[1])[:, 0]
+        return float(state.position[0]), f_new
+
+    return transition
+
+
+def test_geweke_cpm_kernel():
+    mc = geweke.marginal_conditional(
+        stream(SEED, "geweke", "mc"), simulate_params, simulate_data, geweke_functions, 4000
+    )
+    sc = geweke.successive_conditional(
+        stream(SEED, "geweke", "cpm"), simulate_params, simulate_data, cpm_transition(2, RHO),
+        geweke_functions, 4000,
+    )
+    res = geweke.compare(mc, sc, names=GEWEKE_NAMES, alpha=0.01)
+    assert res.batches_ok, res.summary()
+    assert not res.reject, res.summary()
+    assert res.se_sc[0] < 0.06, res.summary()
+
+
+def test_geweke_catches_a_cpm_move_that_is_not_reversible(monkeypatch):
+    """Power: u' = rho u + xi (variance not preserved: not reversible for N(0, I)) must be flagged."""
+    monkeypatch.setattr(pm, "crank_nicolson", lambda rng, u, rho: rho * u + rng.standard_normal(u.shape))
+    mc = geweke.marginal_conditional(
+        stream(SEED, "geweke", "mc"), simulate_params, simulate_data, geweke_functions, 4000
+    )
+    sc = geweke.successive_conditional(
+        stream(SEED, "geweke", "cpm-bad"), simulate_params, simulate_data, cpm_transition(2, 0.9),
+        geweke_functions, 1200,
+    )
+    res = geweke.compare(mc, sc, names=GEWEKE_NAMES, alpha=0.01)
+    assert res.reject, res.summary()
+
+
+class PlainTarget:
+    """Only ``target(psi, rng)`` and ``approx_log_posterior``: the plain F&G Alg. 1 path (``random_walk.step``)."""
+
+    def __init__(self, inner):
+        self.inner, self.approx = inner, inner.approx
+
+    def __call__(self, psi, rng):
+        return self.inner(psi, rng)
+
+    def approx_log_posterior(self, psi):
+        return self.inner.approx_log_posterior(psi)
+
+
+class RememberingTarget(PlainTarget):
+    """The pre-issue-23 target: the warm start is the last evaluation's q, kept in an attribute."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.q = None
+
+    def __call__(self, psi, rng):
+        est = self.inner.estimate(psi, rng, warm=self.q)
+        self.q = est.approximation if est.approximation is not None else self.q
+        return est.value
+
+    def approx_log_posterior(self, psi):
+        value, q = self.inner.deterministic(psi, warm=self.q)
+        self.q = q if q is not None else self.q
+        return value
+
+
+@pytest.mark.parametrize("approx", ["laplace", "ep"])
+@pytest.mark.parametrize("warm", [False, True])
+def test_rho_zero_and_state_carried_warm_start_are_alg1_bit_for_bit(approx, warm):
+    """The stateful step with rho = 0 is random_walk.step on target(psi, rng), draw for draw; with
+    warm_start, carrying q in the state gives the chain of a target that remembers it."""
+    kw = dict(n_adapt=40, n_burn=10, n_draws=60, proposal_cov=np.eye(1), adapt_on=approx)
+    a = pm.run_chain(stream(SEED, "rho0"), make_target(approx, n_imp=3, warm_start=warm), np.array([0.3]), **kw)
+    ref_target = make_target(approx, n_imp=3, warm_start=warm)
+    b = pm.run_chain(stream(SEED, "rho0"), (RememberingTarget if warm else PlainTarget)(ref_target),
+                     np.array([0.3]), **kw)
+    for key, get in ARRAYS.items():
+        np.testing.assert_array_equal(get(a), get(b), err_msg=key)
+    assert a.params["init_log_density"] == b.params["init_log_density"]
+    assert isinstance(a.state, pm.PMState) and not isinstance(b.state, pm.PMState)
+    if warm:  # the warm start did change the approximations' work (so the comparison has teeth)
+        cold = pm.run_chain(stream(SEED, "rho0"), make_target(approx, n_imp=3), np.array([0.3]), **kw)
+        assert not np.array_equal(a.stats["n_cubic"], cold.stats["n_cubic"]) or not np.array_equal(a.draws, cold.draws)
+
+
+@pytest.mark.parametrize("rho", [0.0, RHO])
+def test_same_state_and_key_give_the_same_step(rho):
+    target = make_target("ep", n_imp=4, warm_start=True)
+    state = pm.init(np.array([0.2]), target, np.random.default_rng(1))
+    L = np.array([[0.8]])
+    first = [pm.step(np.random.default_rng(k), state, target, L, rho) for k in range(6)]
+    target(np.array([1.5]), np.random.default_rng(9))  # evaluations elsewhere change nothing
+    again = [pm.step(np.random.default_rng(k), state, target, L, rho) for k in range(6)]
+    for (s1, i1), (s2, i2) in zip(first, again):
+        assert i1 == i2
+        np.testing.assert_array_equal(s1.position, s2.position)
+        assert s1.log_density == s2.log_density
+        np.testing.assert_array_equal(s1.normals, s2.normals)
+        np.testing.assert_array_equal(s1.warm.nu, s2.warm.nu)
+    accepted = [s for s, i in first if i.accepted]
+    rejected = [s for s, i in first if not i.accepted]
+    assert accepted and rejected
+    # rejected: position, estimate and normals kept; the warm start is the last evaluation's
+    assert all(s.log_density == state.log_density and s.normals is state.normals for s in rejected)
+    assert all(s.warm is not state.warm for s in rejected)
+    if rho > 0:  # accepted normals are the Crank-Nicolson move of the current ones
+        for s in accepted:
+            assert np.corrcoef(s.normals.ravel(), state.normals.ravel())[0, 1] > 0.9
+
+
+def test_rho_is_validated():
+    for bad in (-0.1, 1.0, 1.5):
+        with pytest.raises(ValueError, match="rho"):
+            pm.run_chain(stream(SEED, "x"), make_target(), np.array([0.0]), n_adapt=0, n_burn=0, n_draws=1,
+                         proposal_cov=np.eye(1), rho=bad)
+    with pytest.raises(ValueError, match="rho > 0 needs a target with estimate"):
+        pm.run_chain(stream(SEED, "x"), PlainTarget(make_target()), np.array([0.0]), n_adapt=0, n_burn=0,
+                     n_draws=1, proposal_cov=np.eye(1), rho=0.5)

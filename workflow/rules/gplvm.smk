@@ -15,6 +15,7 @@ GPLVM_TARGETS = [
     "figures/gplvm/fig2.pdf",
     "results/gplvm/table1.csv",
     "results/gplvm/posterior_shape.csv",
+    "results/gplvm/chain_sets.csv",
     "results/gplvm/ml_restarts.csv",
     "figures/gplvm/ml_restarts.pdf",
     "results/claims/gplvm.json",
@@ -55,6 +56,12 @@ GPLVM_CHAIN_SET = {
         "vb_max_iter",
         "n_inducing",
     )
+}
+# the correlated pseudo-marginal set: the same settings with its own length and Q
+# (gpbayes_repro.experiments.gplvm.chain_set_settings)
+GPLVM_CPM_CHAIN_SET = {
+    **GPLVM_CHAIN_SET,
+    **{k: GPLVM_SET[k] for k in ("cpm_n_burn", "cpm_n_draws", "cpm_n_imp")},
 }
 GPLVM_PREDICT_SET = {
     k: GPLVM_SET[k]
@@ -176,17 +183,51 @@ rule gplvm_chains:
         "../scripts/gplvm_chains.py"
 
 
+rule gplvm_chains_cpm:
+    """A block of correlated pseudo-marginal chains (Alg. 2 + Alg. 3, importance normals moved by Crank-Nicolson with correlation gplvm.cpm.rho; Deligiannidis et al. 2018) of one case: the second chain set of the same posterior."""
+    input:
+        data="results/gplvm/data/{case}.nc",
+        ml="results/gplvm/ml/{case}.nc",
+    output:
+        "results/gplvm/chains_cpm/{case}_block{block}.nc",
+    log:
+        "logs/gplvm/chains_cpm/{case}_block{block}.log",
+    benchmark:
+        "benchmarks/gplvm_chains_cpm/{case}_block{block}.tsv"
+    wildcard_constraints:
+        case=GPLVM_CASE_RE,
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg={k: GPLVM[k] for k in GPLVM_CHAIN_KEYS},
+        settings=GPLVM_CPM_CHAIN_SET,
+        rho=GPLVM["cpm"]["rho"],
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/gplvm_chains.py"
+
+
 rule gplvm_evaluate:
-    """Binned predictive densities of every feature (truth, marginalised, ML), their NMSE and posterior shape."""
+    """Binned predictive densities of every feature (truth, marginalised, ML), their NMSE and posterior shape, from the first chain set (paper's sampler, then correlated PM) that passes the convergence gate."""
     input:
         data="results/gplvm/data/{case}.nc",
         ml="results/gplvm/ml/{case}.nc",
         chains=expand(
             "results/gplvm/chains/{{case}}_block{b}.nc", b=range(GPLVM_N_BLOCKS)
         ),
+        chains_cpm=expand(
+            "results/gplvm/chains_cpm/{{case}}_block{b}.nc", b=range(GPLVM_N_BLOCKS)
+        ),
     output:
         density="results/gplvm/predictive/{case}.nc",
         shape="results/gplvm/predictive/{case}_shape.csv",
+        chain_sets="results/gplvm/predictive/{case}_chain_sets.csv",
     log:
         "logs/gplvm/predictive/{case}.log",
     benchmark:
@@ -213,9 +254,13 @@ rule gplvm_table1:
     input:
         predictive=expand("results/gplvm/predictive/{c}.nc", c=GPLVM["cases"]),
         shape=expand("results/gplvm/predictive/{c}_shape.csv", c=GPLVM["cases"]),
+        chain_sets=expand(
+            "results/gplvm/predictive/{c}_chain_sets.csv", c=GPLVM["cases"]
+        ),
         restarts=expand("results/gplvm/ml_restarts/{c}.csv", c=GPLVM["cases"]),
         paper=f"{RESOURCES}/gadd_table1.csv",
     output:
+        chain_sets="results/gplvm/chain_sets.csv",
         table=report(
             "results/gplvm/table1.csv",
             caption="../report/gplvm_table1.rst",

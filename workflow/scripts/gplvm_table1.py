@@ -13,6 +13,8 @@ with job(snakemake) as log:
     table = gplvm.table1([xr.load_dataset(f) for f in inp.predictive], paper, R.restart_spread(restarts))
     log.info("Table 1\n%s", table.to_string())
     shape = pd.concat([pd.read_csv(f) for f in inp.shape], ignore_index=True)
-    for frame, path in ((table, out.table), (shape, out.shape), (restarts, out.restarts)):
+    sets = pd.concat([pd.read_csv(f) for f in inp.chain_sets], ignore_index=True)
+    log.info("chain sets per case\n%s", sets.to_string())
+    for frame, path in ((table, out.table), (shape, out.shape), (restarts, out.restarts), (sets, out.chain_sets)):
         with io.atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False, float_format="%.6g")

@@ -40,9 +40,12 @@ __all__ = [
     "importance_log_weights",
     "importance_sample",
     "ImportanceSample",
+    "importance_normals",
+    "TargetEstimate",
     "select_draw",
     "covariance_and_factor",
     "PseudoMarginalTarget",
+    "DeterministicLogDensity",
 ]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -55,20 +58,38 @@ class ImportanceSample(NamedTuple):
     log_weights : (n_imp,) log w_i = log p(y|f_i) + log N(f_i|0,K) - log q(f_i).
     draws : (n, n_imp), column i is f_i ~ q(f | y, theta).
     n_cubic : O(n^3) operations counted while making it.
+    normals : (2, n, n_imp) the standard normals the draws were made from
+        (``importance_normals``; ``GaussianApproximation.map_normals``).
     """
 
     log_estimate: float
     log_weights: np.ndarray
     draws: np.ndarray
     n_cubic: int
+    normals: np.ndarray | None = None
 
 
-def _draws_and_log_weights(rng, K_chol, y, likelihood, approx: GaussianApproximation, n_imp: int):
-    """(F, log w): F (n, n_imp) columns f_i ~ q, and the log-weights of F&G eq. 25."""
+def importance_normals(rng: np.random.Generator, n: int, n_imp: int) -> np.ndarray:
+    """The (2, n, n_imp) standard normals behind N_imp draws from q: two (n, n_imp) blocks, in that order.
+
+    These are the draws ``importance_sample`` makes from its generator; a
+    correlated pseudo-marginal chain keeps them in its state
+    (``gpbayes.mcmc.pseudo_marginal``).
+    """
+    Z = np.empty((2, int(n), int(n_imp)))
+    Z[0] = rng.standard_normal((int(n), int(n_imp)))
+    Z[1] = rng.standard_normal((int(n), int(n_imp)))
+    return Z
+
+
+def _draws_and_log_weights(rng, K_chol, y, likelihood, approx: GaussianApproximation, n_imp: int, normals=None):
+    """(F, log w, normals): F (n, n_imp) columns f_i ~ q, the log-weights of F&G eq. 25, the normals used."""
     n = approx.n
-    F = approx.map_normals(
-        rng.standard_normal((n, n_imp)), rng.standard_normal((n, n_imp)), K_chol
-    )  # (n, n_imp), columns ~ q
+    if normals is None:
+        normals = importance_normals(rng, n, n_imp)
+    elif normals.shape != (2, n, n_imp):
+        raise ValueError(f"normals must be (2, {n}, {n_imp}), got {normals.shape}")
+    F = approx.map_normals(normals[0], normals[1], K_chol)  # (n, n_imp), columns ~ q
     D = F - approx.m[:, None]
     # prior: log N(f | 0, K) with L_K^-1 f = L_K^-1 m + L_K^-1 (f - m)
     U = linalg.solve_triangular(K_chol, D, lower=True)
@@ -81,7 +102,7 @@ def _draws_and_log_weights(rng, K_chol, y, likelihood, approx: GaussianApproxima
     logdet_S = logdet_K - linalg.logdet_from_cholesky(approx.B_chol)
     log_q = -0.5 * (quad_q + logdet_S + n * _LOG_2PI)
     log_lik = np.sum(likelihood.log_lik(y[:, None], F), axis=0)
-    return F, log_lik + log_prior - log_q
+    return F, log_lik + log_prior - log_q, normals
 
 
 def importance_log_weights(
@@ -108,6 +129,7 @@ def importance_sample(
     likelihood,
     approx: GaussianApproximation,
     n_imp: int,
+    normals: np.ndarray | None = None,
 ) -> ImportanceSample:
     """The estimate log p~(y | theta) of F&G eq. 25 with its draws and log-weights.
 
@@ -122,6 +144,8 @@ def importance_sample(
     y, likelihood : data and likelihood p(y | f).
     approx : the Gaussian q (``laplace_approximation`` / ``ep_approximation``).
     n_imp : number of importance samples N_imp >= 1.
+    normals : optional (2, n, n_imp) standard normals to make the draws from
+        instead of drawing them from ``rng`` (correlated pseudo-marginal moves).
 
     Returns
     -------
@@ -131,10 +155,10 @@ def importance_sample(
     n_imp < n; 1 more if K had to be factorised; the block solves with
     n_imp >= n columns are counted by ``gpbayes.linalg`` as O(n^3) too.
     """
-    return _importance_sample(rng, K_chol, likelihood.check_targets(y), likelihood, approx, n_imp)
+    return _importance_sample(rng, K_chol, likelihood.check_targets(y), likelihood, approx, n_imp, normals)
 
 
-def _importance_sample(rng, K_chol, y, likelihood, approx, n_imp) -> ImportanceSample:
+def _importance_sample(rng, K_chol, y, likelihood, approx, n_imp, normals=None) -> ImportanceSample:
     """``importance_sample`` for targets ``y`` already checked by ``likelihood.check_targets``."""
     n_imp = int(n_imp)
     if n_imp < 1:
@@ -146,14 +170,14 @@ def _importance_sample(rng, K_chol, y, likelihood, approx, n_imp) -> ImportanceS
             # no jitter: the factor must be of the very K that q was built from,
             # or the weights would not be exact importance weights
             K_chol = linalg.cholesky(approx.K, name="K", max_tries=1)
-        F, log_w = _draws_and_log_weights(rng, K_chol, y, likelihood, approx, n_imp)
+        F, log_w, normals = _draws_and_log_weights(rng, K_chol, y, likelihood, approx, n_imp, normals)
         if n_imp == 1:
             # scipy's logsumexp of one value is that value (+0.0 turns -0.0 into 0.0, as it does),
             # at ~0.3 ms less per call (its array-API dispatch)
             log_estimate = float(log_w[0]) + 0.0
         else:
             log_estimate = float(logsumexp(log_w) - np.log(n_imp))
-    return ImportanceSample(log_estimate, log_w, F, ops.cubic)
+    return ImportanceSample(log_estimate, log_w, F, ops.cubic, normals)
 
 
 def importance_log_marginal(
@@ -214,18 +238,40 @@ def covariance_and_factor(kernel, psi, X, *, name: str = "K") -> tuple[np.ndarra
     return K, K_chol
 
 
+class TargetEstimate(NamedTuple):
+    """One evaluation of a :class:`PseudoMarginalTarget` and what it was made from.
+
+    value : log p~(y | theta) + log p(psi) (F&G eq. 25 plus the prior); -inf
+        outside the prior's support or where K could not be factorised.
+    approximation : the Gaussian q built at psi (None where ``value`` is -inf
+        without one); a warm start for the next evaluation.
+    normals : (2, n, n_imp) standard normals behind the importance draws
+        (None where none were drawn).
+    latent : one importance draw f_k selected ∝ w_k (only with ``select_latent``).
+    n_cubic : O(n^3) operations counted in this evaluation.
+    """
+
+    value: float
+    approximation: GaussianApproximation | None
+    normals: np.ndarray | None
+    latent: np.ndarray | None
+    n_cubic: int
+
+
 @dataclasses.dataclass
 class PseudoMarginalTarget:
     """log p~(y | theta) + log p(psi): the noisy log posterior of F&G Alg. 1.
 
-    ``target(psi, rng)`` builds K = kernel(psi, X), factorises it once,
-    builds the Gaussian approximation (``approx="laplace"`` or ``"ep"``, EP
-    schedule ``ep_mode``), and returns the importance estimate with
-    ``n_imp`` samples plus the prior ``prior.log_density(psi)`` on psi
-    (Jacobian included by ``gpbayes.priors``).  Outside the prior's support it
-    returns -inf without touching the data.  If K cannot be factorised even
-    with jitter (extreme psi) it returns -inf and counts the event in
-    ``n_failures``.
+    ``target.estimate(psi, rng)`` builds K = kernel(psi, X), factorises it
+    once, builds the Gaussian approximation (``approx="laplace"`` or
+    ``"ep"``, EP schedule ``ep_mode``), and returns (:class:`TargetEstimate`)
+    the importance estimate with ``n_imp`` samples plus the prior
+    ``prior.log_density(psi)`` on psi (Jacobian included by
+    ``gpbayes.priors``), with the approximation and the importance normals it
+    used.  Outside the prior's support it returns -inf without touching the
+    data.  If K cannot be factorised even with jitter (extreme psi) it returns
+    -inf and counts the event in ``n_failures``.  ``target(psi, rng)`` is its
+    value: the ``log_density_fn(psi, rng)`` of ``gpbayes.mcmc.random_walk``.
 
     ``log_density_and_latent(psi, rng)`` returns the same value together
     with one importance draw f_k selected with probability proportional to
@@ -239,9 +285,17 @@ class PseudoMarginalTarget:
     marginal (R&W eq. 3.32 for LA, log Z_EP for EP) plus the prior, used by
     F&G (Sec. 4.4) during the adaptive phase; it does not factorise K.
 
-    Warm starts (``warm_start=True``; off by default): the approximation of
-    each call starts from the mode (LA) or site parameters (EP) of the
-    previous call -- the last *evaluated* psi, accepted or not.
+    The target is stateless: what one evaluation returns depends only on its
+    arguments.  ``last_approximation`` records the q built by the last call
+    (for inspection; the target never reads it).
+
+    Warm starts (``warm_start=True``; off by default): the samplers of
+    ``gpbayes.mcmc.pseudo_marginal`` then carry the approximation of the last
+    *evaluated* psi, accepted or not, in their state and pass it back as
+    ``estimate(..., warm=q)`` / ``deterministic(..., warm=q)``, so that the
+    approximation at the next psi starts from its mode (LA) or site
+    parameters (EP).  ``deterministic_log_density()`` is the same for any
+    ``gpbayes.mcmc.random_walk`` chain on the deterministic approximation.
     This changes only the starting point of a deterministic fixed-point
     iteration that is run to tolerance, not the estimator's target: the
     estimate is unbiased for p(y | theta) for any q.  What a warm start can
@@ -279,8 +333,13 @@ class PseudoMarginalTarget:
                 f"parameters {self.kernel.param_names}"
             )
 
-    def _approximate(self, K, K_chol):
-        prev = self.last_approximation if self.warm_start else None
+    @property
+    def n(self) -> int:
+        """Number of observations (the importance normals are (2, n, n_imp))."""
+        return int(self.y.shape[0])
+
+    def _approximate(self, K, K_chol, warm):
+        prev = warm if self.warm_start else None
         if self.approx == "laplace":
             f0 = prev.m if prev is not None else None
             return laplace_approximation(
@@ -294,8 +353,8 @@ class PseudoMarginalTarget:
         )
 
     def __call__(self, psi, rng: np.random.Generator) -> float:
-        """log p~(y | theta) + log p(psi) (F&G eq. 25 plus the prior), one estimate from ``rng``."""
-        return self._evaluate(psi, rng, select_latent=False)[0]
+        """log p~(y | theta) + log p(psi) (F&G eq. 25 plus the prior), one estimate from ``rng`` (no warm start)."""
+        return self.estimate(psi, rng).value
 
     def log_density_and_latent(self, psi, rng: np.random.Generator) -> tuple[float, np.ndarray | None]:
         """The estimate of ``target(psi, rng)`` and one of its draws f_k, chosen ∝ w_k.
@@ -311,16 +370,38 @@ class PseudoMarginalTarget:
         ``f`` is None and no uniform is drawn.  No O(n^3) operation beyond
         the estimate's.
         """
-        return self._evaluate(psi, rng, select_latent=True)
+        est = self.estimate(psi, rng, select_latent=True)
+        return est.value, est.latent
 
-    def _evaluate(self, psi, rng, select_latent: bool):
+    def estimate(self, psi, rng: np.random.Generator, *, warm: GaussianApproximation | None = None,
+                 normals: np.ndarray | None = None, select_latent: bool = False) -> TargetEstimate:
+        """One evaluation of F&G eq. 25 plus the prior at psi, with what it was made from.
+
+        Parameters
+        ----------
+        psi : log hyperparameters.
+        rng : generator of the importance normals (two (n, n_imp) blocks,
+            drawn after the approximation is built) unless ``normals`` are
+            given, and of the selection uniform with ``select_latent``.
+        warm : the approximation to start from when ``warm_start`` is on
+            (ignored otherwise); the caller keeps it in its state.
+        normals : (2, n, n_imp) standard normals to use instead of drawing
+            them (the correlated pseudo-marginal move of
+            ``gpbayes.mcmc.pseudo_marginal``).
+        select_latent : also select one draw f_k ∝ w_k (one uniform; see
+            :meth:`log_density_and_latent`).
+
+        Updates only the counters ``n_calls``, ``n_failures``,
+        ``last_n_cubic``, ``total_n_cubic`` and the record
+        ``last_approximation``; none of them changes a later evaluation.
+        """
         psi = np.asarray(psi, dtype=np.float64)
         log_prior = self.prior.log_density(psi)
         self.n_calls += 1
         if log_prior == -np.inf:
             self.last_n_cubic = 0
-            return -np.inf, None
-        latent = None
+            return TargetEstimate(-np.inf, None, None, None, 0)
+        latent = q = used = None
         with linalg.count_ops() as ops:
             try:
                 K, K_chol = covariance_and_factor(self.kernel, psi, self.X)
@@ -329,26 +410,72 @@ class PseudoMarginalTarget:
                 linalg.record_failed_estimate()
                 value = -np.inf
             else:
-                q = self._approximate(K, K_chol)
+                q = self._approximate(K, K_chol, warm)
                 self.last_approximation = q
-                est = _importance_sample(rng, K_chol, self.y, self.likelihood, q, self.n_imp)
+                est = _importance_sample(rng, K_chol, self.y, self.likelihood, q, self.n_imp, normals)
+                used = est.normals
                 value = est.log_estimate + log_prior
                 if select_latent and value != -np.inf and not np.isnan(value):
                     latent = est.draws[:, select_draw(rng, est.log_weights)].copy()
         self.last_n_cubic = ops.cubic
         self.total_n_cubic += ops.cubic
-        return float(value), latent
+        return TargetEstimate(float(value), q, used, latent, int(ops.cubic))
 
-    def approx_log_posterior(self, psi) -> float:
-        """Deterministic approximate log p(y | theta) + log p(psi) (F&G Sec. 4.4)."""
+    def deterministic(self, psi, warm: GaussianApproximation | None = None) -> tuple[float, GaussianApproximation | None]:
+        """(approximate log p(y | theta) + log p(psi), q): F&G Sec. 4.4's deterministic log posterior.
+
+        ``warm`` as in :meth:`estimate`.  q is None outside the prior's support.
+        """
         psi = np.asarray(psi, dtype=np.float64)
         log_prior = self.prior.log_density(psi)
         if log_prior == -np.inf:
-            return -np.inf
+            return -np.inf, None
         with linalg.count_ops() as ops:
             K = self.kernel(psi, self.X)
-            q = self._approximate(K, None)
+            q = self._approximate(K, None, warm)
             self.last_approximation = q
         self.last_n_cubic = ops.cubic
         self.total_n_cubic += ops.cubic
-        return float(q.log_marginal + log_prior)
+        return float(q.log_marginal + log_prior), q
+
+    def approx_log_posterior(self, psi) -> float:
+        """Deterministic approximate log p(y | theta) + log p(psi) (F&G Sec. 4.4), without warm start."""
+        return self.deterministic(psi)[0]
+
+    def deterministic_log_density(self, reject_failures: bool = False) -> "DeterministicLogDensity":
+        """:meth:`deterministic` as a ``gpbayes.mcmc.random_walk`` log density that carries its warm start.
+
+        With ``reject_failures``, an approximation that fails numerically
+        (``LinAlgError``/``FloatingPointError``) gives -inf and no warm start.
+        """
+        return DeterministicLogDensity(self, reject_failures)
+
+
+@dataclasses.dataclass(frozen=True)
+class DeterministicLogDensity:
+    """A target's deterministic approximate log posterior (F&G Sec. 4.4) for ``gpbayes.mcmc.random_walk``.
+
+    ``fn(psi, rng)`` evaluates it without warm start; ``fn.evaluate_with_carry(psi, rng,
+    carry) -> (value, carry')`` starts from the approximation ``carry`` (when
+    the target's ``warm_start`` is on) and returns the new one, which
+    ``random_walk`` keeps in its state (``RWMHState.carry``) for the next
+    evaluation -- the warm start lives in the chain's state, not in the target.
+    An evaluation outside the prior's support builds no approximation and
+    returns ``carry`` unchanged.
+    """
+
+    target: PseudoMarginalTarget
+    reject_failures: bool = False
+
+    def evaluate_with_carry(self, psi, rng=None, carry=None):
+        try:
+            value, q = self.target.deterministic(psi, carry)
+        except (np.linalg.LinAlgError, FloatingPointError):
+            if not self.reject_failures:
+                raise
+            return -np.inf, None  # do not warm-start from a failed run
+        # outside the prior's support nothing is built: the warm start stays the previous one
+        return value, (q if q is not None else carry)
+
+    def __call__(self, psi, rng=None) -> float:
+        return self.evaluate_with_carry(psi, rng, None)[0]

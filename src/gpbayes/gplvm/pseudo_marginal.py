@@ -43,6 +43,24 @@ history through the optimiser's end point; the chain is then exact only up
 to the optimiser's tolerance (the same caveat as
 ``gpbayes.estimators.importance.PseudoMarginalTarget``).
 
+Correlated pseudo-marginal moves (``rho > 0``; not in the paper)
+----------------------------------------------------------------
+The Q draws of eq. 6 are Z_q = mu + T eps_q (``sample_latent``) with standard
+normals eps = (eps_1..eps_Q), shape (k_z, N, Q).  The chain state carries eps
+(``PMGibbsState.normals``), and each block update of Alg. 2 proposes
+(eta_r', eps') jointly, eps' = rho eps + sqrt(1 - rho^2) xi with xi ~ N(0, I)
+(a Crank-Nicolson move, reversible with respect to N(0, I)).  The extended
+target pi(psi, eps) = p(psi) p~(Y | X, psi; eps) N(eps | 0, I) / p(Y | X) has
+p(psi | Y) as its psi-marginal (eq. 6 is unbiased over eps), and the
+acceptance ratio of line 5 is unchanged in form: p~(Y|xi'; eps') p(xi') /
+(p~(Y|xi; eps) p(xi)) -- the N(eps) factors cancel against the proposal
+(Deligiannidis, Doucet & Pitt 2018, Sec. 2).  With rho near 1 the estimates
+at the current and proposed psi are strongly correlated, so the noise in
+their ratio is small and the chain sticks less.  ``rho = 0`` draws eps' = xi
+afresh at the same point of the generator's stream as Alg. 2 does, so the
+chain is Alg. 2's, bit for bit.  The sign-symmetric proposal draws uniforms
+as well and is not offered with ``rho > 0``.
+
 Alg. 2 details
 --------------
 * Block r moves eta_r = psi[block_r] (psi is already log-transformed):
@@ -74,6 +92,7 @@ from scipy.special import logsumexp
 
 from .. import linalg
 from ..estimators.importance import select_draw
+from ..mcmc.pseudo_marginal import crank_nicolson
 from ..mcmc import elliptical_slice as ess
 from ..mcmc import runner
 from ..mcmc.runner import Chain
@@ -90,6 +109,8 @@ from .vb import (
 __all__ = [
     "log_likelihood",
     "sample_latent",
+    "latent_normals",
+    "crank_nicolson",
     "importance_log_weights",
     "PMEstimate",
     "pseudo_marginal_estimate",
@@ -133,19 +154,39 @@ def log_likelihood(model: SupervisedGPLVM, psi, Z) -> float:
 
 
 def sample_latent(rng: np.random.Generator, q: LatentPosterior, n_samples: int,
-                  sign_symmetric: bool = False) -> np.ndarray:
+                  sign_symmetric: bool = False, normals: np.ndarray | None = None) -> np.ndarray:
     """(Q, N, k_z) independent draws Z ~ q(Z): z_j = mu_j + T_j eps_j.
 
     With ``sign_symmetric`` each column is then negated with probability 1/2,
     i.e. Z is drawn from the mixture prod_j (q_j(z) + q_j(-z)) / 2.
+    ``normals`` (k_z, N, Q): use these eps instead of drawing them from
+    ``rng`` (the correlated pseudo-marginal move; see the module docstring).
     """
     n, kz = q.mean.shape
     n_samples = int(n_samples)
-    eps = rng.standard_normal((kz, n, n_samples))
+    if normals is None:
+        eps = rng.standard_normal((kz, n, n_samples))
+    else:
+        eps = np.asarray(normals, dtype=np.float64)
+        if eps.shape != (kz, n, n_samples):
+            raise ValueError(f"normals must be ({kz}, {n}, {n_samples}), got {eps.shape}")
     draws = q.mean.T[:, :, None] + np.einsum("jnk,jkq->jnq", q.cov_root, eps)  # (kz, N, Q)
     if sign_symmetric:
         draws *= np.where(rng.uniform(size=(kz, 1, n_samples)) < 0.5, -1.0, 1.0)
     return np.ascontiguousarray(draws.transpose(2, 1, 0))
+
+
+def latent_normals(q: LatentPosterior, samples) -> np.ndarray:
+    """The standard normals eps (k_z, N, Q) with samples = mu + T eps (the inverse of ``sample_latent``).
+
+    eps_j = T_j^-1 (z_j - mu_j) = R_j^T (L_z^-1 z_j - a_j), since T_j = L_z R_j^-T.
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    out = np.empty((samples.shape[2], samples.shape[1], samples.shape[0]))
+    for j in range(samples.shape[2]):
+        V = linalg.solve_triangular(q.chol_prior, samples[:, :, j].T, lower=True)  # (N, Q)
+        out[j] = q.chol_w[j].T @ (V - q.whitened_mean[:, j, None])
+    return out
 
 
 def _log_likelihoods(model: SupervisedGPLVM, psi, samples: np.ndarray) -> np.ndarray:
@@ -224,6 +265,7 @@ class PMEstimate(NamedTuple):
     variational: VariationalParams  # q used
     vb: VBResult | None  # the Alg. 1 run (None if q was given)
     n_cubic: int
+    normals: np.ndarray | None = None  # (k_z, N, Q) eps behind ``samples`` (None with sign_symmetric)
 
 
 def pseudo_marginal_estimate(
@@ -236,6 +278,7 @@ def pseudo_marginal_estimate(
     optimise: bool = True,
     vb_options: dict | None = None,
     sign_symmetric: bool = False,
+    normals: np.ndarray | None = None,
 ) -> PMEstimate:
     """Eq. 6: log of (1/Q) sum_q p(Y|Z_q) p(Z_q|X) / q(Z_q), Z_q ~ q iid.
 
@@ -251,8 +294,15 @@ def pseudo_marginal_estimate(
     2^k_z mirror-image modes of which q covers one; the symmetrised proposal
     covers all of them and removes the heavy right tail of the weights that
     this causes when the modes overlap.  The estimate stays unbiased.
+
+    ``normals`` (k_z, N, Q): the standard normals eps of the draws
+    Z_q = mu + T eps_q, given instead of drawn from ``rng`` (correlated
+    pseudo-marginal moves; not with ``sign_symmetric``).  Without them they
+    are drawn from ``rng`` after Alg. 1, and returned in ``normals``.
     """
     n_imp = int(n_imp)
+    if normals is not None and sign_symmetric:
+        raise ValueError("normals cannot be given with sign_symmetric=True (its sign flips are uniforms)")
     if n_imp < 1:
         raise ValueError(f"n_imp must be >= 1, got {n_imp}")
     psi = np.asarray(psi, dtype=np.float64)
@@ -264,10 +314,13 @@ def pseudo_marginal_estimate(
         elif params is None:
             params = initial_variational(model, psi)
         q = latent_posterior(model, psi, params)
-        samples = sample_latent(rng, q, n_imp, sign_symmetric)
+        if normals is None and not sign_symmetric:
+            # the very draw sample_latent would make (same shape, same point of the stream)
+            normals = rng.standard_normal((model.latent_dim, model.n, n_imp))
+        samples = sample_latent(rng, q, n_imp, sign_symmetric, normals=normals)
         log_w = importance_log_weights(model, psi, q, samples, sign_symmetric)
         log_est = float(logsumexp(log_w) - math.log(n_imp))
-    return PMEstimate(log_est, log_w, samples, params, vb, ops.cubic)
+    return PMEstimate(log_est, log_w, samples, params, vb, ops.cubic, normals)
 
 
 # ---------------------------------------------------------------------------
@@ -291,6 +344,10 @@ class PMGibbsConfig:
     vb_options : keyword arguments of ``optimise_variational``; ``max_iter=0``
         uses the start itself as q (no optimisation).
     sign_symmetric : use the sign-symmetrised proposal (``pseudo_marginal_estimate``).
+    rho : correlation of the Crank-Nicolson move of the importance normals
+        (Deligiannidis, Doucet & Pitt 2018; module docstring), 0 <= rho < 1.
+        0 (default) refreshes them independently at every proposal: Alg. 2
+        as the paper writes it.
     """
 
     blocks: tuple
@@ -302,8 +359,15 @@ class PMGibbsConfig:
     vb_options: dict = dataclasses.field(default_factory=dict)
     sign_symmetric: bool = False
     reference_params: VariationalParams | None = None
+    rho: float = 0.0
 
     def __post_init__(self):
+        rho = float(self.rho)
+        if not 0.0 <= rho < 1.0:
+            raise ValueError(f"rho must be in [0, 1), got {self.rho!r}")
+        if rho > 0.0 and self.sign_symmetric:
+            raise ValueError("rho > 0 (correlated pseudo-marginal) needs sign_symmetric=False")
+        object.__setattr__(self, "rho", rho)
         blocks = tuple(np.atleast_1d(np.asarray(b, dtype=int)) for b in self.blocks)
         if not blocks or any(b.size == 0 for b in blocks):
             raise ValueError("PMGibbsConfig needs at least one non-empty block")
@@ -331,6 +395,7 @@ class PMGibbsState(NamedTuple):
     proposal_covs: tuple  # Sigma_r^(g)
     eta_sum: tuple  # sum_m eta_r^(m)
     eta_outer: tuple  # sum_m eta_r^(m) eta_r^(m)T
+    normals: np.ndarray | None = None  # (k_z, N, Q) eps behind ``samples`` (moved by rho > 0)
 
     @property
     def log_density(self) -> float:
@@ -351,13 +416,13 @@ class PMGibbsInfo(NamedTuple):
     vb_converged: np.ndarray  # (R,) bool
 
 
-def _estimate(rng, model, psi, config: PMGibbsConfig, params0):
+def _estimate(rng, model, psi, config: PMGibbsConfig, params0, normals=None):
     start = params0 if config.warm_start else config.reference_params
     options = dict(config.vb_options)
     optimise = int(options.get("max_iter", 1)) > 0
     return pseudo_marginal_estimate(
         rng, model, psi, config.n_imp, params=start, optimise=optimise,
-        vb_options=options if optimise else None, sign_symmetric=config.sign_symmetric,
+        vb_options=options if optimise else None, sign_symmetric=config.sign_symmetric, normals=normals,
     )
 
 
@@ -373,6 +438,7 @@ def state_from_estimate(psi, estimate: PMEstimate, prior, config: PMGibbsConfig,
         estimate.samples, estimate.log_weights, 0, covs,
         tuple(np.zeros(b.size) for b in config.blocks),
         tuple(np.zeros((b.size, b.size)) for b in config.blocks),
+        estimate.normals,
     )
 
 
@@ -399,6 +465,9 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
     n_evals = 0
     psi, lm, lp = state.position, state.log_marginal, state.log_prior
     variational, samples, log_w = state.variational, state.samples, state.log_weights
+    normals = state.normals
+    if config.rho > 0.0 and normals is None:
+        raise ValueError("rho > 0 needs the state's importance normals (state.normals is None)")
     g = state.iteration + 1
     with linalg.count_ops() as ops:
         for r, block in enumerate(config.blocks):  # line 2
@@ -409,9 +478,12 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
             lp_new = float(prior.log_density(proposal))
             if not np.isfinite(lp_new):
                 continue  # zero prior density: reject without touching the data
-            # line 4: p~(Y | X, xi') by eq. 6, with q re-optimised at xi'
+            # line 4: p~(Y | X, xi') by eq. 6, with q re-optimised at xi'; with rho > 0 the
+            # importance normals move by Crank-Nicolson and are accepted jointly with xi'
+            # (drawn before Alg. 1, which uses no randomness: the stream's order is unchanged)
+            prop_normals = crank_nicolson(rng, normals, config.rho) if config.rho > 0.0 else None
             try:
-                est = _estimate(rng, model, proposal, config, variational)
+                est = _estimate(rng, model, proposal, config, variational, prop_normals)
             except np.linalg.LinAlgError:
                 continue
             if est.vb is not None:
@@ -427,6 +499,7 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
                 accepted[r] = True
                 psi, lm, lp = proposal, est.log_marginal, lp_new
                 variational, samples, log_w = est.variational, est.samples, est.log_weights
+                normals = est.normals
     # lines 6-8: running sums over eta^(1..g) and the Haario update
     eta_sum = tuple(s + psi[b] for s, b in zip(state.eta_sum, config.blocks))
     eta_outer = tuple(o + np.outer(psi[b], psi[b]) for o, b in zip(state.eta_outer, config.blocks))
@@ -441,7 +514,7 @@ def step(rng: np.random.Generator, state: PMGibbsState, model: SupervisedGPLVM, 
             cov = s_d / (g - 1) * (o - g * np.outer(mean, mean)) + s_d * config.adapt_epsilon * np.eye(d)
             new.append(0.5 * (cov + cov.T))
         covs = tuple(new)
-    new_state = PMGibbsState(psi, lm, lp, variational, samples, log_w, g, covs, eta_sum, eta_outer)
+    new_state = PMGibbsState(psi, lm, lp, variational, samples, log_w, g, covs, eta_sum, eta_outer, normals)
     return new_state, PMGibbsInfo(accepted, acc_prob, prop_lm, ops.cubic, n_evals, converged)
 
 

@@ -29,6 +29,26 @@ The transition is F&G (2014) Alg. 1, implemented once in
 Only phase-2 draws are kept, so they come from one fixed, valid PM-MH kernel
 whatever phase 1 did.
 
+Phase 2's transition is ``step`` over a :class:`PMState` that holds what
+carries to the next iteration: the position, the stored estimate, the
+standard normals behind it and (``warm_start`` targets) the approximation of
+the last evaluated psi.  Nothing is kept in the target, so the same state and
+generator give the same step.
+
+Correlated pseudo-marginal moves (``rho > 0``; Deligiannidis, Doucet & Pitt
+2018).  The estimate of F&G eq. 25 is a deterministic function of psi and the
+standard normals u (2n per importance sample) that make its draws from q.
+The chain then runs on (psi, u) with target
+pi(psi, u) ∝ p~(y | theta; u) p(psi) N(u | 0, I), whose psi-marginal is
+p(psi | y) because the estimate is unbiased over u.  ``step`` proposes u'
+= rho u + sqrt(1 - rho^2) xi, xi ~ N(0, I) (Crank-Nicolson, reversible with
+respect to N(0, I)) jointly with psi', so the acceptance probability keeps
+the form min(1, p~(y|theta'; u') p(psi') / (p~(y|theta; u) p(psi))) of Alg. 1
+line 5.  With rho near 1 the two estimates share most of their noise, so
+their ratio is much less noisy and the chain sticks less.  ``rho = 0`` is
+Alg. 1 itself: the normals are then drawn by the estimator from the step's
+generator exactly as before, so such chains are unchanged bit for bit.
+
 Cost is counted in O(n^3) operations (``gpbayes.linalg.count_ops``) per
 iteration, the unit of F&G Table II.
 """
@@ -36,16 +56,99 @@ iteration, the unit of F&G Table II.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import linalg
 from . import random_walk
 from . import runner
+from .random_walk import RWMHInfo as PMInfo
 from .runner import Chain
 
-__all__ = ["deterministic_log_posterior", "run_chain"]
+__all__ = ["PMState", "PMInfo", "init", "step", "crank_nicolson", "deterministic_log_posterior", "run_chain"]
+
+
+class PMState(NamedTuple):
+    """What carries from one PM-MH iteration to the next (F&G Alg. 1, optionally correlated).
+
+    position : psi.
+    log_density : the stored noisy estimate log p~(y | theta) + log p(psi) at
+        ``position``; never recomputed.
+    normals : (2, n, n_imp) standard normals behind that estimate (moved by
+        the Crank-Nicolson proposal when rho > 0).
+    warm : the approximation of the last evaluated psi, accepted or not (the
+        next evaluation starts from it when the target's ``warm_start`` is on).
+    """
+
+    position: np.ndarray
+    log_density: float
+    normals: np.ndarray | None = None
+    warm: object = None
+
+
+def _check_rho(rho) -> float:
+    rho = float(rho)
+    if not 0.0 <= rho < 1.0:
+        raise ValueError(f"rho must be in [0, 1), got {rho!r}")
+    return rho
+
+
+def crank_nicolson(rng: np.random.Generator, normals: np.ndarray, rho: float) -> np.ndarray:
+    """u' = rho u + sqrt(1 - rho^2) xi, xi ~ N(0, I) (Deligiannidis, Doucet & Pitt 2018, Sec. 2).
+
+    Reversible with respect to N(0, I); one standard normal per entry of
+    ``normals``, drawn from ``rng`` in one block.
+    """
+    xi = rng.standard_normal(normals.shape)
+    return rho * normals + math.sqrt(1.0 - rho * rho) * xi
+
+
+def init(position, target, rng: np.random.Generator, *, warm=None) -> PMState:
+    """State at ``position`` with a fresh estimate ``target.estimate(position, rng, warm=warm)``."""
+    position = np.array(position, dtype=np.float64)
+    est = target.estimate(position, rng, warm=warm)
+    value = random_walk._checked(est.value, position)
+    if value == -np.inf:
+        raise ValueError(f"initial position {position} has zero density")
+    return PMState(position, value, est.normals, est.approximation if est.approximation is not None else warm)
+
+
+def step(rng: np.random.Generator, state: PMState, target, proposal_factor: np.ndarray,
+         rho: float = 0.0) -> tuple[PMState, PMInfo]:
+    """One PM-MH iteration (F&G Alg. 1), correlated when ``rho > 0``.
+
+    ``target`` provides ``estimate(psi, rng, warm=, normals=)`` (a
+    ``gpbayes.estimators.PseudoMarginalTarget``).  Draws, in order: the
+    proposal's p standard normals, (rho > 0) the Crank-Nicolson innovations,
+    (rho = 0) the estimator's own normals, and the acceptance uniform.
+    """
+    rho = _check_rho(rho)
+    with linalg.count_ops() as ops:
+        # step 1 (Alg. 1 line 1): propose psi' = psi + L z
+        z = rng.standard_normal(state.position.shape[0])
+        proposal = state.position + proposal_factor @ z
+        # step 2 (lines 2-4): estimate at psi' -- with rho > 0 from u' = rho u + sqrt(1 - rho^2) xi
+        normals = None
+        if rho > 0.0:
+            if state.normals is None:
+                raise ValueError("rho > 0 needs the state's importance normals (state.normals is None)")
+            normals = crank_nicolson(rng, state.normals, rho)
+        est = target.estimate(proposal, rng, warm=state.warm, normals=normals)
+        value = random_walk._checked(est.value, proposal)
+        # step 3 (lines 5-6): accept/reject (psi', u') against the *stored* current estimate
+        log_ratio = value - state.log_density
+        acc_prob = 1.0 if log_ratio >= 0 else float(np.exp(log_ratio))
+        accepted = bool(np.log(rng.uniform()) < log_ratio)
+    warm = est.approximation if est.approximation is not None else state.warm
+    if accepted:
+        new_state = PMState(proposal, value, est.normals, warm)
+    else:
+        new_state = PMState(state.position, state.log_density, state.normals, warm)
+    return new_state, PMInfo(accepted, acc_prob, value, ops.cubic)
+
 
 def deterministic_log_posterior(target, adapt_on: str = "laplace"):
     """The deterministic approximate log posterior used in the adaptive phase.
@@ -55,13 +158,18 @@ def deterministic_log_posterior(target, adapt_on: str = "laplace"):
     (``dataclasses.replace``) with ``approx=adapt_on`` and the default
     options of that approximation (the options of one method do not apply to
     the other); ``log_density_fn(psi, rng)`` is
-    ``source.approx_log_posterior(psi)`` and never uses ``rng``.
+    ``source.approx_log_posterior(psi)`` and never uses ``rng``; for a
+    ``PseudoMarginalTarget`` it is ``source.deterministic_log_density()``,
+    which carries the warm start (``warm_start`` targets) in the random-walk
+    chain's state.
     """
     if adapt_on not in ("laplace", "ep"):
         raise ValueError(f"adapt_on must be 'laplace' or 'ep', got {adapt_on!r}")
     source = target
     if getattr(target, "approx", adapt_on) != adapt_on:
         source = dataclasses.replace(target, approx=adapt_on, approx_options={})
+    if hasattr(source, "deterministic_log_density"):
+        return source, source.deterministic_log_density()
 
     def log_density_fn(psi, rng=None):
         return source.approx_log_posterior(psi)
@@ -82,6 +190,7 @@ def run_chain(
     adapt_on: str = "laplace",
     initial_scale: float | None = None,
     adapt_covariance: bool = True,
+    rho: float = 0.0,
     callback=None,
 ) -> Chain:
     """Adaptive phase on the deterministic approximation, then frozen PM-MH.
@@ -103,6 +212,10 @@ def run_chain(
     initial_scale, adapt_covariance : passed to ``random_walk.run_chain``
         (default scale 2.38 / sqrt(p); covariance re-estimated at 1/2 and 3/4
         of phase 1 when p > 1; for p = 1 only the scale is adapted).
+    rho : correlation of the importance normals between iterations of phase
+        2 (correlated pseudo-marginal, module docstring); 0 (default) is
+        F&G Alg. 1.  rho > 0 needs a target with ``estimate`` (a
+        ``PseudoMarginalTarget``).
 
     Phase 1 is ``random_walk.run_chain`` with ``n_burn=n_adapt`` adapted
     iterations followed by one iteration with the now frozen proposal (the
@@ -140,10 +253,15 @@ def run_chain(
     if proposal_cov.shape != (p, p):
         raise ValueError(f"proposal_cov must be ({p}, {p}), got {proposal_cov.shape}")
     failures0 = getattr(target, "n_failures", 0)
+    rho = _check_rho(rho)
+    stateful = hasattr(target, "estimate")  # the PM protocol; else a plain log_density_fn(psi, rng)
+    if rho > 0.0 and not stateful:
+        raise ValueError("rho > 0 needs a target with estimate(psi, rng, warm=, normals=) (PseudoMarginalTarget)")
+    warm = None  # the approximation phase 2 starts from (warm_start targets), carried from phase 1
 
     # ---- phase 1 (F&G Sec. 4.4): adapt the proposal on the deterministic approximation
     if n_adapt > 0:
-        _, det_fn = deterministic_log_posterior(target, adapt_on)
+        source, det_fn = deterministic_log_posterior(target, adapt_on)
         t0 = time.perf_counter()
         with linalg.count_ops() as ops:
             adapt = random_walk.run_chain(
@@ -157,6 +275,8 @@ def run_chain(
         factor = np.array(adapt.params["proposal_factor"], dtype=np.float64)
         scale = float(adapt.params["proposal_scale"])
         position = adapt.draws[-1].copy()
+        if source is target and adapt.state is not None:
+            warm = getattr(adapt.state, "carry", None)  # the last phase-1 evaluation's approximation
         phase1 = dict(
             adapt_acceptance=(adapt.warmup["n_accepted"] + adapt.stats["accepted"][0]) / (n_adapt + 1),
             adapt_n_cubic=int(ops.cubic),
@@ -176,18 +296,22 @@ def run_chain(
 
     # ---- phase 2 (F&G Alg. 1): switch to the importance estimate, proposal frozen;
     # the state stores the estimate at the current point, never recomputed
-    def kernel(r, st):
-        return random_walk.step(r, st, target, factor)
+    if stateful:
+        def kernel(r, st):
+            return step(r, st, target, factor, rho)
+    else:
+        def kernel(r, st):
+            return random_walk.step(r, st, target, factor)
 
     first = {}
 
     def start():
-        st = random_walk.init(position, target, rng)
+        st = init(position, target, rng, warm=warm) if stateful else random_walk.init(position, target, rng)
         first["lp"] = float(st.log_density)
         return st
 
     chain = runner.run_chain(rng, kernel, start, n_draws=n_draws, n_warmup=n_burn, callback=callback)
-    params = dict(proposal_factor=factor, proposal_scale=float(scale), adapt_on=adapt_on,
+    params = dict(proposal_factor=factor, proposal_scale=float(scale), adapt_on=adapt_on, rho=rho,
                   init_log_density=first["lp"],
                   n_failures=int(getattr(target, "n_failures", 0) - failures0), **phase1)
     return dataclasses.replace(chain, params=params)

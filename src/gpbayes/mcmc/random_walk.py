@@ -14,6 +14,13 @@ posterior (Andrieu & Roberts 2009).
 
 ``log_density_fn(position, rng) -> float`` may ignore ``rng`` (exact target).
 A value of -inf (outside the prior's support) is rejected; NaN raises.
+
+A log density that needs something from its previous evaluation (a warm
+start: ``PseudoMarginalTarget.deterministic_log_density``) provides
+``evaluate_with_carry(position, rng, carry) -> (value, carry')``; the chain
+keeps ``carry'`` of the last evaluation -- accepted or not -- in
+``RWMHState.carry`` and passes it to the next, so the same state and
+generator give the same step.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ class RWMHState(NamedTuple):
 
     position: np.ndarray
     log_density: float
+    carry: object = None  # what the last evaluation passes to the next (``evaluate_with_carry``)
 
 
 class RWMHInfo(NamedTuple):
@@ -57,13 +65,22 @@ def _checked(value: float, where: np.ndarray) -> float:
     return value
 
 
-def init(position, log_density_fn: LogDensityFn, rng: np.random.Generator) -> RWMHState:
-    """The state at ``position``: its log density (refused if -inf)."""
+def _evaluate(log_density_fn, position, rng, carry):
+    evaluate = getattr(log_density_fn, "evaluate_with_carry", None)
+    if evaluate is None:
+        return _checked(log_density_fn(position, rng), position), carry
+    value, carry = evaluate(position, rng, carry)
+    return _checked(value, position), carry
+
+
+def init(position, log_density_fn: LogDensityFn, rng: np.random.Generator, carry=None) -> RWMHState:
+    """The state at ``position``: its log density (refused if -inf); ``carry`` is passed to a log density
+    with ``evaluate_with_carry`` (e.g. a pseudo-marginal target's warm start)."""
     position = np.array(position, dtype=np.float64)
-    value = _checked(log_density_fn(position, rng), position)
+    value, carry = _evaluate(log_density_fn, position, rng, carry)
     if value == -np.inf:
         raise ValueError(f"initial position {position} has zero density")
-    return RWMHState(position, value)
+    return RWMHState(position, value, carry)
 
 
 def step(
@@ -78,12 +95,17 @@ def step(
         z = rng.standard_normal(state.position.shape[0])
         proposal = state.position + proposal_factor @ z
         # step 2: (noisy) log-density at the proposal
-        value = _checked(log_density_fn(proposal, rng), proposal)
+        value, carry = _evaluate(log_density_fn, proposal, rng, state.carry)
         # step 3: accept/reject against the *stored* current value
         log_ratio = value - state.log_density
         acc_prob = 1.0 if log_ratio >= 0 else float(np.exp(log_ratio))
         accepted = bool(np.log(rng.uniform()) < log_ratio)
-    new_state = RWMHState(proposal, value) if accepted else state
+    if accepted:
+        new_state = RWMHState(proposal, value, carry)
+    elif carry is state.carry:
+        new_state = state
+    else:
+        new_state = RWMHState(state.position, state.log_density, carry)
     return new_state, RWMHInfo(accepted, acc_prob, value, ops.cubic)
 
 

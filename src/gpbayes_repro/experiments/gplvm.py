@@ -5,7 +5,12 @@ Pipeline (``workflow/rules/gplvm.smk``):
     simulate_case      data of one case (eq. 9), seeded by ``gpbayes.rng.stream``
     fit_ml             type-II (variational) ML: the paper's "ML" baseline
     run_block          a block of pseudo-marginal chains (Alg. 2 + Alg. 3) started
-                       at the ML estimate plus noise, in ArviZ layout
+                       at the ML estimate plus noise, in ArviZ layout; with
+                       ``rho > 0`` the correlated pseudo-marginal chains of the
+                       same posterior (the second chain set, ``chains_cpm``)
+    claim_chains       per case, the chain set the claims read: the first of
+                       (paper's sampler, correlated PM) that passes the
+                       convergence gate
     evaluate_case      binned predictive densities of every feature (true,
                        marginalised eqs. 7-8, ML) and their NMSE (%)
     shape_summary      the multimodality / non-Gaussianity measures of claim 3
@@ -28,6 +33,36 @@ of normal CDFs.  Per feature i,
 
     NMSE_i = 100 * sum_{t,k} (p_hat_tk - p_tk)^2 / sum_{t,k} p_tk^2   (%).
 
+Two chain sets of the same posterior
+-----------------------------------
+The paper's sampler (Alg. 2 + Alg. 3 at the paper's length, 4 x (250 + 750))
+is always run and reported with its split R-hat.  Beside it the pipeline runs
+correlated pseudo-marginal chains (Deligiannidis, Doucet & Pitt 2018; not in
+the paper): the standard normals behind eq. 6's Q draws are part of the chain
+state and move by Crank-Nicolson with correlation ``cpm.rho``
+(``gpbayes.gplvm.pseudo_marginal``).  They target the same posterior
+p(psi | Y) (the estimate is unbiased for every value of the normals), so the
+claims may read either; ``claim_chains`` picks, per case, the paper's chains
+if they pass the gate (rank split R-hat <= 1.05, bulk ESS >= 100 on the
+log-hyperparameters, ``gpbayes_repro.claims.convergence``), else the
+correlated chains if they pass, else the paper's (the claims then say the
+chains have not converged).
+
+Measured at the default scale (4 x (250 + 750), AMD EPYC, shared): the
+correlated moves raise the acceptance per Gibbs block from 0.03-0.08 to
+0.12-0.19 and the chains move 4-10 times further, but neither set passes the
+gate: case 1 split R-hat 1.68 / bulk ESS 6.4 (paper) vs 1.83 / 5.9 (rho 0.99,
+Q 200) and 1.85 / 5.8 (Q 50); case 3 3.19 / 4.5 vs 1.59 / 7.0 (Q 200) and
+1.28 / 11.4 (Q 50).  The
+correlated chains' stored log p~ drifts 10-30 nats above the paper chains'
+(they climb into the heavy right tail of the importance weights: at psi_ML
+the weight ESS is 3-6 of Q = 200), so the obstacle is the spread of eq. 6's
+weights (q(Z) narrower than p(Z | psi, Y)), not only the sticking that the
+correlation removes.  On case 3 (Q 50) the bulk ESS grew 8.3 -> 11.2 -> 11.4
+over 250 / 500 / 750 kept draws: at that rate about 6,600 kept draws per
+chain would reach 100, an extrapolation the flattening trend does not
+support.
+
 Multimodality / non-Gaussianity (claim 3)
 -----------------------------------------
 Per hyperparameter, on the log scale, on the pooled kept draws:
@@ -49,7 +84,7 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from .. import builders, trouble
+from .. import builders, claims as claimsmod, trouble
 from gpbayes import priors
 from gpbayes_repro import io
 from gpbayes import rng as rngmod
@@ -66,6 +101,12 @@ __all__ = [
     "fit_ml",
     "block_chains",
     "run_block",
+    "CHAIN_SETS",
+    "chain_set_settings",
+    "chain_set_summary",
+    "choose_chain_set",
+    "claim_chains",
+    "vb_optimisation_gap",
     "test_grid",
     "binned_gaussian_mixture",
     "true_binned_density",
@@ -173,8 +214,11 @@ def _ml_params(ml: xr.Dataset) -> VariationalParams:
 # pseudo-marginal chains
 # ---------------------------------------------------------------------------
 def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict,
-                 ml: xr.Dataset | None = None) -> pm.PMGibbsConfig:
-    """Alg. 2's settings; without ``warm_start``, Alg. 1 starts at the ML fit's q when ``vb_start`` is "ml"."""
+                 ml: xr.Dataset | None = None, rho: float = 0.0) -> pm.PMGibbsConfig:
+    """Alg. 2's settings; without ``warm_start``, Alg. 1 starts at the ML fit's q when ``vb_start`` is "ml".
+
+    ``rho > 0``: correlated pseudo-marginal moves of the importance normals (not in the paper).
+    """
     # Sec. 6.1: q is re-optimised "after each full conditional sample" (Alg. 2 line 4 at every proposal);
     # starting Alg. 1 at a fixed q rather than the chain's current one keeps q a function of psi' alone
     # (exact chain), and Sec. 7 allows "fewer VB optimisation iterations" (vb_max_iter) at the cost of variance
@@ -190,21 +234,43 @@ def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict,
         adapt_start=int(settings["adapt_start"]),
         adapt_epsilon=float(cfg["adapt_epsilon"]),
         warm_start=bool(cfg["warm_start"]),
-        vb_options={"max_iter": int(settings["vb_max_iter"])},
+        vb_options={"max_iter": int(settings["vb_max_iter"]),
+                    **({"tol": float(settings["vb_tol"])} if "vb_tol" in settings else {})},
+        rho=float(rho),
     )
 
 
-def run_chain(ds: xr.Dataset, ml: xr.Dataset, chain: int, cfg: dict, settings: dict, seed: int) -> dict:
-    """One chain: start at phi_ML + N(0, start_noise_sd^2) (log scale), n_burn discarded + n_draws kept iterations."""
+#: the two chain sets of one case: the paper's sampler (Alg. 2 + 3) and correlated pseudo-marginal chains
+CHAIN_SETS = ("paper", "cpm")
+
+
+def chain_set_settings(settings: dict, chain_set: str) -> dict:
+    """The scale's chain settings for one set: ``cpm`` takes its length and Q from ``cpm_n_burn``,
+    ``cpm_n_draws`` and ``cpm_n_imp`` (the rest is shared)."""
+    if chain_set == "paper":
+        return dict(settings)
+    if chain_set != "cpm":
+        raise ValueError(f"chain_set must be one of {CHAIN_SETS}, got {chain_set!r}")
+    return dict(settings, n_burn=int(settings["cpm_n_burn"]), n_draws=int(settings["cpm_n_draws"]),
+                n_imp=int(settings["cpm_n_imp"]))
+
+
+def run_chain(ds: xr.Dataset, ml: xr.Dataset, chain: int, cfg: dict, settings: dict, seed: int,
+              rho: float = 0.0) -> dict:
+    """One chain: start at phi_ML + N(0, start_noise_sd^2) (log scale), n_burn discarded + n_draws kept iterations.
+
+    ``rho > 0``: the correlated pseudo-marginal chain (own generator stream ``cpm_chain``, same start).
+    """
     model = build_model(ds, cfg, settings)
     prior = build_prior(model, cfg)
-    config = gibbs_config(model, cfg, settings, ml)
+    config = gibbs_config(model, cfg, settings, ml, rho)
     case = ds.attrs["case"]
     start_rng = rngmod.stream(seed, "gplvm", case, "start", chain)
     psi0 = ml["psi"].values + float(cfg["start_noise_sd"]) * start_rng.standard_normal(model.n_params)
     sd = float(cfg["initial_proposal_sd"])
     covs = [sd**2 * np.eye(b.size) for b in config.blocks]
-    ch = pm.run_chain(rngmod.stream(seed, "gplvm", case, "chain", chain), model, prior, psi0, config,
+    key = "chain" if float(rho) == 0.0 else "cpm_chain"
+    ch = pm.run_chain(rngmod.stream(seed, "gplvm", case, key, chain), model, prior, psi0, config,
                          int(settings["n_draws"]), n_warmup=int(settings["n_burn"]), proposal_covs=covs)
     return {"psi": ch.draws, "Z": ch.extra["Z"], "log_marginal": ch.extra["log_marginal"],
             "log_prior": ch.extra["log_prior"], "accepted": ch.extra["accepted"],
@@ -214,11 +280,16 @@ def run_chain(ds: xr.Dataset, ml: xr.Dataset, chain: int, cfg: dict, settings: d
             "warmup": ch.warmup}
 
 
-def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings: dict, seed: int) -> dict:
-    """The chains of one job as ArviZ groups: posterior (hyperparameters, Z), sample_stats."""
+def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings: dict, seed: int,
+              rho: float = 0.0) -> dict:
+    """The chains of one job as ArviZ groups: posterior (hyperparameters, Z), sample_stats.
+
+    ``rho > 0``: correlated pseudo-marginal chains (the ``cpm`` set; ``settings`` as from
+    :func:`chain_set_settings`); the attribute ``chain_set`` says which.
+    """
     model = build_model(ds, cfg, settings)
     chains = list(block_chains(block, settings["n_chains"], settings["chains_per_job"]))
-    runs = [run_chain(ds, ml, c, cfg, settings, seed) for c in chains]
+    runs = [run_chain(ds, ml, c, cfg, settings, seed, rho) for c in chains]
     post = {name: np.stack([np.exp(r["psi"][:, i]) for r in runs]) for i, name in enumerate(model.param_names)}
     post["Z"] = np.stack([r["Z"] for r in runs])
     st = {k: np.stack([r[k] for r in runs])
@@ -228,7 +299,8 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
     groups = io.make_inference_groups(
         post, st, extra_dims={"Z": ("point", "latent"), "accepted": ("gibbs_block",),
                               "acceptance_prob": ("gibbs_block",)},
-        attrs={"case": ds.attrs["case"], "block": int(block)})
+        attrs={"case": ds.attrs["case"], "block": int(block), "chain_set": "paper" if float(rho) == 0.0 else "cpm",
+               "rho": float(rho), "n_imp": int(settings["n_imp"])})
     for g in groups.values():
         g["chain"] = np.array(chains)
     groups["sample_stats"]["start"] = (("chain", "param"), np.stack([r["psi0"] for r in runs]))
@@ -236,6 +308,99 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
     groups["sample_stats"] = groups["sample_stats"].assign(
         {f"warmup_{k}": ("chain", np.array([r["warmup"].get(k, 0) for r in runs])) for k in trouble.TROUBLE_STATS})
     return groups
+
+
+def vb_optimisation_gap(ds: xr.Dataset, ml: xr.Dataset, cfg: dict, settings: dict, *, n_points: int = 9,
+                        radius: float = 0.3, max_iters=(5, 50), tol: float = 1e-9, n_imp: int = 200,
+                        seed: int = 0) -> pd.DataFrame:
+    """How far Alg. 1 cut at ``max_iter`` iterations stays from its local maximum (issue 26, Gadd et al.).
+
+    At psi_ML (point 0) and at psi_ML + ``radius`` u for random unit directions u (log scale), Alg. 1
+    starts from the ML fit's q (the default's ``vb_start: ml``) and runs ``max_iter`` L-BFGS-B
+    iterations for each entry of ``max_iters``, and to ``tol`` (ftol = gtol, up to 5000 iterations) as
+    the local maximum.  Per point and cut: the bound and its gap to the maximum, the iterations, and
+    log p~ of eq. 6 with ``n_imp`` draws on common random normals (the same eps for every q).
+    """
+    from gpbayes.gplvm import latent_posterior, optimise_variational
+    from scipy.special import logsumexp
+
+    model = build_model(ds, cfg, settings)
+    ref, psi_ml = _ml_params(ml), ml["psi"].values
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(int(n_points)):
+        u = rng.standard_normal(psi_ml.size)
+        psi = psi_ml + (0.0 if k == 0 else float(radius)) * u / np.linalg.norm(u)
+        eps = rng.standard_normal((model.latent_dim, model.n, int(n_imp)))
+        runs = [(str(m), optimise_variational(model, psi, ref, max_iter=int(m))) for m in max_iters]
+        best = optimise_variational(model, psi, ref, max_iter=5000, tol=float(tol))
+        for name, r in runs + [("converged", best)]:
+            q = latent_posterior(model, psi, r.params)
+            log_w = pm.importance_log_weights(model, psi, q, pm.sample_latent(None, q, int(n_imp), normals=eps))
+            rows.append({"case": ds.attrs["case"], "point": k, "max_iter": name, "bound": r.bound,
+                         "bound_gap": best.bound - r.bound, "iterations": r.n_iterations,
+                         "log_estimate": float(logsumexp(log_w) - math.log(int(n_imp)))})
+    out = pd.DataFrame(rows)
+    conv = out[out["max_iter"] == "converged"].set_index("point")["log_estimate"]
+    out["log_estimate_gap"] = out["point"].map(conv) - out["log_estimate"]
+    return out
+
+
+def _log_draws(chains: dict) -> tuple[list[str], np.ndarray]:
+    post = chains["posterior"]
+    names = [str(v) for v in post.data_vars if v != "Z"]
+    return names, np.stack([np.log(post[n].values) for n in names], axis=-1)  # (chain, draw, param)
+
+
+def chain_set_summary(chains: dict, chain_set: str, *, max_rhat: float = claimsmod.MAX_RHAT,
+                      min_ess: float = claimsmod.MIN_ESS) -> dict:
+    """Convergence (``claims.convergence`` on the log-hyperparameters), acceptance and cost of one chain set."""
+    names, draws = _log_draws(chains)
+    conv = claimsmod.convergence(draws)
+    st = chains["sample_stats"]
+    acc = st["accepted"].values  # (chain, draw, gibbs_block)
+    row = {"chain_set": chain_set, "n_chains": int(draws.shape[0]), "n_draws": int(draws.shape[1]),
+           "rho": float(st.attrs.get("rho", chains["posterior"].attrs.get("rho", 0.0))),
+           "n_imp": int(chains["posterior"].attrs.get("n_imp", -1)),
+           **conv, "acceptance": float(acc.mean())}
+    for b in range(acc.shape[2]):
+        row[f"acceptance_block{b}"] = float(acc[:, :, b].mean())
+    row["kept_wall_seconds"] = float(st["wall_time"].values.sum())
+    row["passes_gate"] = claimsmod.convergence_gate(conv["max_rank_rhat"], conv["min_bulk_ess"], max_rhat=max_rhat,
+                                                    min_ess=min_ess) is None
+    return row
+
+
+def choose_chain_set(sets: dict[str, dict], **gate) -> tuple[str, pd.DataFrame]:
+    """(name, table): the chain set of one case the claims read, and every set's :func:`chain_set_summary`.
+
+    ``sets`` maps a set name (``CHAIN_SETS`` order: the paper's sampler first) to its merged chains.
+    The first set that passes the gate (split rank R-hat <= 1.05, bulk ESS >= 100 by default) is chosen;
+    if none does, the paper's sampler (the first set), whose claims are then gated out as not converged.
+    """
+    rows = [chain_set_summary(ch, name, **gate) for name, ch in sets.items()]
+    table = pd.DataFrame(rows)
+    passing = [r["chain_set"] for r in rows if r["passes_gate"]]
+    chosen = passing[0] if passing else rows[0]["chain_set"]
+    table["chosen"] = table["chain_set"] == chosen
+    return chosen, table
+
+
+def claim_chains(paths: dict[str, dict[str, list]], **gate) -> dict[str, tuple[str, dict, pd.DataFrame]]:
+    """Per case, the chains the claims should read: ``{case: (chain set, merged chains, summary table)}``.
+
+    ``paths[case][chain_set]`` lists the chain files of that set (e.g.
+    ``results/gplvm/chains/<case>_block<b>.nc`` for ``paper`` and
+    ``results/gplvm/chains_cpm/<case>_block<b>.nc`` for ``cpm``); see :func:`choose_chain_set`.
+    """
+    out = {}
+    for case, by_set in paths.items():
+        sets = {name: merge_chains([io.read_inference_data(f) for f in files])
+                for name, files in sorted(by_set.items(), key=lambda kv: CHAIN_SETS.index(kv[0]))}
+        name, table = choose_chain_set(sets, **gate)
+        table.insert(0, "case", case)
+        out[case] = (name, sets[name], table)
+    return out
 
 
 def merge_chains(parts: list[dict]) -> dict:
@@ -496,6 +661,12 @@ def gplvm_claims(table: pd.DataFrame, shapes: pd.DataFrame, claims_cfg: dict, bo
                        min_gap_increase=float(claims_cfg["min_gap_increase"]),
                        level=float(claims_cfg.get("interval_level", 0.95)), n_chains=n_chains, features=feats,
                        spread=t if "n_restarts" in t else None)
+    if "chain_set" in shapes:  # which chain set (paper's sampler or correlated PM) each case's numbers come from
+        for c in CASES:
+            s = shapes.loc[shapes["case"] == c, "chain_set"]
+            if len(s):
+                for r in out:
+                    r["measured"][f"{c}_chain_set"] = str(s.iloc[0])
     paper_gap = {c: float((t.loc[t["case"] == c, "paper_ml"] - t.loc[t["case"] == c, "paper_marginalised"]).mean())
                  for c in cases}
     out[1]["paper"] = {f"mean_gap_{c}": v for c, v in paper_gap.items()}
@@ -514,6 +685,8 @@ def gplvm_claims(table: pd.DataFrame, shapes: pd.DataFrame, claims_cfg: dict, bo
         meas[f"{c}_max_ks"] = float(s.loc[ik, "ks_to_gaussian"])
         meas[f"{c}_max_ks_param"] = str(s.loc[ik, "param"])
         meas[f"{c}_n_ml_outside_90"] = int((~s["ml_inside_90"].astype(bool)).sum())
+        if "chain_set" in s:
+            meas[f"{c}_chain_set"] = str(s["chain_set"].iloc[0])
         if "rhat" in s:  # chains that have not mixed also make pooled draws look multimodal
             meas[f"{c}_max_rhat"] = float(s["rhat"].max()) if s["rhat"].notna().any() else None
         if "ess_bulk" in s:

@@ -165,16 +165,11 @@ def balanced_split(y, n: int, rng: np.random.Generator, *,
 # one (data set, n, split)
 # --------------------------------------------------------------------------
 def _deterministic(target: PseudoMarginalTarget):
-    """log Z_EP(psi) + log p(psi) as an MH log density; -inf where EP or K fails."""
+    """log Z_EP(psi) + log p(psi) as an MH log density; -inf where EP or K fails (no warm start from it).
 
-    def log_density(psi, rng=None):
-        try:
-            return target.approx_log_posterior(psi)
-        except (np.linalg.LinAlgError, FloatingPointError):
-            target.last_approximation = None  # do not warm-start from a failed run
-            return -np.inf
-
-    return log_density
+    The warm start of a ``warm_start`` target is carried in the random-walk chain's state.
+    """
+    return target.deterministic_log_density(reject_failures=True)
 
 
 def _thin(n_draws: int, n_predict: int) -> int:
