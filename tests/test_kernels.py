@@ -182,3 +182,18 @@ def test_gradient_traces_fixed_amplitude_and_shapes():
     np.testing.assert_allclose(got, [np.sum(W * G) for G in k.gradients(psi, X)], rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match=r"W and K: expected shape \(20, 20\)"):
         k.gradient_traces(psi, X, np.eye(3), k(psi, X))
+
+
+def test_kernel_into_a_buffer_is_the_same_matrix():
+    rng = np.random.default_rng(13)
+    k = SquaredExponential(5, ard=True, parameterisation="amis", nugget=1e-6)
+    X = rng.normal(size=(300, 5))
+    psi = rng.normal(0, 0.3, 6)
+    buf = np.empty((300, 300), order="F")
+    K = k(psi, X, out=buf)
+    assert K.base is buf or K is buf or np.shares_memory(K, buf)
+    assert K.flags.f_contiguous and K.tobytes() == k(psi, X).tobytes()
+    with pytest.raises(ValueError, match="out: expected a Fortran-ordered"):
+        k(psi, X, out=np.empty((300, 300)))
+    with pytest.raises(ValueError, match="out is for K"):
+        k(psi, X, X[:3], out=buf)

@@ -93,3 +93,19 @@ def test_bad_inputs_are_named():
     model, _ = problem()
     with pytest.raises(ValueError, match="expected 5 log-parameters"):
         model.log_marginal(np.zeros(3))
+
+
+@pytest.mark.parametrize("gradient", ["fused", "per_parameter"])
+def test_reused_buffers_give_the_numbers_of_fresh_arrays(gradient):
+    # log_marginal(_and_grad) build K, C and the factor in buffers kept by the object (issue 24):
+    # values at a sequence of points equal those of a fresh object at each point, to the bit
+    model, rng = problem(8, n=40, d=3, gradient=gradient)
+    points = [rng.normal(0, 0.5, model.n_params) for _ in range(3)]
+    for psi in points + points[::-1]:
+        fresh = GPRegression(model.X, model.y, model.kernel, gradient=gradient)
+        v, g = model.log_marginal_and_grad(psi)
+        v0, g0 = fresh.log_marginal_and_grad(psi)
+        assert v == v0 and np.array_equal(g, g0)
+        assert model.log_marginal(psi) == GPRegression(model.X, model.y, model.kernel).log_marginal(psi) == v
+    # the buffers are not part of the model's identity
+    assert model == GPRegression(model.X, model.y, model.kernel, gradient=gradient)

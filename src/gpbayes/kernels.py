@@ -277,11 +277,24 @@ class SquaredExponential:
         return g
 
     # --------------------------------------------------------------- values
-    def __call__(self, psi, X, X2=None) -> np.ndarray:
-        """Covariance matrix K(X, X2) (K(X, X) if X2 is None), Fortran order."""
+    def __call__(self, psi, X, X2=None, out: np.ndarray | None = None) -> np.ndarray:
+        """Covariance matrix K(X, X2) (K(X, X) if X2 is None), Fortran order.
+
+        ``out`` (K(X, X) only): a Fortran-ordered float64 (n, n) array to write K into, e.g. a
+        buffer reused from call to call (a fresh n x n array costs its page faults); the same
+        numbers.
+        """
         a, w = self.amplitude_and_precisions(psi)
         if X2 is None:
-            return self._symmetric(a, w, X).T  # symmetric: the transpose is the Fortran-ordered view
+            E = None
+            if out is not None:
+                n = np.shape(X)[0]
+                if out.shape != (n, n) or not out.flags.f_contiguous or out.dtype != np.float64:
+                    raise ValueError(f"out: expected a Fortran-ordered float64 array of shape {(n, n)}")
+                E = out.T
+            return self._symmetric(a, w, X, E).T  # symmetric: the transpose is the Fortran-ordered view
+        if out is not None:
+            raise ValueError("out is for K(X, X) only (X2 is None)")
         K = self._scaled_sqdist(w, X, X2)
         K *= -0.5
         np.exp(K, out=K)
@@ -334,7 +347,7 @@ class SquaredExponential:
     #: rows per block of ``_symmetric`` (a 64 x n block stays in cache through its five passes)
     _ROWS = 64
 
-    def _symmetric(self, a, w, X) -> np.ndarray:
+    def _symmetric(self, a, w, X, E: np.ndarray | None = None) -> np.ndarray:
         """K(X, X) = a (exp(-1/2 sqdist) + nugget I), C-ordered, the same to the bit as from ``_scaled_sqdist``.
 
         With A = X sqrt(w), nA_i = |A_i|^2 and G = A A^T, ``_scaled_sqdist`` gives
@@ -354,7 +367,10 @@ class SquaredExponential:
         X = _as_inputs(X, "X", self.input_dim)
         A = X * np.sqrt(w)
         hA = 0.5 * np.einsum("ij,ij->i", A, A)
-        E = A @ A.T  # C order
+        if E is None:
+            E = A @ A.T  # C order
+        else:
+            np.matmul(A, A.T, out=E)  # the same product (numpy's syrk for A A^T) into a C-ordered buffer
         n = E.shape[0]
         flat = E.reshape(-1)
         for i0 in range(0, n, self._ROWS):

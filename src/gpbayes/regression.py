@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from scipy.linalg.blas import dger as _dger
 
 from . import linalg
 from .kernels import SquaredExponential
@@ -52,6 +53,11 @@ class GPRegression:
     y: np.ndarray
     kernel: SquaredExponential
     gradient: str = "fused"
+    #: n x n buffers reused by ``log_marginal`` and ``log_marginal_and_grad`` (K, C, the factor):
+    #: a fresh n x n array costs its page faults, about as much as the arithmetic at n = 500.
+    #: The numbers are those of fresh arrays; one object must not be evaluated from two threads
+    #: at once.
+    _work: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.gradient not in _GRADIENTS:
@@ -73,23 +79,44 @@ class GPRegression:
     def param_names(self) -> list[str]:
         return self.kernel.param_names + ["noise_variance"]
 
-    def _cov(self, psi, keep_K: bool = True):
-        """(K, C = K + lambda I); with ``keep_K=False`` (K, C) = (None, C), C built in K's memory."""
+    def _buffer(self, name: str) -> np.ndarray:
+        n = self.y.shape[0]
+        buf = self._work.get(name)
+        if buf is None:
+            buf = self._work[name] = np.empty((n, n), order="F")
+        return buf
+
+    def _cov(self, psi, keep_K: bool = True, buffers: bool = False):
+        """(K, C = K + lambda I); with ``keep_K=False`` (K, C) = (None, C), C built in K's memory.
+
+        ``buffers``: K (and C) in this object's reused buffers (SquaredExponential only).
+        """
         psi = np.asarray(psi, dtype=np.float64)
         if psi.shape != (self.n_params,):
             raise ValueError(f"expected {self.n_params} log-parameters {self.param_names}, got {psi.shape}")
-        K = self.kernel(psi[:-1], self.X)
-        # SquaredExponential returns a fresh Fortran-ordered K, which C may reuse (another kernel's
-        # array is copied: it might be cached); the same C either way
-        fresh = isinstance(self.kernel, SquaredExponential) and K.flags.f_contiguous
-        C = K if (fresh and not keep_K) else K.copy(order="F")
+        se = isinstance(self.kernel, SquaredExponential)
+        K = self.kernel(psi[:-1], self.X, out=self._buffer("K")) if (se and buffers) else self.kernel(psi[:-1], self.X)
+        # SquaredExponential returns a fresh (or our own buffer's) Fortran-ordered K, which C may reuse
+        # (another kernel's array is copied: it might be cached); the same C either way
+        if not keep_K and se and K.flags.f_contiguous:
+            C = K
+        elif buffers:
+            C = self._buffer("C")
+            np.copyto(C, K)
+        else:
+            C = K.copy(order="F")
         C[np.diag_indices_from(C)] += np.exp(psi[-1])
         return (K if keep_K else None), C
 
+    def _factor(self, C, buffers: bool):
+        if buffers and C.flags.f_contiguous:
+            return linalg.cholesky(C, name="K + lambda I", max_tries=1, out=self._buffer("L"))
+        return linalg.cholesky(C, name="K + lambda I", max_tries=1)
+
     def log_marginal(self, psi) -> float:
         """log p(y | psi) (R&W Alg. 2.1)."""
-        _, C = self._cov(psi, keep_K=False)
-        L = linalg.cholesky(C, name="K + lambda I", max_tries=1)  # line 2
+        _, C = self._cov(psi, keep_K=False, buffers=True)
+        L = self._factor(C, True)  # line 2
         alpha = linalg.cho_solve(L, self.y)  # line 3
         n = self.y.shape[0]
         # line 7
@@ -99,17 +126,23 @@ class GPRegression:
         """log p(y | psi) and its gradient in psi (R&W eq. 5.9)."""
         traces = getattr(self.kernel, "gradient_traces", None) if self.gradient == "fused" else None
         # the fused traces read only the off-diagonal of K, where C = K + lambda I is K: no copy of K
-        K, C = self._cov(psi, keep_K=traces is None)
-        L = linalg.cholesky(C, name="K + lambda I", max_tries=1)
+        K, C = self._cov(psi, keep_K=traces is None, buffers=True)
+        L = self._factor(C, True)
         alpha = linalg.cho_solve(L, self.y)
         n = self.y.shape[0]
         value = float(-0.5 * self.y @ alpha - 0.5 * linalg.logdet_from_cholesky(L) - 0.5 * n * _LOG_2PI)
-        W = np.outer(alpha, alpha) - linalg.cho_inverse(L)
         g = np.empty(self.n_params)
-        g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
         if traces is not None:
+            # W = alpha alpha^T - C^-1 formed in L's memory (a fresh n x n array costs its page
+            # faults, as much as the arithmetic here): C^-1 in place, then the rank-1 update
+            W = linalg.cho_inverse(L, overwrite=L.flags.f_contiguous)
+            W *= -1.0
+            W = _dger(1.0, alpha, alpha, a=W, overwrite_a=1)
+            g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
             g[:-1] = 0.5 * traces(psi[:-1], self.X, W, C, overwrite_W=True)
             return value, g
+        W = np.outer(alpha, alpha) - linalg.cho_inverse(L)
+        g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
         grads = self.kernel.gradients(psi[:-1], self.X, K)
         for j, dK in enumerate(grads):
             # tr(W dK) for symmetric matrices = sum of elementwise product
