@@ -126,7 +126,7 @@ def test_momentum_has_covariance_m():
 def test_hmc_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
     out = hmc.run_chain(np.random.default_rng(1), MEAN + 2.0, gauss_value_and_grad, mass,
-                            n_tune=500, n_draws=3000)
+                            n_tune=500, n_draws=3000, adaptation="step_size")  # Xiong et al.'s
     assert 0.5 < out.stats["accepted"].mean() < 0.85  # tuned towards 65%
     assert np.all(out.stats["n_steps"] >= 1) and np.all(out.stats["n_steps"] <= 10)
     assert hmc.warmup_gradients(out) > 500
@@ -137,7 +137,7 @@ def test_hmc_recovers_gaussian(kind):
 def test_nuts_fixed_step_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
     out = nuts.run_chain(np.random.default_rng(2), MEAN + 2.0, gauss_value_and_grad, mass,
-                              n_draws=1500, step_size=nuts.XIONG_STEP_SIZE)
+                              n_draws=1500, step_size=nuts.XIONG_STEP_SIZE, n_adapt=0, variant="slice")
     assert out.params["step_size"] == 0.1 and hmc.warmup_gradients(out) == 1
     depth, n_grad = out.stats["tree_depth"], out.stats["n_steps"]
     assert np.all((2 ** (depth - 1) <= n_grad) & (n_grad <= 2**depth - 1))
@@ -148,11 +148,90 @@ def test_nuts_fixed_step_recovers_gaussian(kind):
 def test_nuts_dual_averaging_recovers_gaussian(kind):
     mass = hmc.mass_matrix(kind, COV)
     out = nuts.run_chain(np.random.default_rng(4), MEAN + 2.0, gauss_value_and_grad, mass,
-                              n_draws=2000, n_adapt=500, step_size=None)
+                              n_draws=2000, n_adapt=500, step_size=None, variant="slice", adaptation="step_size")
     # dual averaging brings the acceptance statistic to about delta = 0.65
     assert 0.5 < out.stats["acceptance_rate"].mean() < 0.85
     assert out.warmup["n_cubic"] == 0 and hmc.warmup_gradients(out) > 500
     assert_moments(out.draws)
+
+
+# ---------------------------------------------------------------------------
+# issue 24: Stan's multinomial NUTS and windowed warm-up, the library defaults
+# ---------------------------------------------------------------------------
+# a correlated Gaussian whose scales differ by a factor 1000: no single step size suits it
+# without a mass matrix
+SCALES = np.array([0.01, 1.0, 10.0])
+CORR = np.array([[1.0, 0.6, -0.3], [0.6, 1.0, 0.4], [-0.3, 0.4, 1.0]])
+WIDE_COV = CORR * np.outer(SCALES, SCALES)
+WIDE_PREC = np.linalg.inv(WIDE_COV)
+
+
+def wide_value_and_grad(x):
+    d = x - MEAN
+    return float(-0.5 * d @ WIDE_PREC @ d), -WIDE_PREC @ d
+
+
+def test_stan_windows_schedule():
+    # Stan's defaults at 1000 warm-up iterations: buffers 75 and 50, windows 25, 50, 100, 200, 500
+    assert adaptation.stan_windows(1000) == [(75, 100), (100, 150), (150, 250), (250, 450), (450, 950)]
+    assert adaptation.stan_windows(200) == [(75, 100), (100, 150)]  # the last window stretched
+    assert adaptation.stan_windows(100) == [(15, 90)]  # short: 15% / 75% / 10%
+    assert adaptation.stan_windows(19) == []
+
+
+def test_nuts_defaults_adapt_a_diagonal_mass_and_recover_moments():
+    out = nuts.run_chain(np.random.default_rng(5), MEAN + SCALES, wide_value_and_grad, n_draws=2000, n_adapt=600)
+    inv_mass = out.params["mass"].inv_diag
+    # the adapted M^-1 approaches the target variances (windows of 25..300 draws: within a factor 2)
+    ratio = inv_mass / SCALES**2
+    assert np.all((0.5 < ratio) & (ratio < 2.0)), ratio
+    # dual averaging to Stan's delta = 0.8 (the trajectory-mean acceptance statistic)
+    assert 0.7 < out.stats["acceptance_rate"].mean() < 0.95
+    assert not out.stats["diverging"].any()
+    assert_moments(out.draws, MEAN, WIDE_COV)
+
+
+def test_nuts_dense_mass_adaptation_recovers_moments():
+    out = nuts.run_chain(np.random.default_rng(6), MEAN, wide_value_and_grad, n_draws=1500, n_adapt=600,
+                         mass_adaptation="dense")
+    C = out.params["mass"].inv_chol
+    rel = (C @ C.T) / WIDE_COV[np.ix_([0, 1, 2], [0, 1, 2])]
+    assert np.all(np.abs(np.diag(rel) - 1) < 0.5), rel
+    assert_moments(out.draws, MEAN, WIDE_COV)
+
+
+def test_hmc_windowed_default_recovers_moments():
+    out = hmc.run_chain(np.random.default_rng(7), MEAN, wide_value_and_grad, n_tune=500, n_draws=3000)
+    ratio = out.params["mass"].inv_diag / SCALES**2
+    assert np.all((0.5 < ratio) & (ratio < 2.0)), ratio
+    # dual averaging towards 0.8; the kept draws use the averaged (smaller) step, so accept more
+    assert 0.7 < out.stats["acceptance_rate"].mean() < 0.99
+    assert_moments(out.draws, MEAN, WIDE_COV)
+
+
+def test_multinomial_nuts_fixed_step_on_a_non_gaussian_target():
+    # banana: x0 ~ N(0, 1), x1 | x0 ~ N(x0^2, 1): E = (0, 1), Var = (1, 3), Cov(x0, x1) = E x0^3 = 0
+    mass = hmc.mass_matrix("identity", dim=2)
+    out = nuts.run_chain(np.random.default_rng(8), np.zeros(2), banana_value_and_grad, mass, n_draws=4000,
+                         n_adapt=0, step_size=0.2)
+    assert out.params["step_size"] == 0.2
+    depth, n_grad = out.stats["tree_depth"], out.stats["n_steps"]
+    assert np.all(n_grad <= 2**depth - 1)
+    assert_moments(out.draws, np.array([0.0, 1.0]), np.array([[1.0, 0.0], [0.0, 3.0]]))
+
+
+def test_nuts_and_hmc_options_are_checked():
+    with pytest.raises(ValueError, match="variant must be one of"):
+        nuts.run_chain(np.random.default_rng(0), MEAN, gauss_value_and_grad, n_draws=2, variant="nope")
+    with pytest.raises(ValueError, match="adaptation must be one of"):
+        nuts.run_chain(np.random.default_rng(0), MEAN, gauss_value_and_grad, n_draws=2, adaptation="stan")
+    with pytest.raises(ValueError, match="mass_adaptation must be"):
+        hmc.run_chain(np.random.default_rng(0), MEAN, gauss_value_and_grad, n_tune=30, n_draws=2,
+                      mass_adaptation="full")
+    with pytest.raises(ValueError, match="needs a step_size"):
+        nuts.run_chain(np.random.default_rng(0), MEAN, gauss_value_and_grad, n_draws=2, n_adapt=0)
+    with pytest.raises(ValueError, match=r"target_accept must be in \(0, 1\)"):
+        nuts.run_chain(np.random.default_rng(0), MEAN, gauss_value_and_grad, n_draws=2, target_accept=1.5)
 
 
 def test_dual_averaging_converges_on_known_response():
@@ -272,10 +351,14 @@ def test_slice_bad_arguments():
 def _runs(seed):
     mass = hmc.mass_matrix("dense", COV)
     return [
+        hmc.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_tune=50, n_draws=50,
+                      adaptation="step_size"),
         hmc.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_tune=50, n_draws=50),
-        nuts.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50),
+        nuts.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50, n_adapt=0,
+                       step_size=0.1, variant="slice"),
         nuts.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50,
-                            n_adapt=50, step_size=None),
+                            n_adapt=50, step_size=None, variant="slice", adaptation="step_size"),
+        nuts.run_chain(np.random.default_rng(seed), MEAN, gauss_value_and_grad, mass, n_draws=50, n_adapt=200),
         ss.run_chain(np.random.default_rng(seed), MEAN, gauss_log_density, 1.5, n_draws=50,
                            step_out=math.inf, order="random"),
         ss.run_chain(np.random.default_rng(seed), MEAN, gauss_log_density, 1.5, n_draws=50,

@@ -131,3 +131,69 @@ def test_symmetric_build_is_the_distance_formula_to_the_bit(param, ard):
         K = k(psi, X)
         assert K.flags.f_contiguous
         np.testing.assert_array_equal(K, ref)
+
+
+# --------------------------------------------------------------- issue 24: traces without derivative matrices
+def _trace_reference(k, psi, X, W):
+    """tr(W dK/dpsi_i) by direct sums in long double over the derivative matrices."""
+    Xl = X.astype(np.longdouble)
+    Wl = W.astype(np.longdouble)
+    out, scale = [], []
+    for G in k.gradients(psi, X):
+        terms = Wl * G.astype(np.longdouble)
+        out.append(terms.sum())
+        scale.append(np.abs(terms).sum())
+    return np.array(out, dtype=np.longdouble), np.array(scale, dtype=np.longdouble), Xl
+
+
+@pytest.mark.parametrize("param,ard,_", CASES)
+@pytest.mark.parametrize("nugget,shift", [(0.0, 0.0), (1e-6, 30.0)])
+def test_gradient_traces_match_the_derivative_matrices(param, ard, _, nugget, shift):
+    rng = np.random.default_rng(11)
+    d, n = 4, 60
+    k = SquaredExponential(d, ard=ard, parameterisation=param, nugget=nugget)
+    X = rng.normal(size=(n, d)) + shift  # shifted inputs: the centring inside keeps the sums small
+    for scale in (0.3, 2.0):  # moderate and very short/long lengthscales
+        psi = rng.normal(0, scale, k.n_params)
+        A = rng.normal(size=(n, n))
+        W = A + A.T
+        K = k(psi, X)
+        ref, size, _ = _trace_reference(k, psi, X, W)
+        got = k.gradient_traces(psi, X, W, K)
+        # within a few hundred ulps of the sum of |terms| (the direct sums are within ~n ulps)
+        assert np.all(np.abs(got - ref) <= 1e-12 * size + 1e-300), (got, ref)
+        # the diagonal of K is not read: K + D gives the same traces (GP regression passes C)
+        C = K + np.diag(rng.uniform(1, 2, n))
+        np.testing.assert_array_equal(k.gradient_traces(psi, X, W, C), got)
+        # overwrite_W: the same numbers, formed in W's memory
+        Wf = np.asfortranarray(W)
+        np.testing.assert_array_equal(k.gradient_traces(psi, X, Wf, K, overwrite_W=True), got)
+        assert not np.array_equal(Wf, W)
+
+
+def test_gradient_traces_fixed_amplitude_and_shapes():
+    rng = np.random.default_rng(12)
+    k = SquaredExponential(3, ard=True, parameterisation="gplvm", fixed_amplitude=True)
+    X = rng.normal(size=(20, 3))
+    psi = rng.normal(size=3)
+    W = np.eye(20) + 0.1
+    got = k.gradient_traces(psi, X, W, k(psi, X))
+    assert got.shape == (3,)
+    np.testing.assert_allclose(got, [np.sum(W * G) for G in k.gradients(psi, X)], rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match=r"W and K: expected shape \(20, 20\)"):
+        k.gradient_traces(psi, X, np.eye(3), k(psi, X))
+
+
+def test_kernel_into_a_buffer_is_the_same_matrix():
+    rng = np.random.default_rng(13)
+    k = SquaredExponential(5, ard=True, parameterisation="amis", nugget=1e-6)
+    X = rng.normal(size=(300, 5))
+    psi = rng.normal(0, 0.3, 6)
+    buf = np.empty((300, 300), order="F")
+    K = k(psi, X, out=buf)
+    assert K.base is buf or K is buf or np.shares_memory(K, buf)
+    assert K.flags.f_contiguous and K.tobytes() == k(psi, X).tobytes()
+    with pytest.raises(ValueError, match="out: expected a Fortran-ordered"):
+        k(psi, X, out=np.empty((300, 300)))
+    with pytest.raises(ValueError, match="out is for K"):
+        k(psi, X, X[:3], out=buf)

@@ -71,7 +71,7 @@ def test_every_string_is_an_alias_of_a_method_object():
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda: gb.NUTS(target_accept=1.5), r"NUTS\.target_accept must be a number in \(0, 1\), got 1\.5"),
+    (lambda: gb.NUTS(target_accept=1.5), r"NUTS\.target_accept must be a number in \(0, 1\) or None, got 1\.5"),
     (lambda: gb.NUTS(max_tree_depth=0), r"NUTS\.max_tree_depth must be an integer >= 1, got 0"),
     (lambda: gb.NUTS(max_tree_depth=2.5), r"NUTS\.max_tree_depth must be an integer >= 1"),
     (lambda: gb.HMC(kappa=0.3), r"HMC\.kappa must be a number in \(0\.5, 1\]"),
@@ -118,7 +118,8 @@ def test_a_string_and_its_object_give_the_same_draws_and_the_result_records_ever
     attrs = b.posterior.attrs
     assert attrs["method"] == "nuts" and attrs["method_class"] == "NUTS" and attrs["model"] == "GPRegressor"
     assert json.loads(attrs["options"]) == {"class": "NUTS", "fields": {
-        "max_tree_depth": 5, "step_size": None, "target_accept": 0.65, "gamma": 0.05, "t0": 30.0, "kappa": 0.75}}
+        "max_tree_depth": 5, "step_size": None, "variant": "multinomial", "adaptation": "windowed",
+        "mass_adaptation": "diagonal", "target_accept": None, "gamma": 0.05, "t0": None, "kappa": 0.75}}
     assert attrs["n_warmup"] == 15
     clf = gb.GPClassifier(reg.X, reg.y > 0)
     pm = gb.sample(clf, "pseudo-marginal", n_imp=4, chains=1, draws=3, n_warmup=3, seed=1, progress=False)

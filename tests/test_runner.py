@@ -72,7 +72,8 @@ def test_rwmh_bit_for_bit():
 
 def test_hmc_bit_for_bit():
     mass = hmc.mass_matrix("identity", dim=2)
-    c = hmc.run_chain(np.random.default_rng(2), MEAN + 2, vg, mass, n_tune=60, n_draws=50)
+    # Xiong et al.'s HMC warm-up, explicit since issue 24 made Stan's windowed warm-up the default
+    c = hmc.run_chain(np.random.default_rng(2), MEAN + 2, vg, mass, n_tune=60, n_draws=50, adaptation="step_size")
     same("hmc", "position", c.draws)
     same("hmc", "log_density", c.stats["lp"])
     same("hmc", "accepted", c.stats["accepted"])
@@ -84,10 +85,12 @@ def test_hmc_bit_for_bit():
     same("hmc", "tune_n_grad_evals", hmc.warmup_gradients(c))
 
 
-@pytest.mark.parametrize("tag,seed,kw", [("nuts", 3, {}), ("nutsda", 4, {"n_adapt": 50, "step_size": None})])
+@pytest.mark.parametrize("tag,seed,kw", [("nuts", 3, {"n_adapt": 0, "step_size": nuts.XIONG_STEP_SIZE}),
+                                         ("nutsda", 4, {"n_adapt": 50, "step_size": None, "adaptation": "step_size"})])
 def test_nuts_bit_for_bit(tag, seed, kw):
+    # H&G's slice NUTS with Xiong et al.'s settings, explicit since issue 24 changed the defaults
     mass = hmc.mass_matrix("identity", dim=2)
-    c = nuts.run_chain(np.random.default_rng(seed), MEAN + 2, vg, mass, n_draws=40, **kw)
+    c = nuts.run_chain(np.random.default_rng(seed), MEAN + 2, vg, mass, n_draws=40, variant="slice", **kw)
     same(tag, "position", c.draws)
     same(tag, "log_density", c.stats["lp"])
     same(tag, "acceptance_prob", c.stats["acceptance_rate"])

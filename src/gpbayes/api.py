@@ -89,7 +89,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from . import inference, linalg, predictive
+from . import inference, linalg, predictive, threads
 from .classification import mcmc_predictive
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, JointHMC, LatentGibbs,
@@ -295,7 +295,10 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     interrupted = False
     try:
         try:
-            result = meth.run(model, rngs, n_draws=draws, n_warmup=n_warmup, callback=bar, stop=stop)
+            # the library's BLAS thread policy (gpbayes.threads): one thread for the n x n work of
+            # small and medium n unless the user set a thread variable
+            with threads.sampling_threads(getattr(model, "n", None)):
+                result = meth.run(model, rngs, n_draws=draws, n_warmup=n_warmup, callback=bar, stop=stop)
         except runner.Interrupted as err:
             result, message = _kept(err.chains)
             if not result:

@@ -373,10 +373,14 @@ class _ExactMarginal(Method, register=False):
 
 
 def _da_checks(obj) -> None:
-    _float(obj, "target_accept", 0.0, 1.0)
+    _float(obj, "target_accept", 0.0, 1.0, optional=True)
     _float(obj, "gamma", 0.0)
-    _float(obj, "t0", 0.0, open_low=False)
+    _float(obj, "t0", 0.0, open_low=False, optional=True)
     _float(obj, "kappa", 0.5, 1.0, open_high=False)
+    for field, allowed in (("adaptation", ("windowed", "step_size")),
+                           ("mass_adaptation", ("diagonal", "dense", "none"))):
+        if hasattr(obj, field):
+            _choice(obj, field, allowed)
 
 
 def _lazy(module: str, name: str) -> Callable:
@@ -428,10 +432,10 @@ class RandomWalkMH(_ExactMarginal):
 
 @dataclasses.dataclass(frozen=True)
 class HMC(_ExactMarginal):
-    """HMC (Neal 2011) with mass matrix M = (-H) at the MAP (M^-1 = (-H)^-1) and at most
-    ``max_steps`` leapfrog steps; the step size eps is tuned in warm-up by dual averaging (H&G 2014
-    Alg. 5: ``target_accept`` delta, ``gamma``, ``t0``, ``kappa``), starting at ``step_size`` or,
-    if None, at H&G's Alg. 4 heuristic.
+    """HMC (Neal 2011) with at most ``max_steps`` leapfrog steps, started with M^-1 = (-H)^-1 at the
+    MAP; warm-up as Stan and NumPyro do it (``adaptation="windowed"``: dual averaging of eps, H&G 2014
+    Alg. 5, towards ``target_accept``, and M^-1 from the draws of Stan's slow windows, diagonal by
+    default), or dual averaging of eps alone (``adaptation="step_size"``, Xiong et al.'s HMC).
 
     Parameters
     ----------
@@ -440,22 +444,31 @@ class HMC(_ExactMarginal):
         ``n_warmup=0`` it is used as given (and must be set).
     max_steps : int, default 10
         Each transition takes L ~ U{1, ..., max_steps} leapfrog steps (Neal 2011, Sec. 5.4.2).
-    target_accept : float, default 0.65
-        H&G's delta: the mean acceptance statistic dual averaging aims at.
-    gamma, t0, kappa : float, default 0.05, 30.0, 0.75
-        Dual-averaging constants of H&G Alg. 5 (shrinkage, iteration offset, decay exponent).
+    adaptation : {"windowed", "step_size"}, default "windowed"
+        Stan's windowed warm-up (step size and mass matrix), or the step size only.
+    mass_adaptation : {"diagonal", "dense", "none"}, default "diagonal"
+        What the windowed warm-up estimates of M^-1 (``"none"``: keeps the starting (-H)^-1).
+    target_accept : float or None, default None
+        H&G's delta, the mean acceptance statistic dual averaging aims at; None: 0.8 with the
+        windowed warm-up (Stan, NumPyro), 0.65 with the step size only (H&G).
+    gamma, t0, kappa : float, default 0.05, None, 0.75
+        Dual-averaging constants of H&G Alg. 5 (shrinkage, iteration offset -- None: 10 windowed,
+        as Stan, 30 otherwise, as H&G -- and decay exponent).
     """
 
     step_size: float | None = None
     max_steps: int = 10
-    target_accept: float = 0.65
+    adaptation: str = "windowed"
+    mass_adaptation: str = "diagonal"
+    target_accept: float | None = None
     gamma: float = 0.05
-    t0: float = 30.0
+    t0: float | None = None
     kappa: float = 0.75
 
     aliases: ClassVar = {"hmc": {}}
     library: ClassVar = {f: _lazy("mcmc.hmc", "chain_spec")
-                         for f in ("step_size", "max_steps", "target_accept", "gamma", "t0", "kappa")}
+                         for f in ("step_size", "max_steps", "adaptation", "mass_adaptation", "target_accept",
+                                   "gamma", "t0", "kappa")}
 
     def __post_init__(self):
         _float(self, "step_size", 0.0, optional=True)
@@ -470,11 +483,13 @@ class HMC(_ExactMarginal):
 
 @dataclasses.dataclass(frozen=True)
 class NUTS(_ExactMarginal):
-    """The No-U-Turn sampler with dual averaging (Hoffman & Gelman 2014 Alg. 6), mass matrix
-    M^-1 = (-H)^-1 at the MAP, trees of depth at most ``max_tree_depth``; dual averaging (Alg. 5:
-    ``target_accept`` delta, ``gamma``, ``t0``, ``kappa``) over the ``n_warmup`` adaptation
-    iterations from ``step_size`` (None: H&G's Alg. 4 heuristic), then eps-bar frozen; with
-    ``n_warmup = 0``, NUTS (Alg. 3) with the fixed ``step_size``.
+    """The No-U-Turn sampler (Hoffman & Gelman 2014) as Stan and NumPyro run it by default
+    (``variant="multinomial"``: multinomial sampling of the trajectory with Stan's extra U-turn
+    checks; ``"slice"``: H&G's Alg. 3/6), trees of depth at most ``max_tree_depth``, started with
+    M^-1 = (-H)^-1 at the MAP; warm-up ``adaptation="windowed"`` (dual averaging of the step size,
+    H&G Alg. 5, towards ``target_accept``, and M^-1 from the draws of Stan's slow windows) or
+    ``"step_size"`` (dual averaging only, H&G Alg. 6 as Xiong et al. run it); with
+    ``n_warmup = 0``, the fixed ``step_size``.
 
     Parameters
     ----------
@@ -483,28 +498,39 @@ class NUTS(_ExactMarginal):
     step_size : float or None, default None
         The first step size of dual averaging; None: H&G Alg. 4's heuristic.  Required
         with ``n_warmup=0`` (then used as given).
-    target_accept : float, default 0.65
-        H&G's delta: the mean acceptance statistic dual averaging aims at.
-    gamma, t0, kappa : float, default 0.05, 30.0, 0.75
-        Dual-averaging constants of H&G Alg. 5 (shrinkage, iteration offset, decay exponent).
+    variant : {"multinomial", "slice"}, default "multinomial"
+        Stan's/NumPyro's multinomial NUTS, or H&G's slice variant.
+    adaptation : {"windowed", "step_size"}, default "windowed"
+        Stan's windowed warm-up (step size and mass matrix), or the step size only.
+    mass_adaptation : {"diagonal", "dense", "none"}, default "diagonal"
+        What the windowed warm-up estimates of M^-1 (``"none"``: keeps the starting (-H)^-1).
+    target_accept : float or None, default None
+        H&G's delta; None: 0.8 with the windowed warm-up (Stan, NumPyro), 0.65 otherwise (H&G).
+    gamma, t0, kappa : float, default 0.05, None, 0.75
+        Dual-averaging constants of H&G Alg. 5 (t0 None: 10 windowed, as Stan; 30 otherwise).
     """
 
     max_tree_depth: int = 10
     step_size: float | None = None
-    target_accept: float = 0.65
+    variant: str = "multinomial"
+    adaptation: str = "windowed"
+    mass_adaptation: str = "diagonal"
+    target_accept: float | None = None
     gamma: float = 0.05
-    t0: float = 30.0
+    t0: float | None = None
     kappa: float = 0.75
 
     aliases: ClassVar = {"nuts": {}}
     library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec")
-                         for f in ("max_tree_depth", "target_accept", "gamma", "t0", "kappa")}
+                         for f in ("max_tree_depth", "variant", "adaptation", "mass_adaptation", "target_accept",
+                                   "gamma", "t0", "kappa")}
     own_defaults: ClassVar = {"step_size": "None: H&G's Alg. 4 heuristic (nuts.chain_spec's default is Xiong et "
                                            "al.'s constant, a paper setting)"}
 
     def __post_init__(self):
         _int(self, "max_tree_depth", 1)
         _float(self, "step_size", 0.0, optional=True)
+        _choice(self, "variant", ("multinomial", "slice"))
         _da_checks(self)
 
     def _spec(self, start, logp, vg, cov, n_warmup, rng):
@@ -829,6 +855,10 @@ class PseudoMarginal(_Latent):
         The proposal's first scale; None: 2.38 / sqrt(p).
     adapt_covariance : bool, default True
         Re-estimate the proposal covariance during the adaptive phase (when p > 1).
+    rho : float in [0, 1), default 0.0
+        Correlated pseudo-marginal MH (Deligiannidis, Doucet & Pitt 2018): the standard normals
+        behind the importance draws are part of the state and move by a Crank-Nicolson step
+        with correlation ``rho``; 0 is F&G's Alg. 1 (fresh normals at every proposal).
     """
 
     approximation: str = "laplace"
@@ -838,11 +868,12 @@ class PseudoMarginal(_Latent):
     adapt_on: str = "laplace"
     initial_scale: float | None = None
     adapt_covariance: bool = True
+    rho: float = 0.0
 
     aliases: ClassVar = {"pseudo-marginal": {}}
     stoppable: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.pseudo_marginal", "run_chain")
-                         for f in ("target_accept", "adapt_on", "initial_scale", "adapt_covariance")}
+                         for f in ("target_accept", "adapt_on", "initial_scale", "adapt_covariance", "rho")}
     own_defaults: ClassVar = {
         "approximation": "F&G's Laplace importance density; PseudoMarginalTarget's default is the same",
         "n_imp": "F&G's N_imp = 64 (PseudoMarginalTarget's default 1 is the bare estimator)",
@@ -856,6 +887,7 @@ class PseudoMarginal(_Latent):
         _choice(self, "adapt_on", _APPROXIMATIONS)
         _float(self, "initial_scale", 0.0, optional=True)
         _bool(self, "adapt_covariance")
+        _float(self, "rho", 0.0, 1.0, open_low=False)
 
     def why_not(self, model):
         """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar),
@@ -889,10 +921,13 @@ class PseudoMarginal(_Latent):
                 prep = pseudo_marginal.run_chain(r, target, psi0, n_adapt=n_warmup, n_burn=0, n_draws=0,
                                                  proposal_cov=cov, target_accept=self.target_accept,
                                                  adapt_on=self.adapt_on, initial_scale=self.initial_scale,
-                                                 adapt_covariance=self.adapt_covariance)
+                                                 adapt_covariance=self.adapt_covariance, rho=self.rho)
                 factor = prep.params["proposal_factor"]
-                specs.append(runner.ChainSpec(
-                    prep.state, lambda rr, st, t=target, L=factor: random_walk.step(rr, st, t, L), 0))
+                if isinstance(prep.state, pseudo_marginal.PMState):  # the importance estimator's state
+                    kernel = lambda rr, st, t=target, L=factor: pseudo_marginal.step(rr, st, t, L, self.rho)
+                else:
+                    kernel = lambda rr, st, t=target, L=factor: random_walk.step(rr, st, t, L)
+                specs.append(runner.ChainSpec(prep.state, kernel, 0))
                 preps.append((prep, target, failures0))
         except KeyboardInterrupt:
             raise runner.Interrupted([]) from None  # in an adaptive phase: no kept draw yet

@@ -88,6 +88,10 @@ class Kernel(Protocol):
         diag K(X, X) without forming K.
     ``gradients(psi, X, K=None)``
         [dK(X, X)/dpsi_i], one n x n matrix per parameter.
+    ``gradient_traces(psi, X, W, K)`` (optional)
+        tr(W dK(X, X)/dpsi_i) for each i, for a symmetric W, without the n x n
+        derivative matrices (GP regression's gradient, R&W eq. 5.9); a kernel
+        without it gets ``sum(W * G)`` over ``gradients``.
     ``amplitude(psi)``
         the prior variance scale a (jitter is added in units of a).
     ``initial_psi(X, amplitude=1.0)``
@@ -286,11 +290,24 @@ class SquaredExponential:
         return g
 
     # --------------------------------------------------------------- values
-    def __call__(self, psi, X, X2=None) -> np.ndarray:
-        """Covariance matrix K(X, X2) (K(X, X) if X2 is None), Fortran order."""
+    def __call__(self, psi, X, X2=None, out: np.ndarray | None = None) -> np.ndarray:
+        """Covariance matrix K(X, X2) (K(X, X) if X2 is None), Fortran order.
+
+        ``out`` (K(X, X) only): a Fortran-ordered float64 (n, n) array to write K into, e.g. a
+        buffer reused from call to call (a fresh n x n array costs its page faults); the same
+        numbers.
+        """
         a, w = self.amplitude_and_precisions(psi)
         if X2 is None:
-            return self._symmetric(a, w, X).T  # symmetric: the transpose is the Fortran-ordered view
+            E = None
+            if out is not None:
+                n = np.shape(X)[0]
+                if out.shape != (n, n) or not out.flags.f_contiguous or out.dtype != np.float64:
+                    raise ValueError(f"out: expected a Fortran-ordered float64 array of shape {(n, n)}")
+                E = out.T
+            return self._symmetric(a, w, X, E).T  # symmetric: the transpose is the Fortran-ordered view
+        if out is not None:
+            raise ValueError("out is for K(X, X) only (X2 is None)")
         K = self._scaled_sqdist(w, X, X2)
         K *= -0.5
         np.exp(K, out=K)
@@ -344,7 +361,7 @@ class SquaredExponential:
     #: rows per block of ``_symmetric`` (a 64 x n block stays in cache through its five passes)
     _ROWS = 64
 
-    def _symmetric(self, a, w, X) -> np.ndarray:
+    def _symmetric(self, a, w, X, E: np.ndarray | None = None) -> np.ndarray:
         """K(X, X) = a (exp(-1/2 sqdist) + nugget I), C-ordered, the same to the bit as from ``_scaled_sqdist``.
 
         With A = X sqrt(w), nA_i = |A_i|^2 and G = A A^T, ``_scaled_sqdist`` gives
@@ -364,7 +381,10 @@ class SquaredExponential:
         X = _as_inputs(X, "X", self.input_dim)
         A = X * np.sqrt(w)
         hA = 0.5 * np.einsum("ij,ij->i", A, A)
-        E = A @ A.T  # C order
+        if E is None:
+            E = A @ A.T  # C order
+        else:
+            np.matmul(A, A.T, out=E)  # the same product (numpy's syrk for A A^T) into a C-ordered buffer
         n = E.shape[0]
         flat = E.reshape(-1)
         for i0 in range(0, n, self._ROWS):
@@ -397,6 +417,57 @@ class SquaredExponential:
         return sq
 
     # ------------------------------------------------------------ gradients
+    def gradient_traces(self, psi, X, W: np.ndarray, K: np.ndarray, overwrite_W: bool = False) -> np.ndarray:
+        """tr(W dK/dpsi_i) for every parameter i, without forming the n x n derivative matrices.
+
+        ``W`` is symmetric n x n (GP regression: alpha alpha^T - C^-1, R&W eq. 5.9) and ``K`` =
+        K(X, X) as returned by ``self(psi, X)``; only its off-diagonal entries are read (the
+        diagonal is a (1 + nugget), ``diag``), so K + D for a diagonal D may be passed instead
+        (GP regression passes C = K + lambda I).  With B = W o K (elementwise) and dK/dpsi_d =
+        c_w K o (-1/2 w_d (x_d - x'_d)^2), dK/dpsi_amp = c_a K (the nugget sits on the diagonal,
+        where the distance is 0, and scales with a):
+
+            tr(W dK/dpsi_d)   = -1/2 c_w w_d sum_ik B_ik (x_id - x_kd)^2
+                              = -1/2 c_w w_d (2 (B 1) . x_d^2 - 2 x_d^T B x_d),
+            tr(W dK/dpsi_amp) = c_a 1^T B 1,
+
+        so all d + 1 traces come from one GEMM B [X, 1] (n x n x (d + 1)) after one elementwise
+        product: O(n^2 d) in two passes over n x n memory, where ``gradients`` makes d + 1 n x n
+        matrices and the caller d + 1 passes against W.  X is centred first (distances do not
+        change; the difference of the two sums then cancels no large terms).  The same numbers as
+        ``[np.sum(W * G) for G in self.gradients(psi, X, K)]`` up to rounding (another order of
+        the sums; tests/test_kernels.py bounds the difference), not to the bit.  With
+        ``overwrite_W`` (Fortran-ordered float64 ``W``) B is formed in W's memory.
+        """
+        a, w = self.amplitude_and_precisions(psi)
+        X = _as_inputs(X, "X", self.input_dim)
+        n = X.shape[0]
+        if W.shape != (n, n) or K.shape != (n, n):
+            raise ValueError(f"W and K: expected shape {(n, n)}, got {W.shape} and {K.shape}")
+        c_a, c_w, _ = _PARAMETERISATIONS[self.parameterisation]
+        # the diagonal of B = W o K has distance 0: it enters the amplitude's trace only, and is
+        # zeroed in B, so that the two sums below do not carry (and cancel) its terms -- with short
+        # lengthscales it dominates B
+        diag_B = np.diagonal(W) * (a * (1.0 + self.nugget))
+        if overwrite_W and W.flags.f_contiguous and W.dtype == np.float64:
+            B = np.multiply(W, K, out=W)
+        else:
+            B = np.multiply(W, K, order="F")
+        B.ravel(order="F")[:: n + 1] = 0.0
+        Xc1 = np.empty((n, self.input_dim + 1), order="F")
+        Xc1[:, :-1] = X - X.mean(axis=0)
+        Xc1[:, -1] = 1.0
+        BX1 = B @ Xc1  # (n, d + 1): B x_d for every d, and the row sums B 1
+        Xc = Xc1[:, :-1]
+        rs = BX1[:, -1]
+        # sum_ik B_ik (x_id - x_kd)^2 for each d (B symmetric)
+        dist = 2.0 * (rs @ (Xc * Xc)) - 2.0 * np.einsum("nd,nd->d", Xc, BX1[:, :-1])
+        if self.ard:
+            g_scale = -0.5 * c_w * w * dist
+        else:
+            g_scale = np.array([-0.5 * c_w * w[0] * dist.sum()])
+        return g_scale if self.fixed_amplitude else np.append(g_scale, c_a * (rs.sum() + diag_B.sum()))
+
     def gradients(self, psi, X, K: np.ndarray | None = None) -> list[np.ndarray]:
         """[dK/dpsi_i for each parameter], each n x n, at K = K(X, X).
 

@@ -207,8 +207,13 @@ def cholesky(
     max_tries: int = 5,
     initial_jitter: float = 1e-8,
     count: bool = True,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Lower Cholesky factor L (Fortran order) with L @ L.T = A (+ jitter I).
+
+    ``out``: a Fortran-ordered float64 array of A's shape (not A) that receives the first attempt's
+    copy of A and its factor in place, e.g. a buffer reused from call to call: no n x n
+    allocation, the same factor.  (A jitter retry factorises a fresh copy.)
 
     The factorisation is first tried on ``A`` itself.  If LAPACK reports that
     ``A`` is not positive definite, jitter ``initial_jitter * mean(diag(A))``
@@ -233,7 +238,12 @@ def cholesky(
     jitter = 0.0
     info = 0
     for attempt in range(max_tries):
-        if attempt == 0:
+        if attempt == 0 and out is not None:
+            if out.shape != A.shape or not out.flags.f_contiguous or out.dtype != np.float64 or out is A:
+                raise ValueError(f"out: expected a Fortran-ordered float64 array of shape {A.shape}, not A itself")
+            np.copyto(out, A)
+            M, overwrite = out, True
+        elif attempt == 0:
             M = np.asfortranarray(A)
             overwrite = False
         else:
@@ -325,14 +335,21 @@ def cho_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
     return x
 
 
-def cho_inverse(L: np.ndarray) -> np.ndarray:
-    """(L L^T)^{-1} from its lower factor; one O(n^3) operation."""
-    inv, info = lapack.dpotri(L, lower=1)
+def cho_inverse(L: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    """(L L^T)^{-1} from its lower factor; one O(n^3) operation.
+
+    ``overwrite=True`` computes it in the memory of a Fortran-ordered ``L`` (which is then lost):
+    no n x n allocation, the same numbers.
+    """
+    inv, info = lapack.dpotri(L, lower=1, overwrite_c=int(bool(overwrite)))
     if info != 0:
         raise NotPositiveDefiniteError(f"dpotri failed with info={info}")
     _tick("inverse")
-    inv = np.tril(inv)
-    inv = inv + np.tril(inv, -1).T
+    # dpotri wrote the lower triangle; mirror it into the strict upper one in place (one masked
+    # copy, was np.tril twice, a transpose and an add: 4.3 of 5.7 ms at n = 506).  ``+= 0.0``
+    # turns a -0.0 into +0.0 as the add of the old code did, so the result is the same to the bit.
+    np.copyto(inv, inv.T, where=_strict_upper(inv.shape[0]))
+    inv += 0.0
     return np.asfortranarray(inv)
 
 

@@ -44,6 +44,12 @@ __all__ = [
     "WindowedAdaptation",
     "warmup_windows",
     "regularised_covariance",
+    "stan_windows",
+    "windowed_adaptation",
+    "resolve_adaptation",
+    "ADAPTATIONS",
+    "STAN_TARGET_ACCEPT",
+    "STAN_T0",
     "TARGET_ACCEPT",
     "DA_GAMMA",
     "DA_T0",
@@ -55,6 +61,12 @@ TARGET_ACCEPT = 0.65
 DA_GAMMA = 0.05
 DA_T0 = 30.0
 DA_KAPPA = 0.75
+#: Stan's and NumPyro's defaults for NUTS: delta = 0.8, t0 = 10 (gamma and kappa as above).
+STAN_TARGET_ACCEPT = 0.8
+STAN_T0 = 10.0
+#: the warm-ups of ``hmc.chain_spec`` and ``nuts.chain_spec``: ``"windowed"`` (Stan/NumPyro,
+#: the library default) or ``"step_size"`` (dual averaging of the step size only, Xiong et al.)
+ADAPTATIONS = ("windowed", "step_size")
 
 
 # ---------------------------------------------------------------------------
@@ -385,3 +397,79 @@ class WindowedAdaptation:
         if self.restart == "find":
             cost["n_cubic"] = a.n_restart_cubic
         return self.make_step(eps, a.mass), {"step_size": float(eps), "mass": a.mass, "_cost": cost}
+
+
+# ---------------------------------------------------------------------------
+# the warm-ups of hmc.chain_spec and nuts.chain_spec
+# ---------------------------------------------------------------------------
+def stan_windows(n_warmup: int, init_buffer: int = 75, term_buffer: int = 50,
+                 base_window: int = 25) -> list[tuple[int, int]]:
+    """Stan's (and NumPyro's) slow windows [start, end) of a warm-up of ``n_warmup`` iterations.
+
+    A fast initial buffer of 75 iterations, then slow windows of 25, 50, 100, ... iterations, the
+    last one stretched to end where the fast terminal buffer of 50 begins (a window that would not
+    fit whole is merged into the one before).  Below 20 iterations there is no window; below
+    75 + 50 + 25 = 150 the buffers are 15% and 10% of the warm-up and the one window is the rest
+    (Stan reference manual, "HMC algorithm parameters"; NumPyro ``build_adaptation_schedule``).
+    """
+    n = int(n_warmup)
+    if n < 20:
+        return []
+    if init_buffer + term_buffer + base_window > n:
+        init_buffer, term_buffer = int(0.15 * n), int(0.1 * n)
+        base_window = n - init_buffer - term_buffer
+    end_slow = n - term_buffer
+    windows, start, size = [], init_buffer, base_window
+    while start < end_slow:
+        stop = start + size
+        if stop + 2 * size > end_slow:  # the next (doubled) window would not fit: stretch this one
+            stop = end_slow
+        windows.append((start, stop))
+        start, size = stop, 2 * size
+    return windows
+
+
+def resolve_adaptation(adaptation: str, target_accept: float | None, t0: float | None) -> tuple[float, float]:
+    """(delta, t0) of a warm-up kind, where not given: ``"windowed"`` Stan's (0.8, 10),
+    ``"step_size"`` Xiong et al.'s (0.65, 30).  An unknown kind is an error naming the allowed ones."""
+    if adaptation not in ADAPTATIONS:
+        raise ValueError(f"adaptation must be one of {ADAPTATIONS}, got {adaptation!r}")
+    if adaptation == "windowed":
+        defaults = (STAN_TARGET_ACCEPT, STAN_T0)
+    else:
+        defaults = (TARGET_ACCEPT, DA_T0)
+    delta = defaults[0] if target_accept is None else float(target_accept)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"target_accept must be in (0, 1), got {delta}")
+    return delta, (defaults[1] if t0 is None else float(t0))
+
+
+def windowed_adaptation(make_step: Callable, mass0, n_warmup: int, find_step_size: Callable, *,
+                        mass_adaptation: str = "diagonal", step_size: float | None = None,
+                        target_accept: float = STAN_TARGET_ACCEPT, gamma: float = DA_GAMMA,
+                        t0: float = STAN_T0, kappa: float = DA_KAPPA) -> "WindowedAdaptation":
+    """Stan's/NumPyro's warm-up of HMC and NUTS as a :class:`WindowedAdaptation`.
+
+    Dual averaging of the step size towards ``target_accept`` throughout; at the end of each of
+    :func:`stan_windows`' slow windows M^-1 becomes the window draws' regularised variances
+    (``mass_adaptation="diagonal"``, Stan's and NumPyro's default), covariance (``"dense"``) or
+    stays ``mass0`` (``"none"``), and the step size restarts from H&G's Alg. 4 at the current one
+    (``restart="find"``).  ``make_step(eps, mass)``; ``find_step_size(rng, state, mass,
+    initial=1.0) -> (eps, n_grad)``.
+    """
+    from .hmc import mass_matrix  # hmc imports this module
+
+    if mass_adaptation not in ("diagonal", "dense", "none"):
+        raise ValueError(f"mass_adaptation must be 'diagonal', 'dense' or 'none', got {mass_adaptation!r}")
+    if mass_adaptation == "dense":
+        make_mass = lambda draws: mass_matrix("dense", regularised_covariance(draws))  # noqa: E731
+    else:
+        make_mass = lambda draws: mass_matrix("diagonal", regularised_covariance(draws, dense=False))  # noqa: E731
+    windows = () if mass_adaptation == "none" else tuple(stan_windows(n_warmup))
+    if not windows:  # no window: dual averaging of the step size in the given metric only
+        return StepSizeAdaptation(lambda eps: make_step(eps, mass0), step_size,
+                                  find_step_size=lambda r, st: find_step_size(r, st, mass0),
+                                  target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa)
+    return WindowedAdaptation(make_step, make_mass, mass0, int(n_warmup), find_step_size, step_size=step_size,
+                              windows=windows, target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
+                              restart="find")

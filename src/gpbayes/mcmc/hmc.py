@@ -29,7 +29,9 @@ dense      Sigma^-1             HMC-H / NUTS-H / NUTSDA-H
 For ``dense`` we store the lower Cholesky factor C of M^-1 = Sigma
 (hyperparameter-sized, not an O(n^3) operation) and draw p = C^-T z.
 
-Step-size tuning: the paper tunes epsilon "in pilot runs"; we make the
+Step-size tuning (``adaptation="step_size"``, which the reproduction passes;
+the library default since issue 24 is Stan's windowed warm-up, see
+``chain_spec``): the paper tunes epsilon "in pilot runs"; we make the
 tuning phase the dual-averaging scheme of Hoffman & Gelman (2014), Alg. 5
 (HMC with dual averaging; their eq. 6), with the number of leapfrog steps
 still drawn from U{1..10}, target acceptance delta = 0.65 and Xiong et al.'s
@@ -59,7 +61,15 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
-from .adaptation import DA_GAMMA, DA_KAPPA, DA_T0, TARGET_ACCEPT, StepSizeAdaptation
+from .adaptation import (
+    DA_GAMMA,
+    DA_KAPPA,
+    DA_T0,
+    TARGET_ACCEPT,
+    StepSizeAdaptation,
+    resolve_adaptation,
+    windowed_adaptation,
+)
 from . import runner
 from .runner import Chain
 
@@ -322,41 +332,60 @@ def find_reasonable_step_size(
 def chain_spec(
     position0,
     value_and_grad_fn: ValueAndGradFn,
-    mass: MassMatrix,
+    mass: MassMatrix | None = None,
     *,
     n_tune: int,
     step_size: float | None = None,
     max_steps: int = MAX_LEAPFROG_STEPS,
-    target_accept: float = TARGET_ACCEPT,
+    adaptation: str = "windowed",
+    mass_adaptation: str = "diagonal",
+    target_accept: float | None = None,
     gamma: float = DA_GAMMA,
-    t0: float = DA_T0,
+    t0: float | None = None,
     kappa: float = DA_KAPPA,
 ) -> runner.ChainSpec:
-    """HMC: ``n_tune`` warm-up iterations (dual averaging of eps, H&G Alg. 5), then ``n_draws`` kept ones.
+    """HMC: ``n_tune`` warm-up iterations, then ``n_draws`` kept ones with L ~ U{1..max_steps}.
 
-    The warm-up starts from ``step_size`` or, if None, from H&G's Alg. 4
-    heuristic; with ``n_tune = 0`` ``step_size`` is used as given.  Returns a
-    :class:`~gpbayes.mcmc.runner.Chain` (stats ``lp``, ``accepted``,
-    ``acceptance_rate``, ``n_cubic``, ``n_steps`` gradient evaluations,
-    ``n_leapfrog``, ``energy_error``, ``diverging``, ``wall_time``;
-    ``params["step_size"]``; warm-up cost in ``warmup``, whose gradient
-    evaluations are ``warmup_gradients(chain)``).
+    Warm-up (issue 24): by default Stan's and NumPyro's (``adaptation="windowed"``,
+    ``adaptation.windowed_adaptation``): dual averaging of eps towards ``target_accept`` = 0.8
+    (t0 = 10), M^-1 from the regularised variances of the draws of Stan's slow windows
+    (``mass_adaptation``: ``"diagonal"``, ``"dense"`` or ``"none"``), starting from ``mass``
+    (identity if None).  Xiong et al.'s HMC, which the reproduction passes explicitly:
+    ``adaptation="step_size"`` -- dual averaging of eps only (H&G Alg. 5) with delta = 0.65,
+    t0 = 30 unless given, in the fixed ``mass``.  The warm-up starts from ``step_size`` or, if
+    None, from H&G's Alg. 4 heuristic; with ``n_tune = 0`` ``step_size`` is used as given.
+    Returns a :class:`~gpbayes.mcmc.runner.Chain` (stats ``lp``, ``accepted``,
+    ``acceptance_rate``, ``n_cubic``, ``n_steps`` gradient evaluations, ``n_leapfrog``,
+    ``energy_error``, ``diverging``, ``wall_time``; ``params["step_size"]`` (and ``"mass"``);
+    warm-up cost in ``warmup``, whose gradient evaluations are ``warmup_gradients(chain)``).
     """
     if step_size is None and n_tune == 0:
         raise ValueError("give step_size or a tuning phase (n_tune > 0)")
+    mass = mass if mass is not None else mass_matrix("identity", dim=int(np.size(position0)))
+    target_accept, t0 = resolve_adaptation(adaptation, target_accept, t0)
 
-    def make_step(eps):
-        return lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_steps)
+    def find(r, st, m, initial=1.0):
+        return find_reasonable_step_size(r, st, value_and_grad_fn, m, initial)
 
-    adapt = StepSizeAdaptation(
-        make_step, step_size,
-        find_step_size=lambda r, st: find_reasonable_step_size(r, st, value_and_grad_fn, mass),
-        target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
-    )
+    if adaptation == "step_size" or n_tune == 0:
+        adapt = StepSizeAdaptation(
+            lambda eps: _kernel(value_and_grad_fn, eps, mass, max_steps), step_size,
+            find_step_size=lambda r, st: find(r, st, mass),
+            target_accept=target_accept, gamma=gamma, t0=t0, kappa=kappa,
+        )
+    else:
+        adapt = windowed_adaptation(
+            lambda eps, m: _kernel(value_and_grad_fn, eps, m, max_steps), mass, int(n_tune), find,
+            mass_adaptation=mass_adaptation, step_size=step_size, target_accept=target_accept, gamma=gamma,
+            t0=t0, kappa=kappa)
     return runner.ChainSpec(lambda: init(position0, value_and_grad_fn), None, int(n_tune), adapt)
 
 
-def run_chain(rng: np.random.Generator, position0, value_and_grad_fn: ValueAndGradFn, mass: MassMatrix, *,
+def _kernel(value_and_grad_fn, eps, mass, max_steps):
+    return lambda r, st: step(r, st, value_and_grad_fn, eps, mass, max_steps)
+
+
+def run_chain(rng: np.random.Generator, position0, value_and_grad_fn: ValueAndGradFn, mass: MassMatrix | None = None, *,
               n_tune: int, n_draws: int, callback=None, **options) -> Chain:
     """``runner.run_spec`` of :func:`chain_spec` (its options, plus ``n_draws`` and ``callback``)."""
     return runner.run_spec(rng, chain_spec(position0, value_and_grad_fn, mass, n_tune=n_tune, **options),
