@@ -60,22 +60,22 @@ def test_an_interrupt_in_pseudo_marginal_keeps_the_draws_so_far(monkeypatch):
     import numpy as np
 
     import gpbayes as gb
-    from gpbayes.mcmc import random_walk
+    from gpbayes.mcmc import pseudo_marginal, random_walk
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(15, 2))
     clf = gb.GPClassifier(X, X[:, 0] + 0.3 * rng.standard_normal(15) > 0)
     kw = dict(n_imp=2, chains=2, draws=30, n_warmup=5, seed=3, progress=False)
     full = gb.sample(clf, "pseudo-marginal", **kw)
-    step, calls = random_walk.step, [0]
+    pm_step, step, calls = pseudo_marginal.step, random_walk.step, [0]
 
     def interrupted_step(*args, **kwargs):
         calls[0] += 1
-        if calls[0] == 2 * (5 + 1) + 8:  # both adaptive phases (5 + 1 steps each), then chain 0's 8th PM step
+        if calls[0] == 8:  # the PM-MH kernel (pseudo_marginal.step, after both adaptive phases): chain 0's 8th step
             raise KeyboardInterrupt
-        return step(*args, **kwargs)
+        return pm_step(*args, **kwargs)
 
-    monkeypatch.setattr(random_walk, "step", interrupted_step)
+    monkeypatch.setattr(pseudo_marginal, "step", interrupted_step)
     with pytest.warns(RuntimeWarning, match=r"returning 1 chain\(s\) of 7 draws"):
         part = gb.sample(clf, "pseudo-marginal", **kw)
     assert part.posterior.attrs["interrupted"] == 1 and part.sample_stats.attrs["interrupted"] == 1

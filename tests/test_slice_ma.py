@@ -412,3 +412,17 @@ def test_unstandardised_inputs_are_the_raw_uci_values(prepared):
     np.testing.assert_allclose(X[0], [float(v) for v in row.split(",")[:-1]], atol=1e-9)
     with pytest.raises(ValueError, match="X_mean"):
         sm.unstandardised_inputs(sm.ionosphere_data(prepared["ionosphere"], 20, np.random.default_rng(0)))
+
+
+def test_a_claim_no_data_set_decides_is_inconclusive_not_an_error():
+    """Regression (smoke run): claim 3 with no data set where fixed is poor and none where it is not gates nothing."""
+    zero = {"mining": 40, "redwoods_standin": 500}
+    recs = {c["id"]: c for c in sm.fig3_claims(table_from(GOOD), zero, CFG["claims"],
+                                                chains=chains_from(GOOD, 1.5, n_chains=2),
+                                                convergence=pd.DataFrame([{"dataset": d, "method": m,
+                                                                           "max_rank_rhat": 1.01,
+                                                                           "min_bulk_ess": 500.0}
+                                                                          for d, m in GOOD]))}
+    assert recs["fixed-worst-or-near-worst"]["verdict"] in ("INCONCLUSIVE", "PASS", "FAIL")
+    for c in recs.values():
+        assert c["verdict"] == "INCONCLUSIVE" or c.get("interval") is not None

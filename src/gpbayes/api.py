@@ -227,9 +227,11 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     * ``RandomWalkMH`` ("rwmh"; GPRegressor): ``target_accept=0.25``, ``initial_scale=None``,
       ``adapt_covariance=True``.
     * ``HMC`` ("hmc"; GPRegressor): ``step_size=None``, ``max_steps=10``,
-      ``target_accept=0.65``, ``gamma=0.05``, ``t0=30.0``, ``kappa=0.75``.
+      ``adaptation='windowed'``, ``mass_adaptation='diagonal'``, ``target_accept=None``,
+      ``gamma=0.05``, ``t0=None``, ``kappa=0.75`` (None: 0.8 and 10 windowed, as Stan/NumPyro).
     * ``NUTS`` ("nuts"; GPRegressor): ``max_tree_depth=10``, ``step_size=None``,
-      ``target_accept=0.65``, ``gamma=0.05``, ``t0=30.0``, ``kappa=0.75``.
+      ``variant='multinomial'``, ``adaptation='windowed'``, ``mass_adaptation='diagonal'``,
+      ``target_accept=None``, ``gamma=0.05``, ``t0=None``, ``kappa=0.75``.
     * ``Slice`` ("slice"; GPRegressor): ``width=None``, ``step_out=0``,
       ``scheme='componentwise'``, ``order='fixed'``.
     * ``AMIS`` ("amis"; GPRegressor): ``n_iterations=100``, ``n_per_iteration=50``,
@@ -241,7 +243,7 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     * ``TypeIIML`` ("type2-ml"; GPRegressor, GPLVMRegressor): ``n_restarts=3``.
     * ``PseudoMarginal`` ("pseudo-marginal"; GPClassifier, PoissonGP):
       ``approximation='laplace'``, ``n_imp=64``, ``proposal_cov=None``, ``target_accept=0.25``,
-      ``adapt_on='laplace'``, ``initial_scale=None``, ``adapt_covariance=True``.
+      ``adapt_on='laplace'``, ``initial_scale=None``, ``adapt_covariance=True``, ``rho=0.0``.
     * ``PMAMIS`` ("pm-amis"; GPClassifier): ``approximation=None``, ``n_imp=64``,
       ``n_iterations=20``, ``n_per_iteration=100``, ``covariance='full'``, ``n_resample=1000``.
     * ``LatentGibbs`` ("aa", "surr"; GPClassifier, PoissonGP): ``representation='aa'``,

@@ -468,6 +468,9 @@ class DeterministicLogDensity:
     reject_failures: bool = False
 
     def evaluate_with_carry(self, psi, rng=None, carry=None):
+        """The deterministic approximate log posterior at ``psi`` (R&W eq. 3.32 or log Z_EP, plus the prior),
+        warm-started from ``carry`` (the approximation of the previous evaluation); returns (value, new carry).
+        -inf where the approximation fails (F&G Sec. 4.4's adaptive phase rejects such a proposal)."""
         try:
             value, q = self.target.deterministic(psi, carry)
         except (np.linalg.LinAlgError, FloatingPointError):

@@ -566,6 +566,8 @@ def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int
     def finish(rec, verdict, gates, why_open):
         seen = {}
         for v, pairs in gates.items():
+            if pairs is None:  # nothing this verdict could rest on (e.g. no data set passes)
+                continue
             g, r = gate_of(pairs)
             seen.update(r)
             gates[v] = g
