@@ -363,7 +363,7 @@ def test_choose_chain_set_reads_the_first_set_that_passes_the_gate():
 
 
 def test_correlated_chain_set_on_a_tiny_run(tiny, tmp_path):
-    from gpbayes import io
+    from gpbayes_repro import io
 
     ds, ml = tiny
     settings = dict(TINY, cpm_n_burn=1, cpm_n_draws=5, cpm_n_imp=2)
