@@ -10,7 +10,11 @@ import textwrap
 import pytest
 
 CHILD = textwrap.dedent("""
+    import signal
     import warnings
+    # a pytest-xdist worker ignores SIGINT and a child inherits an ignored signal (Python then leaves it
+    # ignored): give the child the default handler, as a user's Python process has
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import gpbayes as gb
     from gpbayes.mcmc.runner import Progress
