@@ -391,9 +391,11 @@ class PseudoMarginalTarget:
         select_latent : also select one draw f_k ∝ w_k (one uniform; see
             :meth:`log_density_and_latent`).
 
-        Updates only the counters ``n_calls``, ``n_failures``,
-        ``last_n_cubic``, ``total_n_cubic`` and the record
-        ``last_approximation``; none of them changes a later evaluation.
+        Notes
+        -----
+        Updates only the counters ``n_calls``, ``n_failures``, ``last_n_cubic``,
+        ``total_n_cubic`` and the record ``last_approximation``; none of them changes
+        a later evaluation.
         """
         psi = np.asarray(psi, dtype=np.float64)
         log_prior = self.prior.log_density(psi)
