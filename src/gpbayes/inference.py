@@ -627,6 +627,8 @@ class TypeIIML(Method):
 # importance sampling: AMIS and its variants (Xiong et al.)
 # ---------------------------------------------------------------------------
 _COVARIANCES = ("full", "diag")
+#: why ``n_resample``'s default belongs to the API (no library function has the field)
+_N_RESAMPLE_REASON = "the number of draws resampled into posterior (equally weighted), an API output"
 
 
 class _Weighted(Method, register=False):
@@ -676,7 +678,7 @@ class AMIS(_Weighted):
     aliases: ClassVar = {"amis": {}}
     models: ClassVar = (GPRegressor,)
     library: ClassVar = {f: _lazy("amis", "amis") for f in ("n_iterations", "n_per_iteration", "covariance")}
-    own_defaults: ClassVar = {"n_resample": "the number of draws resampled into posterior (equally weighted), an API output"}
+    own_defaults: ClassVar = {"n_resample": _N_RESAMPLE_REASON}
 
     def __post_init__(self):
         _int(self, "n_iterations", 1)
@@ -721,7 +723,7 @@ class MAMIS(_Weighted):
     library: ClassVar = {"n_iterations": _lazy("amis", "mamis_sample_sizes"),
                          "base": _lazy("amis", "mamis_sample_sizes"), "slope": _lazy("amis", "mamis_sample_sizes"),
                          "covariance": _lazy("amis", "mamis")}
-    own_defaults: ClassVar = {"n_resample": "the number of draws resampled into posterior (equally weighted), an API output"}
+    own_defaults: ClassVar = {"n_resample": _N_RESAMPLE_REASON}
 
     def __post_init__(self):
         _int(self, "n_iterations", 1)
@@ -979,7 +981,7 @@ class PMAMIS(_Weighted):
     own_defaults: ClassVar = {
         "approximation": "None: EP for the probit (Xiong et al.), Laplace otherwise",
         "n_imp": "F&G's N_imp = 64 (PseudoMarginalTarget's default 1 is the bare estimator)",
-        "n_resample": "the number of draws resampled into posterior (equally weighted), an API output"}
+        "n_resample": _N_RESAMPLE_REASON}
 
     def __post_init__(self):
         _choice(self, "approximation", _APPROXIMATIONS, optional=True)

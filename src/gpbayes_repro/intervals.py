@@ -11,8 +11,8 @@ its level at these counts for the skewed, positive quantities the claims compare
 
 * :func:`log_ratio` -- ratio of geometric means of two independent sets of
   replicates (e.g. per-chain ESS per covariance construction of two samplers),
-  Welch t interval on the difference of mean logs (Welch 1947, Satterthwaite
-  degrees of freedom).
+  Welch t interval on the difference of mean logs (``claims.welch_interval``:
+  Welch 1947, Satterthwaite degrees of freedom).
 * :func:`decide_all_pairs` -- "A >= f * max(B_k)" / "A <= f * min(B_k)"
   decided pairwise: an intersection-union test for the verdict that needs every
   pair (Berger 1982: level alpha without correction) and Bonferroni over the
@@ -52,17 +52,6 @@ METHOD_TEXT = {
 }
 
 
-def _welch(mean_a: float, var_a: float, n_a: int, mean_b: float, var_b: float, n_b: int, level: float):
-    va, vb = var_a / n_a, var_b / n_b
-    se = math.sqrt(va + vb)
-    d = mean_a - mean_b
-    if se == 0.0:
-        return d, d, d
-    df = (va + vb) ** 2 / ((va**2 / (n_a - 1) if n_a > 1 else 0.0) + (vb**2 / (n_b - 1) if n_b > 1 else 0.0))
-    h = float(stats.t.ppf((1 + level) / 2, df)) * se
-    return d, d - h, d + h
-
-
 def log_ratio(num, den, level: float = 0.95) -> tuple[float, float, float]:
     """Ratio of geometric means exp(mean log num - mean log den) and its Welch t interval.
 
@@ -80,7 +69,9 @@ def log_ratio(num, den, level: float = 0.95) -> tuple[float, float, float]:
     est = float(np.exp(la.mean() - lb.mean()))
     if a.size < 2 or b.size < 2:
         return est, math.nan, math.nan
-    d, lo, hi = _welch(la.mean(), la.var(ddof=1), a.size, lb.mean(), lb.var(ddof=1), b.size, level)
+    from gpbayes_repro.claims import welch_interval
+
+    _, lo, hi = welch_interval(la.mean(), la.std(ddof=1), a.size, lb.mean(), lb.std(ddof=1), b.size, level)
     return est, float(np.exp(lo)), float(np.exp(hi))
 
 

@@ -76,7 +76,7 @@ from .. import builders
 from gpbayes import linalg, priors
 from gpbayes_repro import io
 
-from .. import claims
+from .. import claims, intervals
 from ..baselines import probabilistic_svm
 from gpbayes.classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
 from gpbayes.estimators.importance import PseudoMarginalTarget
@@ -433,17 +433,13 @@ def mean_ranks(summaries: list[xr.Dataset], score: str) -> tuple[dict, int]:
 
 
 def _paired_interval(summaries, score, a: str, b: str, level: float = 0.95):
-    """Mean of the paired differences score(a) - score(b) over every (data set, n, split), t interval."""
-    from scipy import stats
-
+    """Mean of the paired differences score(a) - score(b) over every (data set, n, split), t interval
+    (``intervals.paired_t``, whose coverage ``gpbayes_repro.coverage`` measures at these counts)."""
     diff = np.concatenate([(s[score].sel(classifier=a) - s[score].sel(classifier=b)).values.ravel()
                            for s in summaries])
     diff = diff[np.isfinite(diff)]
-    if diff.size < 2:
-        return (float(np.mean(diff)) if diff.size else float("nan")), float("nan"), float("nan"), int(diff.size)
-    m, se = float(np.mean(diff)), float(np.std(diff, ddof=1) / np.sqrt(diff.size))
-    half = float(stats.t.ppf(0.5 + level / 2, diff.size - 1)) * se
-    return m, m - half, m + half, int(diff.size)
+    m, lo, hi = intervals.paired_t(diff, level)
+    return m, lo, hi, int(diff.size)
 
 
 def capacity_claims(summaries: list[xr.Dataset]) -> list[dict]:
