@@ -44,7 +44,7 @@ from .pm_gpc import simulate_classification
 from ..indices import block_chains
 
 __all__ = ["parse_scheme", "make_kernel", "make_prior", "simulate_table_data", "tune_pm_proposal",
-           "run_chain", "summarise_setting", "table_claims", "fig34_summary"]
+           "run_chain", "summarise_setting", "table_claims", "ep_la_look", "fig34_summary"]
 
 
 def parse_scheme(scheme: str) -> tuple[str, str | None, int | None]:
@@ -265,7 +265,7 @@ TABLE1_QUOTES = {
 }
 
 
-def _table1_decisions(table) -> dict:
+def _table1_decisions(table, level: float = 0.95) -> dict:
     """The two Table I claims on one table (ours, or the paper's own Table I with 10 chains per scheme).
 
     Claim "PM beats AA and SURR": per setting, the best PM scheme vs the better of AA/SURR (by mean min-ESS),
@@ -273,74 +273,148 @@ def _table1_decisions(table) -> dict:
     the gate (R-hat <= PSRF_GATE), lost when below and the AA/SURR scheme's chains pass it, undecided otherwise
     (directional gate: an unconverged chain overstates its ESS); "most settings" by ``claims.decide_count``.
     Claim "EP higher than LA": the average over the settings of log(mean ESS of PM-EP / mean ESS of PM-LA), each
-    a mean over N_imp, with its delta-method t interval (``intervals.fixed_effect_log_ratio``: the paper's settings
-    are fixed, the chains random); PASS when the interval lies above 1 and every EP chain set passes the gate,
-    FAIL when below and every LA chain set passes it.
+    a mean over N_imp, with its delta-method t interval at ``level`` (``intervals.fixed_effect_log_ratio``: the
+    paper's settings are fixed, the chains random).  Gate where it can flip the verdict (issue 26 section 3): a
+    PASS rests on the EP chain sets, so every EP set above the PSRF gate has its ESS replaced by 0 (the lower
+    bound of what it could truly be: an unconverged chain overstates its ESS) and the interval recomputed; the
+    PASS stands when that worst case still lies above 1.  A FAIL likewise with the LA sets above the gate.
     """
     n_set = 0
     win = [0, 0]
     detail, why_pm = {}, []
-    ep_la = {k: [] for k in ("ma", "sa", "na", "mb", "sb", "nb")}
-    rhat_ep, rhat_la = [], []
+    ep_la = []  # per setting: (EP scheme rows, LA scheme rows, chains per scheme)
     rh = lambda x: float(x["max_rank_rhat"]) if "max_rank_rhat" in x and np.isfinite(x["max_rank_rhat"]) else np.nan
     for key, g in table.groupby(["n", "d", "kernel"]):
         g = g.set_index("scheme")
         pm = g[[s.startswith("pm-") for s in g.index]]
         base = g[[s in ("aa", "surr") for s in g.index]]
-        if pm.empty or base.empty:
+        if pm.empty:
             continue
-        n_set += 1
         tag = f"n{key[0]}_d{key[1]}_{key[2]}"
-        a, b = pm.loc[pm["ess"].idxmax()], base.loc[base["ess"].idxmax()]
-        d, lo, hi = claims.welch_interval(a["ess"], a.get("ess_sd", np.nan), a.get("n_chains", 1),
-                                          b["ess"], b.get("ess_sd", np.nan), b.get("n_chains", 1))
-        v = claims.decide(lo, hi, 0.0, "above")
-        gate_r = rh(a) if v == "PASS" else rh(b) if v == "FAIL" else np.nan
-        if v != "INCONCLUSIVE" and not (gate_r <= PSRF_GATE):
-            why_pm.append(f"{tag}: {'won' if v == 'PASS' else 'lost'} on its interval but the "
-                          f"{'PM' if v == 'PASS' else 'AA/SURR'} chains have R-hat {gate_r:.3g} > {PSRF_GATE}")
-            v = "INCONCLUSIVE"
-        win[0] += v == "PASS"
-        win[1] += v == "INCONCLUSIVE"
-        detail[f"{tag}_best_pm_minus_best_aa_surr_ess"] = [claims.finite_or_none(x) for x in (d, lo, hi)]
+        if not base.empty:
+            n_set += 1
+            a, b = pm.loc[pm["ess"].idxmax()], base.loc[base["ess"].idxmax()]
+            d, lo, hi = claims.welch_interval(a["ess"], a.get("ess_sd", np.nan), a.get("n_chains", 1),
+                                              b["ess"], b.get("ess_sd", np.nan), b.get("n_chains", 1))
+            v = claims.decide(lo, hi, 0.0, "above")
+            gate_r = rh(a) if v == "PASS" else rh(b) if v == "FAIL" else np.nan
+            if v != "INCONCLUSIVE" and not (gate_r <= PSRF_GATE):
+                why_pm.append(f"{tag}: {'won' if v == 'PASS' else 'lost'} on its interval but the "
+                              f"{'PM' if v == 'PASS' else 'AA/SURR'} chains have R-hat {gate_r:.3g} > {PSRF_GATE}")
+                v = "INCONCLUSIVE"
+            win[0] += v == "PASS"
+            win[1] += v == "INCONCLUSIVE"
+            detail[f"{tag}_best_pm_minus_best_aa_surr_ess"] = [claims.finite_or_none(x) for x in (d, lo, hi)]
         la = pm[[s.startswith("pm-la") for s in pm.index]]
         ep = pm[[s.startswith("pm-ep") for s in pm.index]]
         if not (la.empty or ep.empty):
-            # a mean over schemes of independent chains: var = sum(sd_i^2 / n_i) / S^2, passed as sd^2 / n
-            nc = int(g["n_chains"].min()) if "n_chains" in g.columns else 1
-            for side, x in (("a", ep), ("b", la)):
-                ep_la["m" + side].append(float(x["ess"].mean()))
-                ep_la["s" + side].append(float(np.sqrt((x["ess_sd"] ** 2).sum()) / len(x)) if "ess_sd" in x
-                                         else np.nan)
-                ep_la["n" + side].append(nc)
-            rhat_ep += [rh(r) for _, r in ep.iterrows()]
-            rhat_la += [rh(r) for _, r in la.iterrows()]
+            nc = int(pm["n_chains"].min()) if "n_chains" in pm.columns else 1
+            ep_la.append((tag, ep.assign(rhat=[rh(r) for _, r in ep.iterrows()]),
+                          la.assign(rhat=[rh(r) for _, r in la.iterrows()]), nc))
     out = {"n_set": n_set, "pm": {"n_win": win[0], "n_undecided": win[1], "detail": detail, "gated": why_pm}}
     if n_set:
         out["pm"]["verdict"] = claims.decide_count(win[0], win[1], n_set, 0.5)
-    if ep_la["ma"]:
-        est, lo, hi = intervals.fixed_effect_log_ratio(ep_la["ma"], ep_la["sa"], ep_la["na"],
-                                                       ep_la["mb"], ep_la["sb"], ep_la["nb"])
-        v = claims.decide(lo, hi, 1.0, "above")
-        v2, why = claims.directional_gate(v, {"PASS": (rhat_ep, None), "FAIL": (rhat_la, None)},
-                                          max_rhat=PSRF_GATE, min_ess=None)
-        out["ep"] = {"estimate": est, "lo": lo, "hi": hi, "interval_verdict": v, "verdict": v2, "why": why,
-                     "n_settings": len(ep_la["ma"]),
-                     "per_setting_ep_over_la": [claims.finite_or_none(a / b) for a, b in zip(ep_la["ma"], ep_la["mb"])]}
+    if ep_la:
+        out["ep"] = _ep_la_decision(ep_la, level)
     return out
 
 
-def table_claims(table, paper_ops, paper_table=None) -> list[dict]:
+def _ep_la_terms(ep_la, zero: str | None = None):
+    """Per-setting means and s.d.s of the EP and LA sides (``fixed_effect_log_ratio``'s arguments).
+
+    A side is the mean over its N_imp schemes of independent chains: var = sum(sd_i^2 / n) / S^2, passed as the
+    s.d. whose sd^2 / n is that variance.  ``zero="ep"`` (``"la"``): that side's chain sets above the PSRF gate
+    count with ESS 0 and s.d. 0 (the worst case for the verdict that rests on them).
+    """
+    t = {k: [] for k in ("ma", "sa", "na", "mb", "sb", "nb")}
+    for _, ep, la, nc in ep_la:
+        for side, name, x in (("a", "ep", ep), ("b", "la", la)):
+            ess, sd = x["ess"].to_numpy(float), x["ess_sd"].to_numpy(float) if "ess_sd" in x else np.full(len(x), np.nan)
+            if zero == name:
+                bad = ~(x["rhat"].to_numpy(float) <= PSRF_GATE)
+                ess, sd = np.where(bad, 0.0, ess), np.where(bad, 0.0, sd)
+            t["m" + side].append(float(ess.mean()))
+            t["s" + side].append(float(np.sqrt((sd**2).sum()) / len(x)))
+            t["n" + side].append(nc)
+    return t
+
+
+def _ep_la_decision(ep_la, level: float) -> dict:
+    """The EP/LA claim on the per-setting rows (see ``_table1_decisions``), with the worst-case gate."""
+    t = _ep_la_terms(ep_la)
+    est, lo, hi = intervals.fixed_effect_log_ratio(t["ma"], t["sa"], t["na"], t["mb"], t["sb"], t["nb"], level)
+    log_est, se, _ = intervals.fixed_effect_log_ratio_se(t["ma"], t["sa"], t["na"], t["mb"], t["sb"], t["nb"])
+    v = claims.decide(lo, hi, 1.0, "above")
+    verdict, why, gate = v, None, None
+    if v in ("PASS", "FAIL"):
+        side = "ep" if v == "PASS" else "la"
+        col = 1 if side == "ep" else 2
+        bad = [f"{tag} {s} (R-hat {r:.3g})" for tag, *sets, _ in ep_la for s, r in sets[col - 1]["rhat"].items()
+               if not (r <= PSRF_GATE)]
+        if bad:
+            w = _ep_la_terms(ep_la, zero=side)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                west, wlo, whi = intervals.fixed_effect_log_ratio(w["ma"], w["sa"], w["na"], w["mb"], w["sb"],
+                                                                  w["nb"], level)
+            wv = claims.decide(wlo, whi, 1.0, "above")
+            gate = {"chain_sets_above_gate": bad, "worst_case": [claims.finite_or_none(x) for x in (west, wlo, whi)],
+                    "worst_case_verdict": wv}
+            what = (f"{len(bad)} {side.upper()} chain set(s) above the PSRF gate {PSRF_GATE}: {'; '.join(bad)}; "
+                    f"with their ESS set to 0 the interval is {west:.3g} [{wlo:.3g}, {whi:.3g}]")
+            if wv == v:
+                gate["note"] = what + f": the gate cannot flip the {v}"
+            else:
+                verdict = "INCONCLUSIVE"
+                why = f"{v} would rest on chains that are not converged: " + what
+    return {"estimate": est, "lo": lo, "hi": hi, "level": level, "interval_verdict": v, "verdict": verdict,
+            "why": why, "gate": gate, "log_estimate": log_est, "log_se": se, "n_settings": len(ep_la),
+            "n_chains_per_scheme": int(min(nc for *_, nc in ep_la)),
+            "per_setting_ep_over_la": [claims.finite_or_none(a / b) for a, b in zip(t["ma"], t["mb"])]}
+
+
+def ep_la_look(table, look: int, looks, level: float = 0.95) -> dict:
+    """One look of the sequential design of claim ``table1-ep-ge-la`` (issue 26 section 4).
+
+    ``looks``: the PM chains per scheme at each planned look (the last is the cap); ``table``: Table I rows of
+    the PM schemes with ``looks[look]`` chains each.  The interval is at ``intervals.look_level(level,
+    len(looks))`` (Bonferroni over the looks); the design continues (``action="continue"``) while the claim is
+    undecided and the interval, at the current estimate with its s.e. falling as 1/sqrt(chains), would exclude
+    1 at the cap; it stops when decided, at the cap, or for futility.  ``chains_to_decide``: the chains per
+    scheme at which it would (the compute a reader needs to decide it, at the current estimate).
+    """
+    looks = [int(k) for k in looks]
+    if not 0 <= int(look) < len(looks):
+        raise ValueError(f"look must be in 0..{len(looks) - 1}, got {look}")
+    lv = intervals.look_level(level, len(looks))
+    e = _table1_decisions(table, lv).get("ep")
+    if e is None:
+        raise ValueError("ep_la_look needs PM-EP and PM-LA rows of at least one setting")
+    n_now = e["n_chains_per_scheme"]
+    if n_now != looks[int(look)]:
+        raise ValueError(f"look {look} plans {looks[int(look)]} chains per PM scheme, the table has {n_now}")
+    need = intervals.count_to_decide(e["log_estimate"], e["log_se"], 0.0, n_now, lv)
+    action = intervals.sequential_action(e["verdict"], int(look), len(looks), bool(need <= looks[-1]))
+    if e["verdict"] == "INCONCLUSIVE" and e["interval_verdict"] != "INCONCLUSIVE":
+        action = "gated" if action == "continue" else action  # more chains of the same length do not converge it
+    return {"claim": "table1-ep-ge-la", "look": int(look), "looks": looks, "n_chains_per_scheme": n_now,
+            "level": lv, "estimate": e["estimate"], "lo": e["lo"], "hi": e["hi"], "verdict": e["verdict"],
+            "action": action, "chains_to_decide": claims.finite_or_none(need)}
+
+
+def table_claims(table, paper_ops, paper_table=None, ep_la_looks=None) -> list[dict]:
     """Claims 2 and 3 of the issue from the Table I/II rows.
 
     ``table``: pandas DataFrame with columns n, d, kernel, scheme, ess, ess_sd, n_chains,
     ops_per_iteration (and max_rank_rhat for the gate).  ``paper_ops``: DataFrame of F&G
     Table II.  ``paper_table``: F&G's own Table I (``workflow/resources/fg2014_table1.csv``:
     10 chains per scheme, R-hat after 10,000 iterations): the same encodings are run on it
-    and recorded as each claim's ``paper_verdict`` (issue 26 section 2).
+    and recorded as each claim's ``paper_verdict`` (issue 26 section 2).  ``ep_la_looks``: the planned looks of
+    the sequential design of ``table1-ep-ge-la`` (PM chains per scheme at each look, ``ep_la_look``); its
+    interval is then at the per-look level of ``intervals.look_level`` (the paper's table is one fixed look).
     """
     out = []
-    ours = _table1_decisions(table)
+    looks = [int(k) for k in ep_la_looks] if ep_la_looks else None
+    ours = _table1_decisions(table, intervals.look_level(0.95, len(looks)) if looks else 0.95)
     theirs = None
     if paper_table is not None:
         pt = paper_table.assign(n_chains=10, max_rank_rhat=paper_table["rhat_10000"])
@@ -385,26 +459,43 @@ def table_claims(table, paper_ops, paper_table=None) -> list[dict]:
                "rationale": ("the sentence summarises the table as a whole, not setting by setting: the geometric "
                              "mean over the settings of the EP/LA ratio of mean min-ESS must exceed 1 (superiority, "
                              "as 'higher' says); the settings are the paper's fixed design, so only the chains' Monte "
-                             "Carlo error enters the interval"),
+                             "Carlo error enters the interval. Gate (the paper's PSRF < 1.1, where it can flip the "
+                             "verdict): a PASS rests on the EP chains, so EP chain sets above 1.1 count with ESS 0, "
+                             "the lower bound of their true ESS, and the PASS must survive that worst case (a FAIL "
+                             "likewise with the LA sets)"),
                "encoding_change": ("was 'PM-EP >= PM-LA on a per-setting Welch interval in more than 4 of 8 "
                                    "settings', which the paper's own Table I does not pass (3 of 8): it asked each "
-                                   "setting to be decided on its own, which the sentence does not say"),
+                                   "setting to be decided on its own, which the sentence does not say. Gate: was "
+                                   "'every EP chain set at PSRF <= 1.1', which withheld the PASS on the paper's own "
+                                   "Table I for one set of 24 (n=200, d=10, isotropic, PM-EP(64): 1.12) whose ESS "
+                                   "cannot flip the verdict (with it set to 0 the interval stays above 1); paper's "
+                                   "own verdict INCONCLUSIVE -> PASS, ours unchanged (its interval contains 1)"),
                "paper": {"description": "EP's sampling efficiency higher than LA's (Table I)"},
                "verdict": e["verdict"],
                "measured": {"ep_over_la_geometric_mean": claims.finite_or_none(e["estimate"]),
                             "per_setting_ep_over_la": e["per_setting_ep_over_la"], "settings": e["n_settings"],
-                            "interval_verdict": e["interval_verdict"]},
+                            "interval_verdict": e["interval_verdict"], "gate": e["gate"],
+                            "chains_per_pm_scheme": e["n_chains_per_scheme"]},
                "interval": {"quantity": "geometric mean over settings of mean ESS(PM-EP) / mean ESS(PM-LA)",
                             "estimate": claims.finite_or_none(e["estimate"]), "lo": claims.finite_or_none(e["lo"]),
                             "hi": claims.finite_or_none(e["hi"]), "threshold": 1.0, "side": "above",
-                            "method": intervals.METHOD_TEXT["fixed_effect_log_ratio"]}}
+                            "level": e["level"],
+                            "method": intervals.METHOD_TEXT["fixed_effect_log_ratio"]
+                            + ("; " + intervals.METHOD_TEXT["sequential"] if looks else "")}}
+        if looks:
+            n_now = e["n_chains_per_scheme"]
+            need = intervals.count_to_decide(e["log_estimate"], e["log_se"], 0.0, n_now, e["level"])
+            rec["sequential"] = {"looks_chains_per_pm_scheme": looks,
+                                 "look": looks.index(n_now) if n_now in looks else None,
+                                 "chains_to_decide_at_current_estimate": claims.finite_or_none(need)}
         if theirs is not None and "ep" in theirs:
             t = theirs["ep"]
+            gate_text = t["why"] or (t["gate"] or {}).get("note")
             rec["paper_verdict"] = {"verdict": t["verdict"],
                                     "detail": f"{t['estimate']:.3f} [{t['lo']:.3f}, {t['hi']:.3f}] on F&G's Table I "
                                               f"(10 chains per scheme): {t['interval_verdict']} on the interval"
-                                              + (f"; {t['why']} (the table's R-hat at 10,000 iterations, median "
-                                                 "over hyperparameters)" if t["why"] else "")}
+                                              + (f"; {gate_text} (the table's R-hat at 10,000 iterations, median "
+                                                 "over hyperparameters)" if gate_text else "")}
         if rec["verdict"] == "INCONCLUSIVE":
             rec["reason"] = e["why"] or "the interval of the average EP/LA ratio contains 1"
         out.append(rec)
