@@ -1,3 +1,7 @@
+import json
+
+from gpbayes_repro.experiments.pm_gpc_mcmc import check_looks as pm_gpc_check_looks
+
 PMG = config["pm_gpc"]
 FIG2 = PMG["fig2"]
 FIG2_SET = FIG2["scales"][SCALE]
@@ -9,6 +13,37 @@ TAB = PMG["tables"]
 TAB_SET = TAB["scales"][SCALE]
 REAL = PMG["real"]
 REAL_SET = REAL["scales"][SCALE]
+# claim table1-ep-ge-la's sequential design (issue 26 section 4): PM chains per scheme at each look
+EP_LA_LOOKS = pm_gpc_check_looks(TAB_SET["ep_la_looks"], TAB_SET["chains_per_job"])
+EP_LA_DIR = "results/pm_gpc/tables/sequential"
+
+
+def table1_files(pm_chains, pm_only=False):
+    """Table I chain files: each PM scheme with `pm_chains` chains, the others (AA, SURR) with n_chains."""
+    out = []
+    for n in TAB_SET["n"]:
+        for d in TAB_SET["d"]:
+            for k in TAB_SET["kernels"]:
+                for sch in TAB_SET["schemes"]:
+                    is_pm = sch.startswith("pm-")
+                    if pm_only and not is_pm:
+                        continue
+                    nc = pm_chains if is_pm else TAB_SET["n_chains"]
+                    out += [
+                        f"results/pm_gpc/tables/chains/table1_n{n}_d{d}_{k}_{sch}_block{b}.nc"
+                        for b in range(n_blocks(nc, TAB_SET["chains_per_job"]))
+                    ]
+    return out
+
+
+def ep_la_final_look(wildcards=None):
+    """The look at which the design stopped (each look a checkpoint: the next is planned only if needed)."""
+    for look in range(len(EP_LA_LOOKS)):
+        path = checkpoints.pm_gpc_table1_look.get(look=look).output[0]
+        with open(path) as f:
+            if json.load(f)["action"] != "continue":
+                return look
+    return len(EP_LA_LOOKS) - 1
 
 
 rule pm_gpc_fig2_data:
@@ -189,10 +224,36 @@ rule pm_gpc_table_chains:
         "../scripts/pm_gpc_table_chains.py"
 
 
+checkpoint pm_gpc_table1_look:
+    """A look of claim table1-ep-ge-la's sequential design: decided, futile, cap, or one more PM block."""
+    input:
+        lambda wc: table1_files(EP_LA_LOOKS[int(wc.look)], pm_only=True),
+    output:
+        f"{EP_LA_DIR}/ep_la_look{{look}}.json",
+    log:
+        "logs/pm_gpc/tables/ep_la_look{look}.log",
+    benchmark:
+        "benchmarks/pm_gpc_table1_look/ep_la_look{look}.tsv"
+    wildcard_constraints:
+        look=r"\d+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
+    params:
+        looks=EP_LA_LOOKS,
+        settings=TAB_SET,
+    script:
+        "../scripts/pm_gpc_table1_look.py"
+
+
 rule pm_gpc_tables:
     """Tables I-III (CSV), each beside the paper's published values."""
     input:
-        t1=table_chain_files(1),
+        t1=lambda wc: table1_files(EP_LA_LOOKS[ep_la_final_look()]),
+        seq=lambda wc: f"{EP_LA_DIR}/ep_la_look{ep_la_final_look()}.json",
         t3=table_chain_files(3),
         paper1=f"{RESOURCES}/fg2014_table1.csv",
         paper2=f"{RESOURCES}/fg2014_table2.csv",

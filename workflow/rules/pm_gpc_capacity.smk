@@ -16,14 +16,31 @@ CAP_SIZES = {
     ]
     for ds in CAP["datasets"]
 }
-CAP_SPLIT_FILES = {
-    ds: expand(
-        f"{CAP_DIR}/{ds}/n{{n}}_split{{k}}.nc",
-        n=CAP_SIZES[ds],
-        k=range(CAP_SET["n_splits"]),
+# the claim's sequential design over splits (issue 26 section 4): splits per size at each look
+CAP_SPLIT_LOOKS = pm_gpc_check_looks(CAP_SET["split_looks"], 1, "split_looks")
+
+
+def cap_split_files(dataset, n_splits):
+    return expand(
+        f"{CAP_DIR}/{dataset}/n{{n}}_split{{k}}.nc",
+        n=CAP_SIZES[dataset],
+        k=range(n_splits),
     )
-    for ds in CAP["datasets"]
-}
+
+
+def cap_final_look(wildcards=None):
+    """The look at which the design stopped (each look a checkpoint: the next is planned only if needed)."""
+    for look in range(len(CAP_SPLIT_LOOKS)):
+        path = checkpoints.pm_gpc_capacity_look.get(look=look).output[0]
+        with open(path) as f:
+            if json.load(f)["action"] != "continue":
+                return look
+    return len(CAP_SPLIT_LOOKS) - 1
+
+
+def cap_final_split_files(dataset):
+    return cap_split_files(dataset, CAP_SPLIT_LOOKS[cap_final_look()])
+
 # rows of Figs. 6-7: configured data sets with at least one size
 CAP_FIGURE_DATASETS = {
     fig: [ds for ds in CAP["figures"][fig] if CAP_SIZES.get(ds)]
@@ -82,10 +99,39 @@ rule pm_gpc_capacity_split:
         "../scripts/pm_gpc_capacity_split.py"
 
 
+checkpoint pm_gpc_capacity_look:
+    """A look of the capacity claim's sequential design: decided, futile, cap, or one more split per size."""
+    input:
+        lambda wc: [
+            f
+            for ds in CAP["datasets"]
+            for f in cap_split_files(ds, CAP_SPLIT_LOOKS[int(wc.look)])
+        ],
+    output:
+        f"{CAP_DIR}/sequential/look{{look}}.json",
+    log:
+        "logs/pm_gpc/capacity/look{look}.log",
+    benchmark:
+        "benchmarks/pm_gpc_capacity_look/look{look}.tsv"
+    wildcard_constraints:
+        look=r"\d+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
+    params:
+        looks=CAP_SPLIT_LOOKS,
+        datasets=CAP["datasets"],
+    script:
+        "../scripts/pm_gpc_capacity_look.py"
+
+
 rule pm_gpc_capacity_collect:
     """One data set's capacity scores over training-set sizes and splits."""
     input:
-        lambda wc: CAP_SPLIT_FILES[wc.dataset],
+        lambda wc: cap_final_split_files(wc.dataset),
     output:
         f"{CAP_DIR}/{{dataset}}/scores.nc",
     log:
@@ -157,7 +203,6 @@ rule pm_gpc_capacity_fig6:
         runtime=runtime_min(5),
     params:
         title="F&G Fig. 6",
-        n_splits=CAP_SET["n_splits"],
         scale=SCALE,
     script:
         "../scripts/pm_gpc_capacity_figure.py"
@@ -188,7 +233,6 @@ rule pm_gpc_capacity_fig7:
         runtime=runtime_min(5),
     params:
         title="F&G Fig. 7",
-        n_splits=CAP_SET["n_splits"],
         scale=SCALE,
     script:
         "../scripts/pm_gpc_capacity_figure.py"
@@ -224,7 +268,8 @@ rule pm_gpc_capacity_fig5:
 rule pm_gpc_capacity_claims:
     """Claim 5 (MCMC PM EP best, SVM worst overall), PASS/FAIL with the mean ranks."""
     input:
-        expand(f"{CAP_DIR}/{{dataset}}/scores.nc", dataset=CAP["datasets"]),
+        scores=expand(f"{CAP_DIR}/{{dataset}}/scores.nc", dataset=CAP["datasets"]),
+        seq=lambda wc: f"{CAP_DIR}/sequential/look{cap_final_look()}.json",
     output:
         f"{CAP_DIR}/claims.json",
     log:
@@ -241,5 +286,6 @@ rule pm_gpc_capacity_claims:
         cfg=CAP,
         seed=SEED,
         scale=SCALE,
+        looks=CAP_SPLIT_LOOKS,
     script:
         "../scripts/pm_gpc_capacity_claims.py"

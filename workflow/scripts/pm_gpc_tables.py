@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -25,6 +26,11 @@ with job(snakemake) as log:
         log.info("%s\n%s", name, table.to_string())
         with io.atomic_path(out[name]) as tmp:
             table.to_csv(tmp, index=False, float_format="%.4g")
-    claims = pm_gpc_mcmc.table_claims(t1, pd.read_csv(inp.paper2), paper_table=pd.read_csv(inp.paper1))
+    claims = pm_gpc_mcmc.table_claims(t1, pd.read_csv(inp.paper2), paper_table=pd.read_csv(inp.paper1),
+                                      ep_la_looks=snakemake.params.settings["ep_la_looks"])
+    seq = json.loads(Path(inp.seq).read_text())
+    for rec in claims:
+        if rec["id"] == seq["claim"] and "sequential" in rec["measured"]:
+            rec["measured"]["sequential"]["stopped"] = seq["action"]  # decided / cap / futile / gated (the look's record)
     with io.atomic_path(out.claims) as tmp:
         tmp.write_text(json.dumps(claims, indent=2))

@@ -44,7 +44,8 @@ from .pm_gpc import simulate_classification
 from ..indices import block_chains
 
 __all__ = ["parse_scheme", "make_kernel", "make_prior", "simulate_table_data", "tune_pm_proposal",
-           "run_chain", "summarise_setting", "table_claims", "ep_la_look", "fig34_summary"]
+           "run_chain", "summarise_setting", "table_claims", "ep_la_look", "check_looks", "table_rows",
+           "fig34_summary"]
 
 
 def parse_scheme(scheme: str) -> tuple[str, str | None, int | None]:
@@ -485,7 +486,7 @@ def table_claims(table, paper_ops, paper_table=None, ep_la_looks=None) -> list[d
         if looks:
             n_now = e["n_chains_per_scheme"]
             need = intervals.count_to_decide(e["log_estimate"], e["log_se"], 0.0, n_now, e["level"])
-            rec["sequential"] = {"looks_chains_per_pm_scheme": looks,
+            rec["measured"]["sequential"] = {"looks_chains_per_pm_scheme": looks,
                                  "look": looks.index(n_now) if n_now in looks else None,
                                  "chains_to_decide_at_current_estimate": claims.finite_or_none(need)}
         if theirs is not None and "ep" in theirs:
@@ -577,8 +578,13 @@ def table_block(ds: xr.Dataset, proposal: xr.Dataset, *, table: int, kernel_kind
     else:
         run, repeat = settings["table3"], int(pmg["tables"]["table3_repeat"])
     cov = proposal["proposal_cov"].values
+    # Table I's PM schemes run up to the cap of the sequential design of claim table1-ep-ge-la (ep_la_looks);
+    # a block's chains depend only on its index, whichever look asked for it
+    n_total = run["n_chains"]
+    if int(table) == 1 and scheme.startswith("pm-") and settings.get("ep_la_looks"):
+        n_total = check_looks(settings["ep_la_looks"], settings["chains_per_job"])[-1]
     results = []
-    for c in block_chains(block, run["n_chains"], settings["chains_per_job"]):
+    for c in block_chains(block, n_total, settings["chains_per_job"]):
         gen = rngmod.stream(seed, "pm_gpc", f"table{table}", ds.attrs["name"], kernel_kind, scheme, "chain", c)
         is_pm = scheme.startswith("pm-")
         results.append(run_chain(X, y, kernel, prior, scheme, n_adapt=0, n_burn=run["n_burn"],
@@ -586,8 +592,8 @@ def table_block(ds: xr.Dataset, proposal: xr.Dataset, *, table: int, kernel_kind
                                  ep_mode=pmg["ep_mode"], rng=gen, repeat=repeat,
                                  ep_stopping=_tables_ep_stopping(pmg)))
     attrs = {"table": int(table), "n": int(X.shape[0]), "d": int(X.shape[1]), "kernel": kernel_kind,
-             "scheme": scheme, "repeat": repeat, "first_chain": int(block_chains(block, run["n_chains"],
-                                                                                settings["chains_per_job"])[0])}
+             "scheme": scheme, "repeat": repeat,
+             "first_chain": int(block_chains(block, n_total, settings["chains_per_job"])[0])}
     return chains_to_groups(results, kernel.param_names, attrs)
 
 
@@ -625,24 +631,38 @@ def real_block(ds: xr.Dataset, *, scheme: str, block: int, pmg: dict, settings: 
     return chains_to_groups(results, kernel.param_names, attrs)
 
 
-def tables_from_chains(t1_groups: list, t3_groups: list, settings: dict):
-    """Tables I, II, III as pandas DataFrames (ours), one row per (n, d, kernel, scheme)."""
+def table_rows(groups_list: list, checkpoints):
+    """One table row (``summarise_setting``) per (n, d, kernel, scheme) of chain blocks (a pandas DataFrame)."""
     import pandas as pd
 
-    def rows(groups_list, checkpoints):
-        by_key: dict = {}
-        for g in groups_list:
-            a = g["posterior"].attrs
-            by_key.setdefault((int(a["n"]), int(a["d"]), str(a["kernel"]), str(a["scheme"])), []).append(g)
-        out = []
-        for (n, d, kernel, scheme), parts in sorted(by_key.items()):
-            merged = io.concat_chains(parts)
-            out.append({"n": n, "d": d, "kernel": kernel, "scheme": scheme,
-                        **summarise_setting(merged, checkpoints)})
-        return pd.DataFrame(out)
+    by_key: dict = {}
+    for g in groups_list:
+        a = g["posterior"].attrs
+        by_key.setdefault((int(a["n"]), int(a["d"]), str(a["kernel"]), str(a["scheme"])), []).append(g)
+    out = []
+    for (n, d, kernel, scheme), parts in sorted(by_key.items()):
+        merged = io.concat_chains(sorted(parts, key=lambda g: int(g["posterior"].attrs.get("first_chain", 0))))
+        out.append({"n": n, "d": d, "kernel": kernel, "scheme": scheme, **summarise_setting(merged, checkpoints)})
+    return pd.DataFrame(out)
 
-    t1 = rows(t1_groups, settings["checkpoints"])
-    t3 = rows(t3_groups, settings["table3"]["checkpoints"])
+
+def check_looks(looks, per_job: int, what: str = "ep_la_looks") -> list[int]:
+    """The planned looks of a sequential design: increasing counts, each before the last a multiple of
+    ``per_job`` (so a block's chains never depend on the look that asked for it)."""
+    looks = [int(k) for k in looks]
+    if not looks or any(b <= a for a, b in zip(looks, looks[1:])) or looks[0] < 1:
+        raise ValueError(f"{what} must be increasing positive counts, got {looks}")
+    bad = [k for k in looks[:-1] if k % int(per_job)]
+    if bad:
+        raise ValueError(f"{what}: every look before the last must be a multiple of chains_per_job = {per_job}, "
+                         f"got {bad}")
+    return looks
+
+
+def tables_from_chains(t1_groups: list, t3_groups: list, settings: dict):
+    """Tables I, II, III as pandas DataFrames (ours), one row per (n, d, kernel, scheme)."""
+    t1 = table_rows(t1_groups, settings["checkpoints"])
+    t3 = table_rows(t3_groups, settings["table3"]["checkpoints"])
     t2 = t1.copy()
     t2["scheme"] = t2["scheme"].str.replace(r"^pm-(la|ep)-\d+$", r"pm-\1", regex=True)
     t2 = t2.groupby(["n", "d", "scheme", "kernel"], as_index=False).agg(
