@@ -27,6 +27,9 @@ Scenarios (``SCENARIOS``):
 * the AMIS claims' percentile bootstrap of a ratio of IQRs over 12 and 8 replicates
   (normal replicates): it over-covers (99 %+), i.e. it is valid but wide; the F
   interval of an s.d. ratio is shown beside it as the calibrated alternative.
+* the F&G sequential designs (``pm_gpc_mcmc.ep_la_look``, ``pm_gpc_capacity.capacity_look``): the interval
+  of the look at which the design stopped (decided, cap or futility), each look at the Bonferroni level over
+  the planned looks, default and paper looks.
 * ``ratio_vs_extreme``: the error rate of a wrong verdict at the boundary
   (true ratio = threshold against the better of two baselines), which must stay
   <= 2.5 % each way (reported as 1 - error, comparable with a 97.5 % one-sided level).
@@ -224,6 +227,52 @@ def _iqr_log_t(n: int, sd_ratio: float = 0.5):
     return sim
 
 
+# --- fg-seq: the F&G sequential designs (Bonferroni over looks, non-binding futility), as the claims run them ---
+def _seq_fixed_effect(looks, cv: float, log_ratio: float = 0.1, n_settings: int = 8, n_schemes: int = 3):
+    # claim table1-ep-ge-la (pm_gpc_mcmc.ep_la_look): the fixed-effect interval at each look's Bonferroni level,
+    # stop when decided, at the cap, or when the projection says the cap cannot decide; the interval of the look
+    # that stopped must cover the true average log ratio
+    true_b = np.exp(np.linspace(4, 6.5, n_settings))
+    true_a = true_b * np.exp(log_ratio + np.linspace(-0.3, 0.3, n_settings))
+    lv = intervals.look_level(0.95, len(looks))
+
+    def sim(rng):
+        xa = true_a[:, None, None] * (1 + cv * rng.standard_normal((n_settings, n_schemes, looks[-1])))
+        xb = true_b[:, None, None] * (1 + cv * rng.standard_normal((n_settings, n_schemes, looks[-1])))
+        for k, n in enumerate(looks):
+            args = []
+            for x in (xa[:, :, :n], xb[:, :, :n]):
+                args += [x.mean(axis=(1, 2)), np.sqrt(x.var(axis=2, ddof=1).sum(axis=1)) / n_schemes, [n] * n_settings]
+            _, lo, hi = intervals.fixed_effect_log_ratio(*args, level=lv)
+            est, se, _ = intervals.fixed_effect_log_ratio_se(*args)
+            from gpbayes_repro.claims import decide
+
+            need = intervals.count_to_decide(est, se, 0.0, n, lv)
+            if intervals.sequential_action(decide(lo, hi, 1.0, "above"), k, len(looks), need <= looks[-1]) != "continue":
+                break
+        return lo, hi, float(np.exp(np.mean(np.log(true_a / true_b))))
+    return sim
+
+
+def _seq_paired(looks, cells: int, mean: float = 0.003, scale: float = 0.01):
+    # the capacity claim (pm_gpc_capacity.capacity_look) for one comparison: paired t over (data set, size, split)
+    # with t(3) differences, splits added per look, Bonferroni level, futility projection
+    lv = intervals.look_level(0.95, len(looks))
+
+    def sim(rng):
+        d = mean + scale * rng.standard_t(3, cells * looks[-1])
+        for k, n in enumerate(looks):
+            x = d[: cells * n]
+            m, lo, hi = intervals.paired_t(x, lv)
+            from gpbayes_repro.claims import decide
+
+            need = intervals.count_to_decide(m, float(x.std(ddof=1) / math.sqrt(x.size)), 0.0, x.size, lv) / cells
+            if intervals.sequential_action(decide(lo, hi, 0.0, "above"), k, len(looks), need <= looks[-1]) != "continue":
+                break
+        return lo, hi, mean
+    return sim
+
+
 def _scenarios() -> list[Scenario]:
     rows = []
     for n in (3, 4):
@@ -269,6 +318,17 @@ def _scenarios() -> list[Scenario]:
         rows.append(Scenario("ratio vs best/worst of 2 (IUT + Bonferroni)", "4 vs 4 vs 4 chains",
                              f"log-normal sd 0.5, truth on the boundary, side {side}",
                              "M&A claims 1, 3 (1 - P(wrong PASS))", _extreme(4, 0.5, side), nominal=0.975))
+    # --- fg-seq ---
+    for looks, what in (((3, 5), "default"), ((4, 7, 10), "paper")):
+        for cv in (0.25, 0.4):
+            rows.append(Scenario("sequential fixed-effect average log ratio (Bonferroni over looks, futility)",
+                                 f"8 settings x 3 schemes, PM chains at looks {list(looks)} ({what})",
+                                 f"normal, CV {cv}, true ratio 1.105", "F&G table1-ep-ge-la",
+                                 _seq_fixed_effect(looks, cv)))
+    for looks, cells, what in (((3, 5), 15, "default"), ((10, 20, 30, 40), 25, "paper")):
+        rows.append(Scenario("sequential paired t (Bonferroni over looks, futility)",
+                             f"{cells} cells, splits at looks {list(looks)} ({what})",
+                             "t (3 d.f.) differences, mean 0.3 s.d.", "F&G capacity", _seq_paired(looks, cells)))
     return rows
 
 
