@@ -41,6 +41,7 @@ def cap_final_look(wildcards=None):
 def cap_final_split_files(dataset):
     return cap_split_files(dataset, CAP_SPLIT_LOOKS[cap_final_look()])
 
+
 # rows of Figs. 6-7: configured data sets with at least one size
 CAP_FIGURE_DATASETS = {
     fig: [ds for ds in CAP["figures"][fig] if CAP_SIZES.get(ds)]

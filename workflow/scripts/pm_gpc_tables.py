@@ -9,7 +9,7 @@ from gpbayes_repro.workflow import job
 
 with job(snakemake) as log:
     inp, out = snakemake.input, snakemake.output
-    t1g = [io.read_inference_data(f) for f in inp.t1]
+    t1g = [io.read_inference_data(f) for f in list(inp.t1) + list(inp.t1_pm)]  # AA/SURR, then the PM blocks
     t3g = [io.read_inference_data(f) for f in inp.t3]
     t1, t2, t3 = pm_gpc_mcmc.tables_from_chains(t1g, t3g, snakemake.params.settings)
     keys = ["n", "d", "kernel", "scheme"]
