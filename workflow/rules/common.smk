@@ -126,6 +126,60 @@ def table_chain_files(table):
     ]
 
 
+def table1_files(pm_chains, schemes="all"):
+    """Table I chain files of `schemes` ("all", "pm" or "other"): each PM scheme with `pm_chains` chains, the
+    others (AA, SURR) with n_chains (those do not depend on the sequential design: a dry run lists them).
+    """
+    out = []
+    for n in TAB_SET["n"]:
+        for d in TAB_SET["d"]:
+            for k in TAB_SET["kernels"]:
+                for sch in TAB_SET["schemes"]:
+                    is_pm = sch.startswith("pm-")
+                    if (schemes == "pm" and not is_pm) or (
+                        schemes == "other" and is_pm
+                    ):
+                        continue
+                    nc = pm_chains if is_pm else TAB_SET["n_chains"]
+                    out += [
+                        f"results/pm_gpc/tables/chains/table1_n{n}_d{d}_{k}_{sch}_block{b}.nc"
+                        for b in range(n_blocks(nc, TAB_SET["chains_per_job"]))
+                    ]
+    return out
+
+
+def ep_la_final_look(wildcards=None):
+    """The look at which the design stopped (each look a checkpoint: the next is planned only if needed)."""
+    for look in range(len(EP_LA_LOOKS)):
+        path = checkpoints.pm_gpc_table1_look.get(look=look).output[0]
+        with open(path) as f:
+            if json.load(f)["action"] != "continue":
+                return look
+    return len(EP_LA_LOOKS) - 1
+
+
+def cap_split_files(dataset, n_splits):
+    return expand(
+        f"{CAP_DIR}/{dataset}/n{{n}}_split{{k}}.nc",
+        n=CAP_SIZES[dataset],
+        k=range(n_splits),
+    )
+
+
+def cap_final_look(wildcards=None):
+    """The look at which the design stopped (each look a checkpoint: the next is planned only if needed)."""
+    for look in range(len(CAP_SPLIT_LOOKS)):
+        path = checkpoints.pm_gpc_capacity_look.get(look=look).output[0]
+        with open(path) as f:
+            if json.load(f)["action"] != "continue":
+                return look
+    return len(CAP_SPLIT_LOOKS) - 1
+
+
+def cap_final_split_files(dataset):
+    return cap_split_files(dataset, CAP_SPLIT_LOOKS[cap_final_look()])
+
+
 def real_chain_files(dataset):
     real = config["pm_gpc"]["real"]
     s = real["scales"][SCALE]

@@ -1,5 +1,3 @@
-import json
-
 from gpbayes_repro.experiments.pm_gpc_mcmc import check_looks as pm_gpc_check_looks
 
 PMG = config["pm_gpc"]
@@ -16,38 +14,6 @@ REAL_SET = REAL["scales"][SCALE]
 # claim table1-ep-ge-la's sequential design (issue 26 section 4): PM chains per scheme at each look
 EP_LA_LOOKS = pm_gpc_check_looks(TAB_SET["ep_la_looks"], TAB_SET["chains_per_job"])
 EP_LA_DIR = "results/pm_gpc/tables/sequential"
-
-
-def table1_files(pm_chains, schemes="all"):
-    """Table I chain files of `schemes` ("all", "pm" or "other"): each PM scheme with `pm_chains` chains, the
-    others (AA, SURR) with n_chains (those do not depend on the sequential design: a dry run lists them).
-    """
-    out = []
-    for n in TAB_SET["n"]:
-        for d in TAB_SET["d"]:
-            for k in TAB_SET["kernels"]:
-                for sch in TAB_SET["schemes"]:
-                    is_pm = sch.startswith("pm-")
-                    if (schemes == "pm" and not is_pm) or (
-                        schemes == "other" and is_pm
-                    ):
-                        continue
-                    nc = pm_chains if is_pm else TAB_SET["n_chains"]
-                    out += [
-                        f"results/pm_gpc/tables/chains/table1_n{n}_d{d}_{k}_{sch}_block{b}.nc"
-                        for b in range(n_blocks(nc, TAB_SET["chains_per_job"]))
-                    ]
-    return out
-
-
-def ep_la_final_look(wildcards=None):
-    """The look at which the design stopped (each look a checkpoint: the next is planned only if needed)."""
-    for look in range(len(EP_LA_LOOKS)):
-        path = checkpoints.pm_gpc_table1_look.get(look=look).output[0]
-        with open(path) as f:
-            if json.load(f)["action"] != "continue":
-                return look
-    return len(EP_LA_LOOKS) - 1
 
 
 rule pm_gpc_fig2_data:

@@ -20,28 +20,6 @@ CAP_SIZES = {
 CAP_SPLIT_LOOKS = pm_gpc_check_looks(CAP_SET["split_looks"], 1, "split_looks")
 
 
-def cap_split_files(dataset, n_splits):
-    return expand(
-        f"{CAP_DIR}/{dataset}/n{{n}}_split{{k}}.nc",
-        n=CAP_SIZES[dataset],
-        k=range(n_splits),
-    )
-
-
-def cap_final_look(wildcards=None):
-    """The look at which the design stopped (each look a checkpoint: the next is planned only if needed)."""
-    for look in range(len(CAP_SPLIT_LOOKS)):
-        path = checkpoints.pm_gpc_capacity_look.get(look=look).output[0]
-        with open(path) as f:
-            if json.load(f)["action"] != "continue":
-                return look
-    return len(CAP_SPLIT_LOOKS) - 1
-
-
-def cap_final_split_files(dataset):
-    return cap_split_files(dataset, CAP_SPLIT_LOOKS[cap_final_look()])
-
-
 # rows of Figs. 6-7: configured data sets with at least one size
 CAP_FIGURE_DATASETS = {
     fig: [ds for ds in CAP["figures"][fig] if CAP_SIZES.get(ds)]
