@@ -88,3 +88,36 @@ def test_the_percentile_bootstrap_over_three_chains_undercovers():
     rows = [coverage.run(s, 1500, seed=5) for s in coverage.SCENARIOS
             if s.used_by == "replaced" and s.count.startswith("3 ")]
     assert rows and all(r["coverage"] < 0.88 for r in rows), rows
+
+
+# --- fg-seq: the sequential designs' helpers (Bonferroni over looks, futility projection) ---
+def test_look_level_and_the_count_that_would_decide():
+    assert intervals.look_level(0.95, 1) == pytest.approx(0.95)
+    assert intervals.look_level(0.95, 2) == pytest.approx(0.975) and intervals.look_level(0.95, 4) == pytest.approx(0.9875)
+    with pytest.raises(ValueError, match="n_looks must be >= 1"):
+        intervals.look_level(0.95, 0)
+    # estimate 0.1 with s.e. 0.07 at 3 replicates: z(0.975) * 0.07 / sqrt(n / 3) = 0.1 at n = 3 (1.96 * 0.7)^2
+    z = stats.norm.ppf(0.975)
+    assert intervals.count_to_decide(0.1, 0.07, 0.0, 3, 0.95) == pytest.approx(3 * (z * 0.7) ** 2)
+    assert intervals.count_to_decide(1.0, 0.1, 1.0, 3, 0.95) == math.inf
+    assert math.isnan(intervals.count_to_decide(0.1, math.nan, 0.0, 3, 0.95))
+
+
+def test_sequential_action_stops_when_decided_at_the_cap_or_when_futile():
+    act = intervals.sequential_action
+    assert act("PASS", 0, 2, False) == "decided" and act("FAIL", 0, 2, True) == "decided"
+    assert act("INCONCLUSIVE", 0, 2, True) == "continue" and act("INCONCLUSIVE", 0, 2, False) == "futile"
+    assert act("INCONCLUSIVE", 1, 2, True) == "cap"
+    with pytest.raises(ValueError, match="look must be in 0..1"):
+        act("PASS", 2, 2, True)
+    with pytest.raises(ValueError, match="verdict must be"):
+        act("pass", 0, 2, True)
+
+
+def test_fixed_effect_log_ratio_se_matches_the_interval():
+    args = ([200.0, 120.0], [20.0, 30.0], [5, 5], [100.0, 110.0], [10.0, 20.0], [5, 5])
+    est, lo, hi = intervals.fixed_effect_log_ratio(*args)
+    log_est, se, df = intervals.fixed_effect_log_ratio_se(*args)
+    assert math.exp(log_est) == pytest.approx(est)
+    h = stats.t.ppf(0.975, df) * se
+    assert (lo, hi) == pytest.approx((math.exp(log_est - h), math.exp(log_est + h)))
