@@ -325,7 +325,7 @@ def _scenarios() -> list[Scenario]:
                                  f"8 settings x 3 schemes, PM chains at looks {list(looks)} ({what})",
                                  f"normal, CV {cv}, true ratio 1.105", "F&G table1-ep-ge-la",
                                  _seq_fixed_effect(looks, cv)))
-    for looks, cells, what in (((3, 5), 15, "default"), ((10, 20, 30, 40), 25, "paper")):
+    for looks, cells, what in (((3, 5), 15, "default"), ((10, 20, 30, 40), 21, "paper")):
         rows.append(Scenario("sequential paired t (Bonferroni over looks, futility)",
                              f"{cells} cells, splits at looks {list(looks)} ({what})",
                              "t (3 d.f.) differences, mean 0.3 s.d.", "F&G capacity", _seq_paired(looks, cells)))
