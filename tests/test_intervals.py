@@ -88,3 +88,17 @@ def test_the_percentile_bootstrap_over_three_chains_undercovers():
     rows = [coverage.run(s, 1500, seed=5) for s in coverage.SCENARIOS
             if s.used_by == "replaced" and s.count.startswith("3 ")]
     assert rows and all(r["coverage"] < 0.88 for r in rows), rows
+
+
+# --- ma-seq: the union rules of M&A claims 3 and 4 ---
+def test_union_rows_of_ma_claims_3_and_4_are_measured():
+    rows = [s for s in coverage.SCENARIOS if s.used_by.startswith(("M&A claim 3", "M&A claim 4"))]
+    assert {s.used_by.split(" (")[0] for s in rows} == {"M&A claim 3", "M&A claim 4"}
+    assert all(s.required and s.nominal == 0.975 for s in rows)
+
+
+def test_the_union_over_data_sets_without_bonferroni_would_pass_wrongly_too_often():
+    """The row can fail: the same least favourable truth decided at 95 % per data set (no correction over the
+    4 data sets) gives a wrong PASS more often than 2.5 %, so the Bonferroni level is what keeps the rate."""
+    naive = coverage.Scenario("naive", "3", "", "", coverage._union_fixed_poor(3, 0.5, alpha=0.05 * 4), 0.975)
+    assert coverage.run(naive, 1500, seed=2)["coverage"] < 0.96
