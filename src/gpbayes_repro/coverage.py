@@ -263,6 +263,26 @@ def _union_site_beats_taylor(n: int, sigma: float, alpha: float = 0.05):
     return sim
 
 
+def _confirm_only(n: int, sigma: float, p_blocked: float = 0.5, rho: float = 0.7, shrink: float = 0.6):
+    # M&A claims 1 and 3 with lengthened chains (slice_ma.confirm): look 1 decides on the fixed-length chains;
+    # with probability p_blocked the gate blocks the verdict and the chains run on: look 2's per-chain log
+    # efficiencies are correlated with look 1's (rho: they share the first draws) and less spread (shrink:
+    # longer chains); the final verdict is look 1's only if look 2 confirms it.  Truth on the boundary
+    # (A = 2 x B, side above): 1 - P(wrong PASS).
+    def sim(rng):
+        za, zb = rng.standard_normal(n), rng.standard_normal(n)
+        a1, b1 = np.exp(math.log(2.0) + sigma * za), np.exp(sigma * zb)
+        v1, *_ = intervals.decide_all_pairs({"p": (a1, b1)}, 2.0, "above")
+        final = v1
+        if v1 != "INCONCLUSIVE" and rng.random() < p_blocked:
+            mix = lambda z: shrink * sigma * (rho * z + math.sqrt(1 - rho**2) * rng.standard_normal(n))
+            v2, *_ = intervals.decide_all_pairs({"p": (np.exp(math.log(2.0) + mix(za)), np.exp(mix(zb)))}, 2.0,
+                                                "above")
+            final = v1 if v2 == v1 else "INCONCLUSIVE"
+        return (0.0, 1.0, 2.0) if final == "PASS" else (0.0, 1.0, 0.5)
+    return sim
+
+
 def _scenarios() -> list[Scenario]:
     rows = []
     for n in (3, 4):
@@ -318,6 +338,11 @@ def _scenarios() -> list[Scenario]:
                              f"{n} chains per method, 2 -site x 2 -taylor",
                              "log-normal sd 0.5, both -site = the better -taylor (boundary)",
                              "M&A claim 4 (1 - P(wrong PASS))", _union_site_beats_taylor(n, 0.5), nominal=0.975))
+    rows.append(Scenario("two looks, confirm-only (gate-blocked verdicts re-decided on lengthened chains)",
+                         "3 vs 3 chains, half the verdicts blocked at look 1",
+                         "log-normal sd 0.5, look 2 correlated 0.7 with look 1, truth on the boundary",
+                         "M&A claims 1, 3 with extended chains (1 - P(wrong PASS))", _confirm_only(3, 0.5),
+                         nominal=0.975))
     return rows
 
 
