@@ -110,3 +110,8 @@ def test_confirm_only_extension_row_is_measured():
     wrong verdict needs a wrong look 1 (its coverage: the parametrized test above, >= 96 % at nominal 97.5 %)."""
     row = [s for s in coverage.SCENARIOS if s.method.startswith("two looks, confirm-only")]
     assert len(row) == 1 and row[0].required and row[0].nominal == 0.975
+
+
+def test_sequential_over_draws_rows_are_measured():
+    rows = [s for s in coverage.SCENARIOS if s.used_by.startswith("M&A claim 2 over draws")]
+    assert len(rows) == 2 and all(r.required and r.nominal == 0.975 for r in rows)

@@ -490,3 +490,54 @@ def test_gate_plan_extends_only_the_blocked_verdicts_chains_and_look_2_can_only_
     for r in list(confirmed.values()) + list(flipped.values()):
         gclaims.validate_claim(r)
     assert sm.gate_plan(recs(GOOD, conv)) == {"extend": [], "claims": {}}
+
+
+# --------------------------------------------------------------------------- claim 2 over draws of the generator
+def _units(log_ratios, rhat=1.01, ess=500.0):
+    return [{"draw": k, "log_ratio": x, "max_rank_rhat": rhat, "min_bulk_ess": ess} for k, x in enumerate(log_ratios)]
+
+
+def test_sequential_over_draws_decides_with_bonferroni_over_looks_and_stops():
+    close = _units([0.1, -0.1, 0.05, 0.0, 0.12])
+    res = sm.sequential_over_draws(close, 0, 4, (1 / 3, 3))
+    assert res["level"] == pytest.approx(1 - 0.05 / 4) and res["verdict"] == "PASS" and res["stop"]
+    x = np.array([0.1, -0.1, 0.05, 0.0, 0.12])
+    h = stats.t.ppf(1 - 0.05 / 8, 4) * x.std(ddof=1) / math.sqrt(5)
+    assert res["hi"] == pytest.approx(math.exp(x.mean() + h)) and res["lo"] == pytest.approx(math.exp(x.mean() - h))
+    spread = _units([1.5, 0.0, 0.3, -0.2, 0.8])
+    mid = sm.sequential_over_draws(spread, 0, 4, (1 / 3, 3))
+    assert mid["verdict"] == "INCONCLUSIVE" and not mid["stop"]
+    assert sm.sequential_over_draws(spread, 3, 4, (1 / 3, 3))["stop"]  # the cap
+    far = sm.sequential_over_draws(_units([2.0, 2.1, 1.9, 2.05, 1.95]), 0, 4, (1 / 3, 3))
+    assert far["verdict"] == "FAIL" and far["stop"]
+    # both methods' chains on every draw are gated, for either verdict; an unconverged draw stops the design
+    blocked = sm.sequential_over_draws(_units([0.1, -0.1, 0.05, 0.0, 0.12], ess=40.0), 0, 4, (1 / 3, 3))
+    assert blocked["interval_verdict"] == "PASS" and blocked["verdict"] == "INCONCLUSIVE" and blocked["stop"]
+
+
+def test_claim_2_is_re_encoded_over_draws():
+    from gpbayes_repro import claims as gclaims
+
+    zero = {"mining": 40, "redwoods_standin": 500}
+    recs = sm.fig3_claims(table_from(GOOD), zero, CFG["claims"], chains=chains_from(GOOD, 0.01), seed=1)
+    none = {r["id"]: r for r in sm.claim2_over_draws(recs, None, CFG["claims"])}
+    c2 = gclaims.validate_claim(dict(none["synthetic-surr-post-close"]))
+    assert c2["verdict"] == "INCONCLUSIVE" and "only Fig. 3's draw" in c2["reason"] and "encoding_change" in c2
+    assert c2["measured"]["fig3_draw_interval"]["quantity"] == "post-site / surr-site"
+    assert none["ionosphere-site-beats-baselines"] is recs[0]
+    look = sm.sequential_over_draws(_units([0.1, -0.1, 0.05, 0.0, 0.12]), 0, 4, (1 / 3, 3))
+    done = {r["id"]: r for r in sm.claim2_over_draws(recs, look, CFG["claims"])}["synthetic-surr-post-close"]
+    done = gclaims.validate_claim(dict(done))
+    assert done["verdict"] == "PASS" and done["interval"]["hi"] == pytest.approx(look["hi"])
+    assert done["measured"]["sequential"]["n_draws"] == 5 and "Bonferroni over 4" in done["interval"]["method"]
+
+
+def test_synthetic_draws_are_new_data_except_draw_0():
+    d0 = sm.synthetic_draw(CFG, 12, 5, 0)
+    np.testing.assert_array_equal(d0["y"].values, sm.problem_data("synthetic", CFG, TINY, 5)["y"].values)
+    d1, d2 = sm.synthetic_draw(CFG, 12, 5, 1), sm.synthetic_draw(CFG, 12, 5, 2)
+    assert not np.array_equal(d1["y"].values, d0["y"].values) and not np.array_equal(d1["y"].values, d2["y"].values)
+    # a further draw's chains have streams of their own (not Fig. 3's chain streams)
+    a = sm.run_block(d1, method="surr-site", block=0, cfg=CFG, settings=TINY, seed=5, draw=1)
+    b = sm.run_block(d1, method="surr-site", block=0, cfg=CFG, settings=TINY, seed=5)
+    assert not np.array_equal(a["posterior"]["psi"].values, b["posterior"]["psi"].values)

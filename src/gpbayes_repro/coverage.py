@@ -283,6 +283,29 @@ def _confirm_only(n: int, sigma: float, p_blocked: float = 0.5, rho: float = 0.7
     return sim
 
 
+def _sequential_draws(kind: str, sd_between: float = 0.77, per_look: int = 4, max_looks: int = 4):
+    # M&A claim 2 over draws of the synthetic generator (slice_ma.sequential_over_draws): Fig. 3's draw, then
+    # looks adding per_look draws, each look's t interval at 1 - 0.05 / max_looks, stop when decided.  Truth
+    # on the upper end of the equivalence range (generator geometric mean = 3): a PASS is wrong.  Per-draw log
+    # ratios: normal, or t with 3 d.f. (heavy-tailed draws), with the between-draw s.d. of Fig. 3's draw and
+    # workflow seeds 1-3 (0.77 on the log scale).  1 - P(wrong PASS).
+    from gpbayes_repro.experiments.slice_ma import sequential_over_draws
+
+    def unit(rng):
+        z = rng.standard_normal() if kind == "normal" else rng.standard_t(3) / math.sqrt(3.0)
+        return {"draw": 0, "log_ratio": math.log(3.0) + sd_between * z, "max_rank_rhat": 1.0, "min_bulk_ess": 1e3}
+
+    def sim(rng):
+        units = [unit(rng)]
+        for look in range(max_looks):
+            units += [unit(rng) for _ in range(per_look)]
+            res = sequential_over_draws(units, look, max_looks, (1 / 3, 3.0))
+            if res["stop"]:
+                break
+        return (0.0, 1.0, 2.0) if res["verdict"] == "PASS" else (0.0, 1.0, 0.5)
+    return sim
+
+
 def _scenarios() -> list[Scenario]:
     rows = []
     for n in (3, 4):
@@ -343,6 +366,11 @@ def _scenarios() -> list[Scenario]:
                          "log-normal sd 0.5, look 2 correlated 0.7 with look 1, truth on the boundary",
                          "M&A claims 1, 3 with extended chains (1 - P(wrong PASS))", _confirm_only(3, 0.5),
                          nominal=0.975))
+    for kind in ("normal", "t3"):
+        rows.append(Scenario("sequential t over data draws (Bonferroni over 4 looks)",
+                             "1 + 4 draws per look, up to 4 looks (paper scale)",
+                             f"per-draw log ratios {kind}, between-draw sd 0.77, truth at the range's end (3)",
+                             "M&A claim 2 over draws (1 - P(wrong PASS))", _sequential_draws(kind), nominal=0.975))
     return rows
 
 

@@ -204,6 +204,102 @@ def slice_ma_extended(wildcards):
     return [f"results/slice/extended/{g.replace('/', '_')}.nc" for g in plan["extend"]]
 
 
+# Claim 2 over draws of the paper's synthetic generator (issue 26 section 4): draw 0 is Fig. 3's
+# data set; each look adds draws_per_look draws (surr-site and post-site chains on each) until the
+# Bonferroni-over-looks interval decides or max_looks are spent (0: only Fig. 3's draw).
+SMA_DRAWS = SMA_SET.get("synthetic_draws") or {"max_looks": 0}
+SMA_DRAW_SETTINGS = {
+    "n_chains": SMA_DRAWS.get("n_chains", 1),
+    "chains_per_job": SMA_DRAWS.get("n_chains", 1),
+    "synthetic": {
+        "n": SMA_SET["synthetic"]["n"],
+        "n_burn": SMA_DRAWS.get("n_burn", 0),
+        "n_draws": SMA_DRAWS.get("n_draws", 1),
+    },
+}
+
+
+def sma_fig3_files(dataset, method):
+    return [
+        f"results/slice/chains/{dataset}_{method}_block{b}.nc"
+        for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
+    ]
+
+
+rule slice_ma_draw_chains:
+    """Chains of surr-site or post-site on one further draw of M&A's synthetic generator (claim 2)."""
+    output:
+        "results/slice/draws/synthetic_draw{draw}_{method}.nc",
+    log:
+        "logs/slice/draws/synthetic_draw{draw}_{method}.log",
+    benchmark:
+        "benchmarks/slice_ma_draw_chains/synthetic_draw{draw}_{method}.tsv"
+    wildcard_constraints:
+        draw="[1-9][0-9]*",
+        method="surr-site|post-site",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg=SMA_MODEL_CFG,
+        data_cfg={"synthetic": SMA["synthetic"]},
+        settings=SMA_DRAW_SETTINGS,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_draw_chains.py"
+
+
+checkpoint slice_ma_draws_look:
+    """Look {look} of claim 2's sequential design: the t interval over the draws so far (level
+    1 - 0.05 / max_looks), decided or not; the next look is asked for only if not."""
+    input:
+        surr_site=sma_fig3_files("synthetic", "surr-site"),
+        post_site=sma_fig3_files("synthetic", "post-site"),
+        draw_surr=lambda wc: [
+            f"results/slice/draws/synthetic_draw{k}_surr-site.nc"
+            for k in range(1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0))
+        ],
+        draw_post=lambda wc: [
+            f"results/slice/draws/synthetic_draw{k}_post-site.nc"
+            for k in range(1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0))
+        ],
+    output:
+        "results/slice/draws/look{look}.json",
+    log:
+        "logs/slice/draws/look{look}.log",
+    benchmark:
+        "benchmarks/slice_ma_draws_look/look{look}.tsv"
+    wildcard_constraints:
+        look="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
+    params:
+        max_looks=SMA_DRAWS["max_looks"],
+        bounds=[1.0 / SMA["claims"]["surr_post_factor"], SMA["claims"]["surr_post_factor"]],
+    script:
+        "../scripts/slice_ma_draws_look.py"
+
+
+def slice_ma_draws_final(wildcards):
+    """The look that stopped claim 2's design (none when the scale plans no look)."""
+    import json
+
+    for look in range(SMA_DRAWS["max_looks"]):
+        out = checkpoints.slice_ma_draws_look.get(look=look).output[0]
+        with open(out) as fh:
+            if json.load(fh)["stop"]:
+                return [out]
+    return []
+
+
 rule slice_ma_claims:
     """The four claims on Figure 3 (PASS/FAIL with the numbers); a verdict the gate blocked is
     re-decided on the extended chains and kept only if they confirm it."""
@@ -214,6 +310,7 @@ rule slice_ma_claims:
         data=expand("results/slice/data/{ds}.nc", ds=SMA["datasets"]),
         plan="results/slice/gate_plan.json",
         extended=slice_ma_extended,
+        draws=slice_ma_draws_final,
     output:
         "results/claims/slice_ma.json",
     log:
@@ -228,6 +325,7 @@ rule slice_ma_claims:
         runtime=runtime_min(5),
     params:
         claims=SMA["claims"],
+        draws=SMA_DRAWS,
         scale=SCALE,
         seed=SEED,
     script:

@@ -22,5 +22,8 @@ with job(snakemake):
         t2, c2, v2 = slice_ma.with_extended(*frames, ext)
         look2 = slice_ma.fig3_claims(t2, zero_bins, p.claims, chains=c2, seed=p.seed, convergence=v2)
         records = slice_ma.confirm(look1, look2, plan, info)
+    draws = getattr(i, "draws", None)
+    look = json.loads(open(draws[0]).read()) if draws else None
+    records = slice_ma.claim2_over_draws(records, look, p.claims)
     claims.write_claims("slice_ma", records, snakemake.output[0], scale=p.scale, config={"claims": p.claims},
                         seed=p.seed)

@@ -280,7 +280,7 @@ def initial_point(model: LatentGaussianModel, rng: np.random.Generator) -> tuple
 
 
 def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: dict,
-              seed: int) -> dict[str, xr.Dataset]:
+              seed: int, draw: int | None = None) -> dict[str, xr.Dataset]:
     """Chains ``block`` of one (data set, method) as ArviZ-layout groups."""
     name = str(ds.attrs["name"])
     s = settings[name]
@@ -290,7 +290,7 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
     target = str(cfg.get("target", hs.DEFAULT_TARGET))
     results = []
     for c in chains:
-        psi0, f0, gen = _chain_start(model, name, method, c, seed, target)
+        psi0, f0, gen = _chain_start(model, name, method, c, seed, target, draw)
         t0 = time.perf_counter()
         out = hs.run_chain(gen, model, psi0, f0, method, n_burn=int(s["n_burn"]), n_draws=int(s["n_draws"]),
                            n_latent_updates=int(cfg["n_latent_updates"]), root=root, target=target,
@@ -300,11 +300,15 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
     return _block_groups(results, model, ds, method, chains, cfg, s, root, target)
 
 
-def _chain_start(model, name: str, method: str, c: int, seed: int, target: str):
-    """Chain ``c``'s initial point (shared by every method of the data set) and its own generator."""
-    psi0, f0 = initial_point(model, rngmod.stream(seed, "slice_ma", name, "init", c))
+def _chain_start(model, name: str, method: str, c: int, seed: int, target: str, draw: int | None = None):
+    """Chain ``c``'s initial point (shared by every method of the data set) and its own generator.
+
+    ``draw``: a further data draw of the synthetic generator (claim 2 over draws): streams of its own.
+    """
+    d = () if draw is None else ("draw", int(draw))
+    psi0, f0 = initial_point(model, rngmod.stream(seed, "slice_ma", name, *d, "init", c))
     # the diagnostic target (released code) gets streams of its own; the default keys are unchanged
-    key = ("slice_ma", name, method, "chain", c) + (() if target == hs.DEFAULT_TARGET else (target,))
+    key = ("slice_ma", name, *d, method, "chain", c) + (() if target == hs.DEFAULT_TARGET else (target,))
     return psi0, f0, rngmod.stream(seed, *key)
 
 
@@ -987,4 +991,124 @@ def zero_bins_of(paths) -> dict:
         attrs = xr.load_dataset(f).attrs
         if "n_zero_bins" in attrs:
             out[attrs["name"]] = int(attrs["n_zero_bins"])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# claim 2 over draws of the paper's synthetic generator (issue 26 section 4)
+# ---------------------------------------------------------------------------
+def synthetic_draw(cfg: dict, n: int, seed: int, draw: int) -> xr.Dataset:
+    """Draw ``draw`` of M&A's synthetic generator (draw 0 is Fig. 3's data set; others have streams of their own)."""
+    c = cfg["synthetic"]
+    key = ("slice_ma", "synthetic", "simulate") + (() if int(draw) == 0 else ("draw", int(draw)))
+    ds = synthetic_data(int(n), rngmod.stream(seed, *key), n_full=int(c["n_full"]), d=int(c["d"]),
+                        noise_variance=float(c["noise_variance"]), lengthscale_max=float(c["lengthscale_max"]))
+    ds.attrs["draw"] = int(draw)
+    return ds
+
+
+def draw_unit(surr: dict, post: dict) -> dict:
+    """One data draw's unit for claim 2: log of post-site / surr-site geometric-mean ESS per covariance
+    construction over the draw's chains, and the draw's convergence (both methods gated)."""
+    es, ep = chain_efficiency(surr)["per_covariance"].values, chain_efficiency(post)["per_covariance"].values
+    conv = convergence_rows([surr, post])
+    return {"draw": int(surr["posterior"].attrs.get("draw", 0)),
+            "log_ratio": float(np.mean(np.log(ep)) - np.mean(np.log(es))),
+            "max_rank_rhat": float(conv["max_rank_rhat"].max()), "min_bulk_ess": float(conv["min_bulk_ess"].min())}
+
+
+def sequential_over_draws(units: list[dict], look: int, max_looks: int, bounds, alpha: float = 0.05) -> dict:
+    """Look ``look`` (0-based) of claim 2's sequential design over data draws.
+
+    ``units``: :func:`draw_unit` of every draw so far.  The quantity is the generator's
+    geometric-mean ratio post-site / surr-site (the mean over draws of the per-draw log
+    ratio; a draw's within-draw chain noise is part of its spread): a t interval over
+    draws at level 1 - alpha / max_looks (Bonferroni over the planned looks: whatever
+    the stopping, the chance of a wrong verdict is at most alpha), decided against
+    ``bounds`` (equivalence: PASS inside, FAIL wholly outside).  Both methods' chains on
+    every draw are gated (either verdict).  ``stop``: decided, blocked by the gate (more
+    draws cannot fix unconverged chains), or the last planned look.
+    """
+    from scipy import stats
+
+    x = np.array([u["log_ratio"] for u in units], dtype=float)
+    level = 1 - alpha / max(int(max_looks), 1)
+    m = x.size
+    est = float(np.exp(x.mean())) if m else math.nan
+    lo = hi = math.nan
+    if m >= 2 and np.all(np.isfinite(x)):
+        h = float(stats.t.ppf(0.5 + level / 2, m - 1)) * float(x.std(ddof=1)) / math.sqrt(m)
+        lo, hi = float(np.exp(x.mean() - h)), float(np.exp(x.mean() + h))
+    verdict = claims.decide(lo, hi, list(bounds), "between")
+    final, why = claims.directional_gate(verdict, {verdict: ([u["max_rank_rhat"] for u in units],
+                                                             [u["min_bulk_ess"] for u in units])})
+    stop = final != "INCONCLUSIVE" or why is not None or look + 1 >= max_looks
+    return {"look": int(look), "max_looks": int(max_looks), "n_draws": int(m), "level": level, "estimate": est,
+            "lo": lo, "hi": hi, "interval_verdict": verdict, "verdict": final, "gate": why, "stop": bool(stop),
+            "units": units}
+
+
+#: measured cost of one further synthetic draw at default sizes (n = 100, 3 chains x (200 + 1800) iterations of
+#: surr-site and post-site: 37 + 42 CPU-s, AMD EPYC, the default run's benchmarks)
+DRAW_CPU_S_DEFAULT = 79.0
+
+
+def claim2_over_draws(records: list[dict], look: dict | None, claims_cfg: dict) -> list[dict]:
+    """Claim 2 re-encoded over draws of the paper's synthetic generator (issue 26 section 4).
+
+    M&A built the synthetic problem "to assess how much worse the surrogate data method is
+    compared to an ideal reparameterization" and hedge their finding to "this particular
+    dataset", a draw that cannot be recovered; what a reproduction can test is the
+    generator's typical draw.  The spread of post/surr between draws (Fig. 3's draw 4.6x,
+    workflow seeds 1-3: 1.02, 1.36, 0.81) exceeds the spread between chains of one draw, so
+    more chains on one draw would only decide that draw.  ``look``: the stopping look of
+    :func:`sequential_over_draws` (None: the scale plans no further draw; the claim stays
+    INCONCLUSIVE with the cost that would decide it).  The within-draw interval of Fig. 3's
+    draw stays in the record, for information.
+    """
+    f = float(claims_cfg["surr_post_factor"])
+    out = []
+    for rec in records:
+        if rec["id"] != "synthetic-surr-post-close":
+            out.append(rec)
+            continue
+        rec = copy.deepcopy(rec)
+        rec["measured"]["fig3_draw_interval"] = rec.pop("interval")
+        rec["measured"]["fig3_draw_verdict"] = rec.get("measured", {}).get("interval_verdict", rec["verdict"])
+        rec["statement"] = (f"Synthetic regression (the paper's generator): post- and surr- are within a factor {f:g} "
+                            "of each other in effective samples per covariance construction on a typical draw "
+                            "(geometric mean over draws)")
+        rec["rationale"] = (f"'very similarly' = within the {f:g}x advantage the authors expected and did not see "
+                            "(equivalence, [1/3, 3]); the paper ran one draw of its generator to assess the method "
+                            "and hedges to 'this particular dataset', which cannot be recovered, and the ratio "
+                            "varies more between draws than between chains: so the claim is decided over draws "
+                            "(draw 0 = Fig. 3's), a t interval over the per-draw log ratios, sequential in blocks "
+                            "of draws with Bonferroni over the planned looks")
+        rec["encoding_change"] = ("was decided on the chains of one draw (Fig. 3's); now over draws of the "
+                                  "generator; old and new verdicts in the closing note")
+        rec.pop("reason", None)
+        if look is None:
+            rec["verdict"], rec["passed"] = "INCONCLUSIVE", False
+            rec["interval"] = None
+            rec["reason"] = ("decided over draws of the generator, and this scale runs only Fig. 3's draw: "
+                             f"about 12-16 further draws would decide it (one draw at default sizes, surr-site and "
+                             f"post-site x 3 chains x 2,000 iterations: ~{DRAW_CPU_S_DEFAULT:.0f} CPU-s; the paper "
+                             "scale runs the design)")
+            out.append(rec)
+            continue
+        rec["measured"]["sequential"] = {k: look[k] for k in ("look", "max_looks", "n_draws", "level",
+                                                              "interval_verdict", "gate")}
+        rec["measured"]["per_draw_ratio"] = {str(u["draw"]): float(np.exp(u["log_ratio"])) for u in look["units"]}
+        rec["interval"] = {"quantity": "post-site / surr-site, geometric mean over draws", "estimate":
+                           claims.finite_or_none(look["estimate"]), "lo": claims.finite_or_none(look["lo"]),
+                           "hi": claims.finite_or_none(look["hi"]), "threshold": [1.0 / f, f], "side": "between",
+                           "method": (f"{100 * look['level']:.4g}% t interval over {look['n_draws']} data draws of "
+                                      f"the mean per-draw log ratio (Bonferroni over {look['max_looks']} planned "
+                                      "looks; coverage measured: gpbayes_repro.coverage)")}
+        rec["verdict"] = look["verdict"]
+        rec["passed"] = look["verdict"] == "PASS"
+        if look["verdict"] == "INCONCLUSIVE":
+            rec["reason"] = look["gate"] or (f"{look['n_draws']} draws, {look['max_looks']} looks spent: the interval "
+                                             "straddles an end of the equivalence range")
+        out.append(rec)
     return out
