@@ -471,7 +471,7 @@ def test_gate_plan_extends_only_the_blocked_verdicts_chains_and_look_2_can_only_
     look1 = recs(bad, unconv)
     plan = sm.gate_plan(look1)
     # the FAIL rests on the baseline that beats the -site methods (prior-white), not on surr-site
-    assert plan["extend"] == ["ionosphere/prior-white"]
+    assert plan["extend"] == ["ionosphere/prior-white"] and plan["groups"] == [["ionosphere", "prior-white"]]
     assert plan["claims"] == {"ionosphere-site-beats-baselines": {"interval_verdict": "FAIL",
                                                                   "gate_needs": ["ionosphere/prior-white"]}}
     info = {"ionosphere/prior-white": {"n_draws": 900, "stopped": "converged"}}
@@ -489,7 +489,7 @@ def test_gate_plan_extends_only_the_blocked_verdicts_chains_and_look_2_can_only_
 
     for r in list(confirmed.values()) + list(flipped.values()):
         gclaims.validate_claim(r)
-    assert sm.gate_plan(recs(GOOD, conv)) == {"extend": [], "claims": {}}
+    assert sm.gate_plan(recs(GOOD, conv)) == {"extend": [], "groups": [], "claims": {}}
 
 
 # --------------------------------------------------------------------------- claim 2 over draws of the generator

@@ -28,7 +28,8 @@ rule regression_ml:
 
 rule regression_mh_chains:
     """The random-walk MH chains on the log hyperparameters (one job: with `until_converged` they run
-    together until rank R-hat and ESS reach the claims' thresholds or the scale's draws are spent)."""
+    together until rank R-hat and ESS reach the claims' thresholds or the scale's draws are spent).
+    """
     input:
         data=f"{PROCESSED}/{{dataset}}.nc",
         ml="results/regression_mh/{dataset}/ml.nc",

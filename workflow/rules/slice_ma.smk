@@ -140,7 +140,8 @@ rule slice_ma_fig3:
 
 checkpoint slice_ma_gate_plan:
     """Which chains the claims' gate needs longer: the groups an interval verdict rests on that are
-    not converged (issue 26 section 3); none when every verdict already rests on converged chains."""
+    not converged (issue 26 section 3); none when every verdict already rests on converged chains.
+    """
     input:
         table="results/slice/fig3.csv",
         chains="results/slice/efficiency_per_chain.csv",
@@ -187,21 +188,14 @@ rule slice_ma_extend:
         runtime=runtime_min(1440),
     params:
         cfg=SMA_MODEL_CFG,
-        settings=lambda wc: {k: SMA_SET[k] for k in ("n_chains", "chains_per_job", wc.dataset)},
+        settings=lambda wc: {
+            k: SMA_SET[k] for k in ("n_chains", "chains_per_job", wc.dataset)
+        },
         ext=SMA["extension"],
         seed=SEED,
         scale=SCALE,
     script:
         "../scripts/slice_ma_extend.py"
-
-
-def slice_ma_extended(wildcards):
-    """The extended groups the gate plan asks for (read once the checkpoint has run)."""
-    import json
-
-    with open(checkpoints.slice_ma_gate_plan.get().output[0]) as fh:
-        plan = json.load(fh)
-    return [f"results/slice/extended/{g.replace('/', '_')}.nc" for g in plan["extend"]]
 
 
 # Claim 2 over draws of the paper's synthetic generator (issue 26 section 4): draw 0 is Fig. 3's
@@ -217,13 +211,6 @@ SMA_DRAW_SETTINGS = {
         "n_draws": SMA_DRAWS.get("n_draws", 1),
     },
 }
-
-
-def sma_fig3_files(dataset, method):
-    return [
-        f"results/slice/chains/{dataset}_{method}_block{b}.nc"
-        for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
-    ]
 
 
 rule slice_ma_draw_chains:
@@ -261,11 +248,15 @@ checkpoint slice_ma_draws_look:
         post_site=sma_fig3_files("synthetic", "post-site"),
         draw_surr=lambda wc: [
             f"results/slice/draws/synthetic_draw{k}_surr-site.nc"
-            for k in range(1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0))
+            for k in range(
+                1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0)
+            )
         ],
         draw_post=lambda wc: [
             f"results/slice/draws/synthetic_draw{k}_post-site.nc"
-            for k in range(1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0))
+            for k in range(
+                1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0)
+            )
         ],
     output:
         "results/slice/draws/look{look}.json",
@@ -283,21 +274,12 @@ checkpoint slice_ma_draws_look:
         runtime=runtime_min(5),
     params:
         max_looks=SMA_DRAWS["max_looks"],
-        bounds=[1.0 / SMA["claims"]["surr_post_factor"], SMA["claims"]["surr_post_factor"]],
+        bounds=[
+            1.0 / SMA["claims"]["surr_post_factor"],
+            SMA["claims"]["surr_post_factor"],
+        ],
     script:
         "../scripts/slice_ma_draws_look.py"
-
-
-def slice_ma_draws_final(wildcards):
-    """The look that stopped claim 2's design (none when the scale plans no look)."""
-    import json
-
-    for look in range(SMA_DRAWS["max_looks"]):
-        out = checkpoints.slice_ma_draws_look.get(look=look).output[0]
-        with open(out) as fh:
-            if json.load(fh)["stop"]:
-                return [out]
-    return []
 
 
 rule slice_ma_claims:

@@ -108,7 +108,7 @@ def stop_rule(exp_cfg: dict, settings: dict) -> runner.StopRule | None:
         return None
     c = exp_cfg["claims"]
     return runner.StopRule(rhat=float(c["max_rhat"]), ess_bulk=float(c["min_ess"]),
-                           check_every=int(uc["check_every"]), min_draws=int(uc.get("min_draws", 100)),
+                           check_every=int(uc["check_every"]), min_draws=int(uc.get("min_draws", 2000)),
                            max_draws=int(settings["n_draws"]))
 
 

@@ -907,7 +907,8 @@ def gate_plan(records: list[dict]) -> dict:
     """The groups to run longer: those a claim's interval verdict rests on that fail the gate.
 
     ``records``: :func:`fig3_claims` on the fixed-length chains (look 1).  Returns
-    ``{"extend": ["data set/method", ...], "claims": {id: {"interval_verdict", "gate_needs"}}}``;
+    ``{"extend": ["data set/method", ...], "groups": [[data set, method], ...], "claims": {id:
+    {"interval_verdict", "gate_needs"}}}``;
     an empty ``extend`` when every verdict the intervals give is already on converged chains.
     """
     out = {"extend": set(), "claims": {}}
@@ -918,6 +919,7 @@ def gate_plan(records: list[dict]) -> dict:
             out["claims"][rec["id"]] = {"interval_verdict": m["interval_verdict"], "gate_needs": list(need)}
             out["extend"].update(need)
     out["extend"] = sorted(out["extend"])
+    out["groups"] = [g.split("/") for g in out["extend"]]
     return out
 
 
