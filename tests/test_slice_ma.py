@@ -513,6 +513,8 @@ def test_sequential_over_draws_decides_with_bonferroni_over_looks_and_stops():
     # both methods' chains on every draw are gated, for either verdict; an unconverged draw stops the design
     blocked = sm.sequential_over_draws(_units([0.1, -0.1, 0.05, 0.0, 0.12], ess=40.0), 0, 4, (1 / 3, 3))
     assert blocked["interval_verdict"] == "PASS" and blocked["verdict"] == "INCONCLUSIVE" and blocked["stop"]
+    # an undecided look goes on whatever the chains (the gate judges a verdict, not the absence of one)
+    assert not sm.sequential_over_draws(_units([1.5, 0.0, 0.3, -0.2, 0.8], ess=40.0), 0, 4, (1 / 3, 3))["stop"]
 
 
 def test_claim_2_is_re_encoded_over_draws():

@@ -1042,8 +1042,8 @@ def sequential_over_draws(units: list[dict], look: int, max_looks: int, bounds, 
         h = float(stats.t.ppf(0.5 + level / 2, m - 1)) * float(x.std(ddof=1)) / math.sqrt(m)
         lo, hi = float(np.exp(x.mean() - h)), float(np.exp(x.mean() + h))
     verdict = claims.decide(lo, hi, list(bounds), "between")
-    final, why = claims.directional_gate(verdict, {verdict: ([u["max_rank_rhat"] for u in units],
-                                                             [u["min_bulk_ess"] for u in units])})
+    gate = ([u["max_rank_rhat"] for u in units], [u["min_bulk_ess"] for u in units])
+    final, why = claims.directional_gate(verdict, {"PASS": gate, "FAIL": gate})
     stop = final != "INCONCLUSIVE" or why is not None or look + 1 >= max_looks
     return {"look": int(look), "max_looks": int(max_looks), "n_draws": int(m), "level": level, "estimate": est,
             "lo": lo, "hi": hi, "interval_verdict": verdict, "verdict": final, "gate": why, "stop": bool(stop),
