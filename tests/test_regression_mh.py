@@ -77,3 +77,22 @@ def test_rhat_claim_is_reached_within_the_budget_not_a_point_value(problem, stop
     old = regression_mh.evaluate_claims(_table("length", 40000, rhat=1.0109),
                                         {**copy.deepcopy(exp), "until_converged": None}, "default", "housing")
     assert {r["id"]: r for r in old}["housing-rhat"]["passed"] is False
+
+
+def test_diagnostics_record_the_stop_rules_r_hat_path(problem):
+    ds, ml, exp = problem
+    settings = {"n_chains": 2, "n_burn": 50, "n_draws": 120}
+    stop = runner.StopRule(rhat=1 + 1e-12, ess_bulk=1e9, check_every=70, min_draws=10, max_draws=300)
+    groups = regression_mh.merge_chains(regression_mh.run_chains(ds, ml, exp, settings, _gens(2), stop))
+    ml = ml.assign_coords(param=list(groups["posterior"]["param"].values),
+                          param2=list(groups["posterior"]["param"].values))
+    table = regression_mh.diagnostics_table(groups, ml)
+    assert list(table.attrs["rhat_check_draws"]) == [70, 140, 210, 280] and table.attrs["stopped"] == "budget: 300 draws"
+    from gpbayes import diagnostics
+
+    x = groups["posterior"]["psi"].transpose("chain", "draw", "param").values
+    want = max(diagnostics.split_rhat(x[:, :140, j], rank_normalize=True) for j in range(x.shape[2]))
+    assert table.attrs["rhat_at_checks"][1] == pytest.approx(want)
+    rec = {r["id"]: r for r in regression_mh.evaluate_claims(table, exp, "default", "toy")}["toy-rhat"]
+    assert rec["passed"] is False and rec["measured"]["max_rank_rhat_at_checks"][280] == pytest.approx(
+        table.attrs["rhat_at_checks"][3], abs=1e-5)
