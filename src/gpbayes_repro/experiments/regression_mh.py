@@ -282,5 +282,8 @@ def _rhat_claim(table: xr.Dataset, exp_cfg: dict, scale: str, dataset: str, max_
         "passed": ok,
     }
     if not ok:
-        rec["reason"] = f"stop rule not met within the budget ({stopped})"
+        path = measured.get("max_rank_rhat_at_checks") or {}
+        low = f"; lowest max R-hat at a check {min(path.values()):.4g}" if path else ""
+        rec["reason"] = (f"stop rule not met within the budget ({stopped}): max rank R-hat {max_rhat:.4g} after "
+                         f"{n_draws} draws{low}")
     return rec
