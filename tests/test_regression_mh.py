@@ -96,3 +96,17 @@ def test_diagnostics_record_the_stop_rules_r_hat_path(problem):
     rec = {r["id"]: r for r in regression_mh.evaluate_claims(table, exp, "default", "toy")}["toy-rhat"]
     assert rec["passed"] is False and rec["measured"]["max_rank_rhat_at_checks"][280] == pytest.approx(
         table.attrs["rhat_at_checks"][3], abs=1e-5)
+
+
+def test_a_budget_shorter_than_one_check_records_no_path(problem):
+    """The smoke scale: 300 draws, checks every 2000: the chains stop on the budget without a check."""
+    ds, ml, exp = problem
+    settings = {"n_chains": 2, "n_burn": 20, "n_draws": 60}
+    groups = regression_mh.merge_chains(regression_mh.run_chains(ds, ml, exp, settings, _gens(2),
+                                                                 regression_mh.stop_rule(exp, settings)))
+    ml = ml.assign_coords(param=list(groups["posterior"]["param"].values),
+                          param2=list(groups["posterior"]["param"].values))
+    table = regression_mh.diagnostics_table(groups, ml)
+    assert "rhat_at_checks" not in table.attrs and table.attrs["stopped"] == "budget: 60 draws"
+    rec = {r["id"]: r for r in regression_mh.evaluate_claims(table, exp, "smoke", "toy")}["toy-rhat"]
+    assert rec["passed"] is False and "max_rank_rhat_at_checks" not in rec["measured"]

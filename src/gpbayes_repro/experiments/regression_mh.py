@@ -194,7 +194,7 @@ def diagnostics_table(groups: dict[str, xr.Dataset], ml: xr.Dataset) -> xr.Datas
         max_draws=int(groups["posterior"].attrs.get("max_draws", psi.sizes["draw"])),
     )
     every = int(groups["posterior"].attrs.get("check_every", 0))
-    if every and psi.sizes["chain"] > 1:
+    if every and psi.sizes["chain"] > 1 and psi.sizes["draw"] >= every:
         # the stop rule's path: max rank R-hat over hyperparameters after every check_every draws
         x = psi.transpose("chain", "draw", "param").values
         ns = list(range(every, x.shape[1] + 1, every))
@@ -253,8 +253,9 @@ def _rhat_claim(table: xr.Dataset, exp_cfg: dict, scale: str, dataset: str, max_
     if "rhat_at_checks" in table.attrs:
         path = dict(zip((int(n) for n in np.atleast_1d(table.attrs["rhat_check_draws"])),
                         (round(float(r), 5) for r in np.atleast_1d(table.attrs["rhat_at_checks"]))))
-        measured["max_rank_rhat_at_checks"] = path
-        measured["lowest_max_rank_rhat_at_a_check"] = min(path.values())
+        if path:
+            measured["max_rank_rhat_at_checks"] = path
+            measured["lowest_max_rank_rhat_at_a_check"] = min(path.values())
     uc = exp_cfg.get("until_converged")
     if not uc:
         ok = max_rhat < c["max_rhat"]
