@@ -336,7 +336,13 @@ def test_the_gate_applies_to_the_chains_that_favour_the_verdict():
     assert decided([("ionosphere", "surr-site")])["ionosphere-site-beats-baselines"]["verdict"] == "INCONCLUSIVE"
     # claim 3's PASS rests on the other methods of the data set where fixed is poor; fixed's own chains cannot favour it
     assert decided([("ionosphere", "fixed")])["fixed-worst-or-near-worst"]["verdict"] == "PASS"
-    assert decided([("ionosphere", "prior-white")])["fixed-worst-or-near-worst"]["verdict"] == "INCONCLUSIVE"
+    # ... on ANY data set where fixed is poor (each decided at the Bonferroni level over data sets): an
+    # unconverged other method on one of them moves the PASS to the next; on all of them it blocks it
+    one = decided([("ionosphere", "prior-white")])["fixed-worst-or-near-worst"]
+    assert one["verdict"] == "PASS" and one["measured"]["data_set_gated"] == "synthetic"
+    every = decided([(d, "prior-white") for d in ("ionosphere", "synthetic", "mining", "redwoods_standin")])
+    assert every["fixed-worst-or-near-worst"]["verdict"] == "INCONCLUSIVE"
+    assert every["fixed-worst-or-near-worst"]["measured"]["gate_needs"] == ["ionosphere/prior-white"]
     # claim 4's PASS rests on the winning -site method only
     assert decided([("redwoods_standin", "post-taylor")])["point-pattern-site-beats-taylor"]["verdict"] == "PASS"
     assert decided([("redwoods_standin", "surr-site")])["point-pattern-site-beats-taylor"]["verdict"] == "INCONCLUSIVE"
@@ -426,3 +432,114 @@ def test_a_claim_no_data_set_decides_is_inconclusive_not_an_error():
     assert recs["fixed-worst-or-near-worst"]["verdict"] in ("INCONCLUSIVE", "PASS", "FAIL")
     for c in recs.values():
         assert c["verdict"] == "INCONCLUSIVE" or c.get("interval") is not None
+
+
+# --------------------------------------------------------------------------- lengthen only what the gate needs
+def test_extended_chains_continue_the_fixed_length_chains_bit_for_bit():
+    from gpbayes.mcmc import runner
+
+    ds = sm.problem_data("synthetic", CFG, TINY, 5)
+    fixed = sm.run_block(ds, method="prior-white", block=0, cfg=CFG, settings=TINY, seed=5)
+    never = runner.StopRule(rhat=1 + 1e-12, ess_bulk=1e9, check_every=15, min_draws=20, max_draws=50)
+    longer = sm.run_until_converged(ds, method="prior-white", cfg=CFG, settings=TINY, seed=5, stop=never)
+    assert longer["posterior"]["psi"].shape == (2, 50, 11) and longer["posterior"].attrs["stopped"] == "budget: 50 draws"
+    for grp, var in (("posterior", "psi"), ("posterior", "complete_ll"), ("sample_stats", "n_covariance"),
+                     ("sample_stats", "lp")):
+        np.testing.assert_array_equal(longer[grp][var].values[:, :20], fixed[grp][var].values)
+    # a rule met at its first check (from n_draws on) gives exactly the fixed-length chains
+    at_once = runner.StopRule(rhat=100.0, ess_bulk=0.0, check_every=10, min_draws=20, max_draws=50)
+    same = sm.run_until_converged(ds, method="prior-white", cfg=CFG, settings=TINY, seed=5, stop=at_once)
+    assert same["posterior"].attrs["stopped"] == "converged"
+    np.testing.assert_array_equal(same["posterior"]["psi"].values, fixed["posterior"]["psi"].values)
+    stop = sm.extension_stop(TINY, "synthetic", {"check_every": 0.5, "max_factor": 6})
+    assert (stop.min_draws, stop.check_every, stop.max_draws, stop.rhat, stop.ess_bulk) == (20, 10, 120, 1.05, 100.0)
+
+
+def test_gate_plan_extends_only_the_blocked_verdicts_chains_and_look_2_can_only_confirm():
+    zero = {"mining": 40, "redwoods_standin": 500}
+    bad = dict(GOOD)
+    bad[("ionosphere", "post-site")] = 1.0  # claim 1 FAILs on the intervals
+    conv = pd.DataFrame([{"dataset": d, "method": m, "max_rank_rhat": 1.01, "min_bulk_ess": 500.0} for d, m in GOOD])
+    unconv = conv.copy()
+    unconv.loc[(unconv.dataset == "ionosphere") & (unconv.method.isin(["prior-white", "surr-site"])),
+               "min_bulk_ess"] = 40.0
+
+    def recs(values, c):
+        return sm.fig3_claims(table_from(values), zero, CFG["claims"], chains=chains_from(values, 0.01), seed=1,
+                              convergence=c)
+
+    look1 = recs(bad, unconv)
+    plan = sm.gate_plan(look1)
+    # the FAIL rests on the baseline that beats the -site methods (prior-white), not on surr-site
+    assert plan["extend"] == ["ionosphere/prior-white"] and plan["groups"] == [["ionosphere", "prior-white"]]
+    assert plan["claims"] == {"ionosphere-site-beats-baselines": {"interval_verdict": "FAIL",
+                                                                  "gate_needs": ["ionosphere/prior-white"]}}
+    info = {"ionosphere/prior-white": {"n_draws": 900, "stopped": "converged"}}
+    confirmed = {r["id"]: r for r in sm.confirm(look1, recs(bad, conv), plan, info)}
+    c1 = confirmed["ionosphere-site-beats-baselines"]
+    assert c1["verdict"] == "FAIL" and c1["measured"]["look1"]["interval_verdict"] == "FAIL"
+    assert c1["measured"]["extended_chains"] == info and "confirm" in c1["measured"]["design"]
+    # claims the plan did not extend keep their look-1 records
+    assert confirmed["point-pattern-site-beats-taylor"] is look1[3]
+    # longer chains that turn the verdict around withdraw it; they never reverse it
+    flipped = {r["id"]: r for r in sm.confirm(look1, recs(GOOD, conv), plan, info)}
+    f1 = flipped["ionosphere-site-beats-baselines"]
+    assert f1["verdict"] == "INCONCLUSIVE" and "not confirmed" in f1["reason"] and f1["passed"] is False
+    from gpbayes_repro import claims as gclaims
+
+    for r in list(confirmed.values()) + list(flipped.values()):
+        gclaims.validate_claim(r)
+    assert sm.gate_plan(recs(GOOD, conv)) == {"extend": [], "groups": [], "claims": {}}
+
+
+# --------------------------------------------------------------------------- claim 2 over draws of the generator
+def _units(log_ratios, rhat=1.01, ess=500.0):
+    return [{"draw": k, "log_ratio": x, "max_rank_rhat": rhat, "min_bulk_ess": ess} for k, x in enumerate(log_ratios)]
+
+
+def test_sequential_over_draws_decides_with_bonferroni_over_looks_and_stops():
+    close = _units([0.1, -0.1, 0.05, 0.0, 0.12])
+    res = sm.sequential_over_draws(close, 0, 4, (1 / 3, 3))
+    assert res["level"] == pytest.approx(1 - 0.05 / 4) and res["verdict"] == "PASS" and res["stop"]
+    x = np.array([0.1, -0.1, 0.05, 0.0, 0.12])
+    h = stats.t.ppf(1 - 0.05 / 8, 4) * x.std(ddof=1) / math.sqrt(5)
+    assert res["hi"] == pytest.approx(math.exp(x.mean() + h)) and res["lo"] == pytest.approx(math.exp(x.mean() - h))
+    spread = _units([1.5, 0.0, 0.3, -0.2, 0.8])
+    mid = sm.sequential_over_draws(spread, 0, 4, (1 / 3, 3))
+    assert mid["verdict"] == "INCONCLUSIVE" and not mid["stop"]
+    assert sm.sequential_over_draws(spread, 3, 4, (1 / 3, 3))["stop"]  # the cap
+    far = sm.sequential_over_draws(_units([2.0, 2.1, 1.9, 2.05, 1.95]), 0, 4, (1 / 3, 3))
+    assert far["verdict"] == "FAIL" and far["stop"]
+    # both methods' chains on every draw are gated, for either verdict; an unconverged draw stops the design
+    blocked = sm.sequential_over_draws(_units([0.1, -0.1, 0.05, 0.0, 0.12], ess=40.0), 0, 4, (1 / 3, 3))
+    assert blocked["interval_verdict"] == "PASS" and blocked["verdict"] == "INCONCLUSIVE" and blocked["stop"]
+    # an undecided look goes on whatever the chains (the gate judges a verdict, not the absence of one)
+    assert not sm.sequential_over_draws(_units([1.5, 0.0, 0.3, -0.2, 0.8], ess=40.0), 0, 4, (1 / 3, 3))["stop"]
+
+
+def test_claim_2_is_re_encoded_over_draws():
+    from gpbayes_repro import claims as gclaims
+
+    zero = {"mining": 40, "redwoods_standin": 500}
+    recs = sm.fig3_claims(table_from(GOOD), zero, CFG["claims"], chains=chains_from(GOOD, 0.01), seed=1)
+    none = {r["id"]: r for r in sm.claim2_over_draws(recs, None, CFG["claims"])}
+    c2 = gclaims.validate_claim(dict(none["synthetic-surr-post-close"]))
+    assert c2["verdict"] == "INCONCLUSIVE" and "only Fig. 3's draw" in c2["reason"] and "encoding_change" in c2
+    assert c2["measured"]["fig3_draw_interval"]["quantity"] == "post-site / surr-site"
+    assert none["ionosphere-site-beats-baselines"] is recs[0]
+    look = sm.sequential_over_draws(_units([0.1, -0.1, 0.05, 0.0, 0.12]), 0, 4, (1 / 3, 3))
+    done = {r["id"]: r for r in sm.claim2_over_draws(recs, look, CFG["claims"])}["synthetic-surr-post-close"]
+    done = gclaims.validate_claim(dict(done))
+    assert done["verdict"] == "PASS" and done["interval"]["hi"] == pytest.approx(look["hi"])
+    assert done["measured"]["sequential"]["n_draws"] == 5 and "Bonferroni over 4" in done["interval"]["method"]
+
+
+def test_synthetic_draws_are_new_data_except_draw_0():
+    d0 = sm.synthetic_draw(CFG, 12, 5, 0)
+    np.testing.assert_array_equal(d0["y"].values, sm.problem_data("synthetic", CFG, TINY, 5)["y"].values)
+    d1, d2 = sm.synthetic_draw(CFG, 12, 5, 1), sm.synthetic_draw(CFG, 12, 5, 2)
+    assert not np.array_equal(d1["y"].values, d0["y"].values) and not np.array_equal(d1["y"].values, d2["y"].values)
+    # a further draw's chains have streams of their own (not Fig. 3's chain streams)
+    a = sm.run_block(d1, method="surr-site", block=0, cfg=CFG, settings=TINY, seed=5, draw=1)
+    b = sm.run_block(d1, method="surr-site", block=0, cfg=CFG, settings=TINY, seed=5)
+    assert not np.array_equal(a["posterior"]["psi"].values, b["posterior"]["psi"].values)

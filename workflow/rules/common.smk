@@ -201,3 +201,32 @@ def all_targets():
     out += AMIS_TARGETS
     out += ["results/claims/claims.html"]
     return out
+
+
+# --- ma-seq: M&A claims (workflow/rules/slice_ma.smk): the gate plan's and claim 2's checkpoints ---
+def sma_fig3_files(dataset, method):
+    return [
+        f"results/slice/chains/{dataset}_{method}_block{b}.nc"
+        for b in range(n_blocks(SMA_SET["n_chains"], SMA_SET["chains_per_job"]))
+    ]
+
+
+def slice_ma_extended(wildcards):
+    """The extended groups the gate plan asks for (read once the checkpoint has run)."""
+    import json
+
+    with open(checkpoints.slice_ma_gate_plan.get().output[0]) as fh:
+        plan = json.load(fh)
+    return [f"results/slice/extended/{d}_{m}.nc" for d, m in plan["groups"]]
+
+
+def slice_ma_draws_final(wildcards):
+    """The look that stopped claim 2's design (none when the scale plans no look)."""
+    import json
+
+    for look in range(SMA_DRAWS["max_looks"]):
+        out = checkpoints.slice_ma_draws_look.get(look=look).output[0]
+        with open(out) as fh:
+            if json.load(fh)["stop"]:
+                return [out]
+    return []

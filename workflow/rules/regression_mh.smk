@@ -26,30 +26,35 @@ rule regression_ml:
         "../scripts/regression_ml.py"
 
 
-rule regression_mh_chain:
-    """One random-walk MH chain on the log hyperparameters (one job per chain)."""
+rule regression_mh_chains:
+    """The random-walk MH chains on the log hyperparameters (one job: with `until_converged` they run
+    together until rank R-hat and ESS reach the claims' thresholds or the scale's draws are spent).
+    """
     input:
         data=f"{PROCESSED}/{{dataset}}.nc",
         ml="results/regression_mh/{dataset}/ml.nc",
     output:
-        "results/regression_mh/{dataset}/chains/chain_{chain}.nc",
+        expand(
+            "results/regression_mh/{{dataset}}/chains/chain_{chain}.nc",
+            chain=range(RMH_SET["n_chains"]),
+        ),
     log:
-        "logs/regression_mh/{dataset}/chain_{chain}.log",
+        "logs/regression_mh/{dataset}/chains.log",
     benchmark:
-        "benchmarks/regression_mh_chain/{dataset}_chain_{chain}.tsv"
+        "benchmarks/regression_mh_chains/{dataset}_chains.tsv"
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
     resources:
         mem_mb=mem(2000),
-        runtime=runtime_min(120),
+        runtime=runtime_min(120 * RMH_SET["n_chains"]),
     params:
         exp=RMH,
         settings=RMH_SET,
         seed=SEED,
         scale=SCALE,
     script:
-        "../scripts/regression_mh_chain.py"
+        "../scripts/regression_mh_chains.py"
 
 
 rule regression_mh_merge:

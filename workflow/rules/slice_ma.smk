@@ -138,13 +138,161 @@ rule slice_ma_fig3:
         "../scripts/slice_ma_fig3.py"
 
 
-rule slice_ma_claims:
-    """The issue's four claims on Figure 3 (PASS/FAIL with the numbers)."""
+checkpoint slice_ma_gate_plan:
+    """Which chains the claims' gate needs longer: the groups an interval verdict rests on that are
+    not converged (issue 26 section 3); none when every verdict already rests on converged chains.
+    """
     input:
         table="results/slice/fig3.csv",
         chains="results/slice/efficiency_per_chain.csv",
         convergence="results/slice/convergence.csv",
         data=expand("results/slice/data/{ds}.nc", ds=SMA["datasets"]),
+    output:
+        "results/slice/gate_plan.json",
+    log:
+        "logs/slice/gate_plan.log",
+    benchmark:
+        "benchmarks/slice_ma_gate_plan/gate_plan.tsv"
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
+    params:
+        claims=SMA["claims"],
+        seed=SEED,
+    script:
+        "../scripts/slice_ma_gate_plan.py"
+
+
+rule slice_ma_extend:
+    """Every chain of one (data set, method) again, run on until converged (R-hat < 1.05, bulk ESS > 100)
+    or the budget; the first n_draws of each chain are Fig. 3's chain, bit for bit."""
+    input:
+        "results/slice/data/{dataset}.nc",
+    output:
+        "results/slice/extended/{dataset}_{method}.nc",
+    log:
+        "logs/slice/extended/{dataset}_{method}.log",
+    benchmark:
+        "benchmarks/slice_ma_extend/{dataset}_{method}.tsv"
+    wildcard_constraints:
+        dataset="ionosphere|synthetic|mining|redwoods_standin",
+        method="fixed|prior-white|surr-site|surr-taylor|post-site|post-taylor",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg=SMA_MODEL_CFG,
+        settings=lambda wc: {
+            k: SMA_SET[k] for k in ("n_chains", "chains_per_job", wc.dataset)
+        },
+        ext=SMA["extension"],
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_extend.py"
+
+
+# Claim 2 over draws of the paper's synthetic generator (issue 26 section 4): draw 0 is Fig. 3's
+# data set; each look adds draws_per_look draws (surr-site and post-site chains on each) until the
+# Bonferroni-over-looks interval decides or max_looks are spent (0: only Fig. 3's draw).
+SMA_DRAWS = SMA_SET.get("synthetic_draws") or {"max_looks": 0}
+SMA_DRAW_SETTINGS = {
+    "n_chains": SMA_DRAWS.get("n_chains", 1),
+    "chains_per_job": SMA_DRAWS.get("n_chains", 1),
+    "synthetic": {
+        "n": SMA_SET["synthetic"]["n"],
+        "n_burn": SMA_DRAWS.get("n_burn", 0),
+        "n_draws": SMA_DRAWS.get("n_draws", 1),
+    },
+}
+
+
+rule slice_ma_draw_chains:
+    """Chains of surr-site or post-site on one further draw of M&A's synthetic generator (claim 2)."""
+    output:
+        "results/slice/draws/synthetic_draw{draw}_{method}.nc",
+    log:
+        "logs/slice/draws/synthetic_draw{draw}_{method}.log",
+    benchmark:
+        "benchmarks/slice_ma_draw_chains/synthetic_draw{draw}_{method}.tsv"
+    wildcard_constraints:
+        draw="[1-9][0-9]*",
+        method="surr-site|post-site",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg=SMA_MODEL_CFG,
+        data_cfg={"synthetic": SMA["synthetic"]},
+        settings=SMA_DRAW_SETTINGS,
+        seed=SEED,
+        scale=SCALE,
+    script:
+        "../scripts/slice_ma_draw_chains.py"
+
+
+checkpoint slice_ma_draws_look:
+    """Look {look} of claim 2's sequential design: the t interval over the draws so far (level
+    1 - 0.05 / max_looks), decided or not; the next look is asked for only if not."""
+    input:
+        surr_site=sma_fig3_files("synthetic", "surr-site"),
+        post_site=sma_fig3_files("synthetic", "post-site"),
+        draw_surr=lambda wc: [
+            f"results/slice/draws/synthetic_draw{k}_surr-site.nc"
+            for k in range(
+                1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0)
+            )
+        ],
+        draw_post=lambda wc: [
+            f"results/slice/draws/synthetic_draw{k}_post-site.nc"
+            for k in range(
+                1, 1 + (int(wc.look) + 1) * SMA_DRAWS.get("draws_per_look", 0)
+            )
+        ],
+    output:
+        "results/slice/draws/look{look}.json",
+    log:
+        "logs/slice/draws/look{look}.log",
+    benchmark:
+        "benchmarks/slice_ma_draws_look/look{look}.tsv"
+    wildcard_constraints:
+        look="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(1000),
+        runtime=runtime_min(5),
+    params:
+        max_looks=SMA_DRAWS["max_looks"],
+        bounds=[
+            1.0 / SMA["claims"]["surr_post_factor"],
+            SMA["claims"]["surr_post_factor"],
+        ],
+    script:
+        "../scripts/slice_ma_draws_look.py"
+
+
+rule slice_ma_claims:
+    """The four claims on Figure 3 (PASS/FAIL with the numbers); a verdict the gate blocked is
+    re-decided on the extended chains and kept only if they confirm it."""
+    input:
+        table="results/slice/fig3.csv",
+        chains="results/slice/efficiency_per_chain.csv",
+        convergence="results/slice/convergence.csv",
+        data=expand("results/slice/data/{ds}.nc", ds=SMA["datasets"]),
+        plan="results/slice/gate_plan.json",
+        extended=slice_ma_extended,
+        draws=slice_ma_draws_final,
     output:
         "results/claims/slice_ma.json",
     log:
@@ -159,6 +307,7 @@ rule slice_ma_claims:
         runtime=runtime_min(5),
     params:
         claims=SMA["claims"],
+        draws=SMA_DRAWS,
         scale=SCALE,
         seed=SEED,
     script:

@@ -56,6 +56,7 @@ bars divided by the surr-site mean.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 
@@ -279,7 +280,7 @@ def initial_point(model: LatentGaussianModel, rng: np.random.Generator) -> tuple
 
 
 def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: dict,
-              seed: int) -> dict[str, xr.Dataset]:
+              seed: int, draw: int | None = None) -> dict[str, xr.Dataset]:
     """Chains ``block`` of one (data set, method) as ArviZ-layout groups."""
     name = str(ds.attrs["name"])
     s = settings[name]
@@ -289,16 +290,30 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
     target = str(cfg.get("target", hs.DEFAULT_TARGET))
     results = []
     for c in chains:
-        psi0, f0 = initial_point(model, rngmod.stream(seed, "slice_ma", name, "init", c))
-        # the diagnostic target (released code) gets streams of its own; the default keys are unchanged
-        key = ("slice_ma", name, method, "chain", c) + (() if target == hs.DEFAULT_TARGET else (target,))
-        gen = rngmod.stream(seed, *key)
+        psi0, f0, gen = _chain_start(model, name, method, c, seed, target, draw)
         t0 = time.perf_counter()
         out = hs.run_chain(gen, model, psi0, f0, method, n_burn=int(s["n_burn"]), n_draws=int(s["n_draws"]),
                            n_latent_updates=int(cfg["n_latent_updates"]), root=root, target=target,
                            callback=Progress(f"slice_ma {name} {method} chain {c}"
                                              + ("" if target == hs.DEFAULT_TARGET else f" ({target})")))
         results.append((out, time.perf_counter() - t0))
+    return _block_groups(results, model, ds, method, chains, cfg, s, root, target)
+
+
+def _chain_start(model, name: str, method: str, c: int, seed: int, target: str, draw: int | None = None):
+    """Chain ``c``'s initial point (shared by every method of the data set) and its own generator.
+
+    ``draw``: a further data draw of the synthetic generator (claim 2 over draws): streams of its own.
+    """
+    d = () if draw is None else ("draw", int(draw))
+    psi0, f0 = initial_point(model, rngmod.stream(seed, "slice_ma", name, *d, "init", c))
+    # the diagnostic target (released code) gets streams of its own; the default keys are unchanged
+    key = ("slice_ma", name, *d, method, "chain", c) + (() if target == hs.DEFAULT_TARGET else (target,))
+    return psi0, f0, rngmod.stream(seed, *key)
+
+
+def _block_groups(results, model, ds, method, chains, cfg, s, root, target) -> dict[str, xr.Dataset]:
+    name = str(ds.attrs["name"])
     post = {"psi": np.stack([r.draws for r, _ in results]),
             "complete_ll": np.stack([r.stats["lp"] for r, _ in results])}
     stats = {"log_likelihood": np.stack([r.extra["log_likelihood"] for r, _ in results])}
@@ -325,6 +340,65 @@ def run_block(ds: xr.Dataset, *, method: str, block: int, cfg: dict, settings: d
     groups["sample_stats"]["burn_wall_time"] = ("chain", np.array([r.warmup["wall_time"] for r, _ in results]))
     groups["sample_stats"]["total_wall_time"] = ("chain", np.array([t for _, t in results]))
     groups["sample_stats"] = groups["sample_stats"].assign(trouble.warmup_per_chain([r for r, _ in results]))
+    return groups
+
+
+def extension_stop(settings: dict, name: str, ext_cfg: dict):
+    """The stop rule of an extended (data set, method) group (issue 26 section 3).
+
+    Converged as the claims' gate (``claims.convergence_gate``): rank split R-hat < 1.05 and
+    bulk ESS > 100 on every hyperparameter and on the complete-data log-likelihood, checked
+    every ``check_every`` x n_draws kept draws from the scale's n_draws on (so the
+    extended chains keep, bit for bit, the fixed-length chains as their first n_draws);
+    budget ``max_factor`` x n_draws kept draws per chain.
+    """
+    from gpbayes.mcmc import runner
+
+    n = int(settings[name]["n_draws"])
+    return runner.StopRule(rhat=claims.MAX_RHAT, ess_bulk=claims.MIN_ESS,
+                           check_every=max(1, int(round(float(ext_cfg["check_every"]) * n))),
+                           min_draws=n, max_draws=int(round(float(ext_cfg["max_factor"]) * n)))
+
+
+def run_until_converged(ds: xr.Dataset, *, method: str, cfg: dict, settings: dict, seed: int,
+                        stop) -> dict[str, xr.Dataset]:
+    """Every chain of one (data set, method), run together until ``stop`` holds or its budget is spent.
+
+    The chains are :func:`run_block`'s (same initial points, same generators, same
+    kernel): a chain's first ``n_draws`` kept draws are those of the fixed-length run,
+    bit for bit (``gpbayes.mcmc.runner.run_specs``: each chain draws only from its own
+    generator).  The rule is checked on psi and the complete-data log-likelihood (the
+    quantities the claims' gate reads).  One group with chains 0..n_chains-1 (attrs
+    ``stopped``, ``max_draws``).
+    """
+    import dataclasses
+
+    from gpbayes.mcmc import runner
+
+    name = str(ds.attrs["name"])
+    s = settings[name]
+    model = build_model(ds, cfg)
+    root = str(cfg.get("root", hs.DEFAULT_ROOT))
+    target = str(cfg.get("target", hs.DEFAULT_TARGET))
+    chains = range(int(settings["n_chains"]))
+    gens, specs = [], []
+    for c in chains:
+        psi0, f0, gen = _chain_start(model, name, method, c, seed, target)
+        spec = hs.chain_spec(model, psi0, f0, method, n_burn=int(s["n_burn"]),
+                             n_latent_updates=int(cfg["n_latent_updates"]), root=root, target=target)
+        # the stop rule reads positions: psi and the complete-data log-likelihood (split off below)
+        spec = dataclasses.replace(spec, position=lambda st, lp=spec.lp: np.r_[st.psi, lp(st)])
+        gens.append(gen)
+        specs.append(spec)
+    t0 = time.perf_counter()
+    outs = runner.run_specs(gens, specs, stop=stop,
+                            callback=Progress(f"slice_ma {name} {method} until converged", n_chains=len(gens)))
+    wall = (time.perf_counter() - t0) / len(outs)
+    p = len(model.param_names)
+    results = [(dataclasses.replace(o, draws=o.draws[:, :p]), wall) for o in outs]
+    groups = _block_groups(results, model, ds, method, chains, cfg, s, root, target)
+    groups["posterior"].attrs.update(stopped=str(outs[0].stopped), max_draws=int(stop.max_draws),
+                                     check_every=int(stop.check_every))
     return groups
 
 
@@ -510,6 +584,41 @@ QUOTES = {
 }
 
 
+def _pick_data_set(passes: list, per_d: dict, conv, chains):
+    """Claim 3 ("on some data set"): which passing data set its PASS rests on.
+
+    Every data set's pairs were decided at the Bonferroni level over data sets, so a PASS
+    may rest on any of them: the first (in DATASETS order) whose gated chains (the other
+    methods) are converged; if none is, the one whose unconverged groups need the least
+    extra work to reach the gate's ESS, estimated deterministically as sum over them of
+    (100 / bulk ESS) x covariance constructions per chain (no clock enters, so the same
+    seed picks the same data set on any machine).  None when no data set passes.
+    """
+    if not passes:
+        return None
+    if conv is None:
+        return passes[0]
+
+    def need(d):
+        total = 0.0
+        for m in per_d[d][1]:
+            row = conv[(conv["dataset"] == d) & (conv["method"] == m)]
+            if not len(row):
+                continue
+            r, e = float(row["max_rank_rhat"].iloc[0]), float(row["min_bulk_ess"].iloc[0])
+            if claims.convergence_gate(r, e) is None:
+                continue
+            cost = 1.0
+            if chains is not None and "n_covariance" in chains:
+                sel = chains[(chains["dataset"] == d) & (chains["method"] == m)]["n_covariance"]
+                cost = float(sel.mean()) if len(sel) else 1.0
+            total += claims.MIN_ESS / max(e, 1.0) * cost if math.isfinite(e) else math.inf
+        return total
+
+    ready = [d for d in passes if need(d) == 0.0]
+    return ready[0] if ready else min(passes, key=need)
+
+
 def _iv(quantity, est_lo_hi, threshold, side, method):
     est, lo, hi = est_lo_hi
     f = claims.finite_or_none
@@ -565,6 +674,7 @@ def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int
 
     def finish(rec, verdict, gates, why_open):
         seen = {}
+        rested = {v: {f"{d}/{m}" for d, m in (pairs or ())} for v, pairs in gates.items()}
         for v, pairs in gates.items():
             if pairs is None:  # nothing this verdict could rest on (e.g. no data set passes)
                 continue
@@ -575,6 +685,10 @@ def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int
         rec["measured"]["convergence_of_gated_chains"] = seen or None
         if final != verdict:
             rec["measured"]["interval_verdict"] = verdict
+            # the groups the issued verdict rests on that fail the gate: what an extension must run longer
+            rec["measured"]["gate_needs"] = sorted(k for k, v in seen.items() if k in rested[verdict] and (
+                claims.convergence_gate(v["max_rank_rhat"] if v["max_rank_rhat"] is not None else np.nan,
+                                        v["min_bulk_ess"] if v["min_bulk_ess"] is not None else np.nan)))
         rec["verdict"] = final
         if final == "INCONCLUSIVE":
             rec["reason"] = why or why_open
@@ -673,7 +787,11 @@ def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int
                                "both given in the closing note and the verdict table"),
            "measured": fw, "paper": {"description": "fixing f 'can work exceedingly poorly'"},
            "interval": shown}
-    finish(rec, v, {"PASS": [(passes[0], m) for m in per_d[passes[0]][1]] if passes else None,
+    chosen = _pick_data_set(passes, per_d, conv, chains)
+    if chosen is not None:
+        fw["data_set_gated"] = chosen
+        rec["interval"] = ivs[dsets.index(chosen)]
+    finish(rec, v, {"PASS": [(chosen, m) for m in per_d[chosen][1]] if passes else None,
                     "FAIL": [(d, "fixed") for d in dsets]},
            "no data set decides it: their intervals straddle the threshold")
     # 4. the point pattern with the most zero bins: the best -site method beats every -taylor method
@@ -780,3 +898,219 @@ def released_target_table(correct: list[dict], released: list[dict], seed: int =
     table = table.sort_values(["target", "method"],
                               key=lambda s: s.map(order_t if s.name == "target" else order_m))
     return table.reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------
+# lengthen only the chains the gate needs (issue 26 section 3): plan, re-decide, confirm
+# ---------------------------------------------------------------------------
+def gate_plan(records: list[dict]) -> dict:
+    """The groups to run longer: those a claim's interval verdict rests on that fail the gate.
+
+    ``records``: :func:`fig3_claims` on the fixed-length chains (look 1).  Returns
+    ``{"extend": ["data set/method", ...], "groups": [[data set, method], ...], "claims": {id:
+    {"interval_verdict", "gate_needs"}}}``;
+    an empty ``extend`` when every verdict the intervals give is already on converged chains.
+    """
+    out = {"extend": set(), "claims": {}}
+    for rec in records:
+        m = rec["measured"]
+        need = m.get("gate_needs") or []
+        if m.get("interval_verdict") and need:
+            out["claims"][rec["id"]] = {"interval_verdict": m["interval_verdict"], "gate_needs": list(need)}
+            out["extend"].update(need)
+    out["extend"] = sorted(out["extend"])
+    out["groups"] = [g.split("/") for g in out["extend"]]
+    return out
+
+
+def with_extended(table, chains, convergence, extended: list[dict]):
+    """Fig. 3's table, per-chain efficiencies and convergence rows with ``extended``'s groups replaced.
+
+    ``extended``: :func:`run_until_converged` outputs.  The other groups' rows are unchanged;
+    the replaced groups' ``{metric}_mean`` (and s.e.) are recomputed from their longer chains.
+    """
+    table, chains, convergence = table.copy(), chains.copy(), convergence.copy()
+    import pandas as pd
+
+    effs = efficiency_rows([chain_efficiency(g) for g in extended])
+    conv = convergence_rows(extended)
+    for (d, m), sub in effs.groupby(["dataset", "method"], sort=False):
+        chains = pd.concat([chains[~((chains["dataset"] == d) & (chains["method"] == m))], sub], ignore_index=True)
+        row = (table["dataset"] == d) & (table["method"] == m)
+        for metric in METRICS:
+            v = sub[metric].to_numpy(float)
+            table.loc[row, f"{metric}_mean"] = float(v.mean())
+            table.loc[row, f"{metric}_se"] = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+        table.loc[row, "n_chains"] = len(sub)
+        convergence = pd.concat([convergence[~((convergence["dataset"] == d) & (convergence["method"] == m))],
+                                 conv[(conv["dataset"] == d) & (conv["method"] == m)]], ignore_index=True)
+    return table, chains, convergence
+
+
+def confirm(look1: list[dict], look2: list[dict], plan: dict, extended_info: dict) -> list[dict]:
+    """The claims' final records: a claim the plan extended keeps its look-1 verdict only if look 2 confirms it.
+
+    A claim with no extension keeps its look-1 record.  A claim whose look-1 interval
+    verdict V was blocked by the gate is re-decided on the extended chains (look 2); it
+    is V when look 2 gives V with the gate met, otherwise INCONCLUSIVE.  The extension can
+    confirm or withdraw a verdict, never reverse it, so a wrong final verdict needs a wrong
+    look-1 interval verdict: the error rate is look 1's, with no correction over the looks
+    (coverage row "gated extension, confirm-only"; ``gpbayes_repro.coverage``).
+    ``extended_info``: {"data set/method": {"n_draws", "stopped"}} of the extended groups.
+    """
+    by2 = {r["id"]: r for r in look2}
+    out = []
+    for r1 in look1:
+        p = plan["claims"].get(r1["id"])
+        if p is None:
+            out.append(r1)
+            continue
+        rec = copy.deepcopy(by2[r1["id"]])
+        v1 = p["interval_verdict"]
+        rec["measured"]["look1"] = {"interval_verdict": v1, "interval": r1.get("interval"),
+                                    "gate_needs": p["gate_needs"],
+                                    "convergence_of_gated_chains": r1["measured"].get("convergence_of_gated_chains")}
+        rec["measured"]["extended_chains"] = {k: extended_info[k] for k in p["gate_needs"] if k in extended_info}
+        rec["measured"]["design"] = ("two looks, confirm-only: look 1 on the fixed-length chains gave an interval verdict the "
+                         "gate blocked; only the chains it rests on ran on until converged (stop rule: R-hat < "
+                         "1.05, bulk ESS > 100, within a budget of draws); look 2 on them can confirm the look-1 "
+                         "verdict or withdraw it (INCONCLUSIVE), never reverse it, so the error rate is look 1's")
+        if rec["verdict"] != v1:
+            got = rec["verdict"]
+            rec["verdict"], rec["passed"] = "INCONCLUSIVE", False
+            rec["reason"] = (f"look 1 (fixed-length chains) gave {v1}, blocked by the gate; on the extended chains "
+                             f"the claim is {got}" + (f" ({by2[r1['id']].get('reason')})"
+                                                      if by2[r1["id"]].get("reason") else "")
+                             + ": not confirmed")
+        out.append(rec)
+    return out
+
+
+def zero_bins_of(paths) -> dict:
+    """{data set: number of zero-count bins} of the binned point patterns among the data files ``paths``."""
+    out = {}
+    for f in paths:
+        attrs = xr.load_dataset(f).attrs
+        if "n_zero_bins" in attrs:
+            out[attrs["name"]] = int(attrs["n_zero_bins"])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# claim 2 over draws of the paper's synthetic generator (issue 26 section 4)
+# ---------------------------------------------------------------------------
+def synthetic_draw(cfg: dict, n: int, seed: int, draw: int) -> xr.Dataset:
+    """Draw ``draw`` of M&A's synthetic generator (draw 0 is Fig. 3's data set; others have streams of their own)."""
+    c = cfg["synthetic"]
+    key = ("slice_ma", "synthetic", "simulate") + (() if int(draw) == 0 else ("draw", int(draw)))
+    ds = synthetic_data(int(n), rngmod.stream(seed, *key), n_full=int(c["n_full"]), d=int(c["d"]),
+                        noise_variance=float(c["noise_variance"]), lengthscale_max=float(c["lengthscale_max"]))
+    ds.attrs["draw"] = int(draw)
+    return ds
+
+
+def draw_unit(surr: dict, post: dict) -> dict:
+    """One data draw's unit for claim 2: log of post-site / surr-site geometric-mean ESS per covariance
+    construction over the draw's chains, and the draw's convergence (both methods gated)."""
+    es, ep = chain_efficiency(surr)["per_covariance"].values, chain_efficiency(post)["per_covariance"].values
+    conv = convergence_rows([surr, post])
+    return {"draw": int(surr["posterior"].attrs.get("draw", 0)),
+            "log_ratio": float(np.mean(np.log(ep)) - np.mean(np.log(es))),
+            "max_rank_rhat": float(conv["max_rank_rhat"].max()), "min_bulk_ess": float(conv["min_bulk_ess"].min())}
+
+
+def sequential_over_draws(units: list[dict], look: int, max_looks: int, bounds, alpha: float = 0.05) -> dict:
+    """Look ``look`` (0-based) of claim 2's sequential design over data draws.
+
+    ``units``: :func:`draw_unit` of every draw so far.  The quantity is the generator's
+    geometric-mean ratio post-site / surr-site (the mean over draws of the per-draw log
+    ratio; a draw's within-draw chain noise is part of its spread): a t interval over
+    draws at level 1 - alpha / max_looks (Bonferroni over the planned looks: whatever
+    the stopping, the chance of a wrong verdict is at most alpha), decided against
+    ``bounds`` (equivalence: PASS inside, FAIL wholly outside).  Both methods' chains on
+    every draw are gated (either verdict).  ``stop``: decided, blocked by the gate (more
+    draws cannot fix unconverged chains), or the last planned look.
+    """
+    from scipy import stats
+
+    x = np.array([u["log_ratio"] for u in units], dtype=float)
+    level = 1 - alpha / max(int(max_looks), 1)
+    m = x.size
+    est = float(np.exp(x.mean())) if m else math.nan
+    lo = hi = math.nan
+    if m >= 2 and np.all(np.isfinite(x)):
+        h = float(stats.t.ppf(0.5 + level / 2, m - 1)) * float(x.std(ddof=1)) / math.sqrt(m)
+        lo, hi = float(np.exp(x.mean() - h)), float(np.exp(x.mean() + h))
+    verdict = claims.decide(lo, hi, list(bounds), "between")
+    gate = ([u["max_rank_rhat"] for u in units], [u["min_bulk_ess"] for u in units])
+    final, why = claims.directional_gate(verdict, {"PASS": gate, "FAIL": gate})
+    stop = final != "INCONCLUSIVE" or why is not None or look + 1 >= max_looks
+    return {"look": int(look), "max_looks": int(max_looks), "n_draws": int(m), "level": level, "estimate": est,
+            "lo": lo, "hi": hi, "interval_verdict": verdict, "verdict": final, "gate": why, "stop": bool(stop),
+            "units": units}
+
+
+#: measured cost of one further synthetic draw at default sizes (n = 100, 3 chains x (200 + 1800) iterations of
+#: surr-site and post-site: 37 + 42 CPU-s, AMD EPYC, the default run's benchmarks)
+DRAW_CPU_S_DEFAULT = 79.0
+
+
+def claim2_over_draws(records: list[dict], look: dict | None, claims_cfg: dict) -> list[dict]:
+    """Claim 2 re-encoded over draws of the paper's synthetic generator (issue 26 section 4).
+
+    M&A built the synthetic problem "to assess how much worse the surrogate data method is
+    compared to an ideal reparameterization" and hedge their finding to "this particular
+    dataset", a draw that cannot be recovered; what a reproduction can test is the
+    generator's typical draw.  The spread of post/surr between draws (Fig. 3's draw 4.6x,
+    workflow seeds 1-3: 1.02, 1.36, 0.81) exceeds the spread between chains of one draw, so
+    more chains on one draw would only decide that draw.  ``look``: the stopping look of
+    :func:`sequential_over_draws` (None: the scale plans no further draw; the claim stays
+    INCONCLUSIVE with the cost that would decide it).  The within-draw interval of Fig. 3's
+    draw stays in the record, for information.
+    """
+    f = float(claims_cfg["surr_post_factor"])
+    out = []
+    for rec in records:
+        if rec["id"] != "synthetic-surr-post-close":
+            out.append(rec)
+            continue
+        rec = copy.deepcopy(rec)
+        rec["measured"]["fig3_draw_interval"] = rec.pop("interval")
+        rec["measured"]["fig3_draw_verdict"] = rec.get("measured", {}).get("interval_verdict", rec["verdict"])
+        rec["statement"] = (f"Synthetic regression (the paper's generator): post- and surr- are within a factor {f:g} "
+                            "of each other in effective samples per covariance construction on a typical draw "
+                            "(geometric mean over draws)")
+        rec["rationale"] = (f"'very similarly' = within the {f:g}x advantage the authors expected and did not see "
+                            "(equivalence, [1/3, 3]); the paper ran one draw of its generator to assess the method "
+                            "and hedges to 'this particular dataset', which cannot be recovered, and the ratio "
+                            "varies more between draws than between chains: so the claim is decided over draws "
+                            "(draw 0 = Fig. 3's), a t interval over the per-draw log ratios, sequential in blocks "
+                            "of draws with Bonferroni over the planned looks")
+        rec["encoding_change"] = ("was decided on the chains of one draw (Fig. 3's); now over draws of the "
+                                  "generator; old and new verdicts in the closing note")
+        rec.pop("reason", None)
+        if look is None:
+            rec["verdict"], rec["passed"] = "INCONCLUSIVE", False
+            rec["interval"] = None
+            rec["reason"] = ("decided over draws of the generator, and this scale runs only Fig. 3's draw: "
+                             f"about 12-16 further draws would decide it (one draw at default sizes, surr-site and "
+                             f"post-site x 3 chains x 2,000 iterations: ~{DRAW_CPU_S_DEFAULT:.0f} CPU-s; the paper "
+                             "scale runs the design)")
+            out.append(rec)
+            continue
+        rec["measured"]["sequential"] = {k: look[k] for k in ("look", "max_looks", "n_draws", "level",
+                                                              "interval_verdict", "gate")}
+        rec["measured"]["per_draw_ratio"] = {str(u["draw"]): float(np.exp(u["log_ratio"])) for u in look["units"]}
+        rec["interval"] = {"quantity": "post-site / surr-site, geometric mean over draws", "estimate":
+                           claims.finite_or_none(look["estimate"]), "lo": claims.finite_or_none(look["lo"]),
+                           "hi": claims.finite_or_none(look["hi"]), "threshold": [1.0 / f, f], "side": "between",
+                           "method": (f"{100 * look['level']:.4g}% t interval over {look['n_draws']} data draws of "
+                                      f"the mean per-draw log ratio (Bonferroni over {look['max_looks']} planned "
+                                      "looks; coverage measured: gpbayes_repro.coverage)")}
+        rec["verdict"] = look["verdict"]
+        rec["passed"] = look["verdict"] == "PASS"
+        if look["verdict"] == "INCONCLUSIVE":
+            rec["reason"] = look["gate"] or (f"{look['n_draws']} draws, {look['max_looks']} looks spent: the interval "
+                                             "straddles an end of the equivalence range")
+        out.append(rec)
+    return out
