@@ -9,7 +9,6 @@ AMIS_MODEL_CFG = {k: AMIS[k] for k in ("priors", "nugget", "ep_mode")}
 AMIS_KERNELS = AMIS_SET["kernels"]
 AMIS_REG = AMIS_SET["regression_datasets"]
 AMIS_CLS = AMIS_SET["classification_datasets"]
-AMIS_PER_JOB = AMIS_SET["replicates_per_job"]
 # sampler -> its settings block in the scale
 AMIS_KEY = {
     "amis": "amis",
@@ -22,20 +21,56 @@ AMIS_KEY = {
     **{f"{f}_{m}": f for f in ("mh", "hmc", "nuts", "nutsda") for m in "idh"},
     **{s: s.rsplit("_", 2)[0] for s in AMIS_SET["classification_samplers"]},
 }
-AMIS_REG_RUNS = [
-    f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
-    for ds in AMIS_REG
-    for k in AMIS_KERNELS
-    for s in AMIS_SET["samplers"][k]
-    for b in range(n_blocks(AMIS_SET["replicates"]["regression"], AMIS_PER_JOB))
-]
-AMIS_CLS_RUNS = [
-    f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
-    for ds in AMIS_CLS
-    for k in AMIS_KERNELS
-    for s in AMIS_SET["classification_samplers"]
-    for b in range(n_blocks(AMIS_SET["replicates"]["classification"], AMIS_PER_JOB))
-]
+# the replicate design (issue 26 section 4): per task `start` replicates first (start / block
+# jobs per sampler), then after each look but the last (checkpoint amis_look) one more block of
+# `block` replicates for every sampler that an undecided comparison reads; cap start + (looks - 1) block
+AMIS_SEQ = AMIS_SET["sequential"]
+AMIS_LOOKS = int(AMIS_SEQ["looks"])
+
+
+def amis_task(sampler):
+    return "classification" if sampler.startswith("pm_") else "regression"
+
+
+def amis_cap(task):
+    return int(AMIS_SEQ[task]["start"]) + (AMIS_LOOKS - 1) * int(AMIS_SEQ[task]["block"])
+
+
+for _t in ("regression", "classification"):
+    if int(AMIS_SEQ[_t]["start"]) % int(AMIS_SEQ[_t]["block"]):
+        raise ValueError(f"amis.scales.{SCALE}.sequential.{_t}: start must be a multiple of block, got {AMIS_SEQ[_t]}")
+
+AMIS_KEYS = [
+    (ds, k, s) for ds in AMIS_REG for k in AMIS_KERNELS for s in AMIS_SET["samplers"][k]
+] + [(ds, k, s) for ds in AMIS_CLS for k in AMIS_KERNELS for s in AMIS_SET["classification_samplers"]]
+
+
+def amis_run_file(ds, k, s, b):
+    return f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
+
+
+def amis_initial_blocks(key):
+    t = AMIS_SEQ[amis_task(key[2])]
+    return int(t["start"]) // int(t["block"])
+
+
+def amis_runs_at(look):
+    """Run blocks present at look `look` (0-based): the first blocks, then one per key the earlier looks extend."""
+    nb = {key: amis_initial_blocks(key) for key in AMIS_KEYS}
+    files = [amis_run_file(*key, b) for key in AMIS_KEYS for b in range(nb[key])]
+    for j in range(int(look)):
+        with open(checkpoints.amis_look.get(look=j).output[0]) as fh:
+            plan = json.load(fh)
+        for key in map(tuple, plan["extend"]):
+            files.append(amis_run_file(*key, nb[key]))
+            nb[key] += 1
+    return files
+
+
+def amis_final_runs(wildcards):
+    return amis_runs_at(AMIS_LOOKS - 1)
+
+
 AMIS_REFS = [
     f"results/amis/reference/{ds}_{k}.nc" for ds in AMIS_REG for k in AMIS_KERNELS
 ]
@@ -116,10 +151,8 @@ rule amis_run:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
             "n_max": AMIS_SET["n_max"].get(wc.dataset),
-            "n_replicates": AMIS_SET["replicates"][
-                "classification" if wc.sampler.startswith("pm_") else "regression"
-            ],
-            "replicates_per_job": AMIS_PER_JOB,
+            "n_replicates": amis_cap(amis_task(wc.sampler)),
+            "replicates_per_job": int(AMIS_SEQ[amis_task(wc.sampler)]["block"]),
             "max_points": AMIS_SET["max_points"],
             AMIS_KEY[wc.sampler]: AMIS_SET[AMIS_KEY[wc.sampler]],
         },
@@ -219,10 +252,35 @@ rule amis_classification_reference_table:
         "../scripts/amis_classification_reference_table.py"
 
 
+checkpoint amis_look:
+    """Sequential design, look `look` + 1: decide the curve claims on the blocks present; list the samplers that get one more block."""
+    input:
+        runs=lambda wc: amis_runs_at(int(wc.look)),
+    output:
+        "results/amis/looks/look{look}.json",
+    log:
+        "logs/amis/looks/look{look}.log",
+    benchmark:
+        "benchmarks/amis_look/look{look}.tsv"
+    wildcard_constraints:
+        look="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
+    params:
+        claims=AMIS["claims"],
+        sequential=AMIS_SEQ,
+    script:
+        "../scripts/amis_look.py"
+
+
 rule amis_curves:
     """IQR across replicates vs O(n^3) operations per sampler; ops and seconds to reach the best MCMC's IQR."""
     input:
-        runs=AMIS_REG_RUNS + AMIS_CLS_RUNS,
+        runs=amis_final_runs,
         refs=AMIS_REFS,
     output:
         curves="results/amis/curves.csv",
@@ -349,9 +407,9 @@ rule amis_classification_figures:
 
 
 rule amis_claims:
-    """Claims 1-5 and the bookkeeping item, each PASS/FAIL/INCONCLUSIVE on an interval (bootstrap over replicates)."""
+    """Claims 1-5 and the bookkeeping item, each PASS/FAIL/INCONCLUSIVE (IQR-ratio intervals over the looks' replicates)."""
     input:
-        runs=AMIS_REG_RUNS + AMIS_CLS_RUNS,
+        runs=amis_final_runs,
         curves="results/amis/curves.csv",
         reach="results/amis/ops_to_reach.csv",
         refs="results/amis/reference.csv",
@@ -368,7 +426,7 @@ rule amis_claims:
         mem_mb=mem(1000),
         runtime=runtime_min(5),
     params:
-        claims=AMIS["claims"],
+        claims={**AMIS["claims"], "sequential": AMIS_SEQ},
         scale=SCALE,
         seed=SEED,
     script:
