@@ -561,7 +561,7 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict,
 # ---------------------------------------------------------------------------
 #: how the sequential claims are decided (the claims JSON carries it per claim)
 SEQUENTIAL_METHOD = (
-    "IQR ratio of two samplers' replicates at fixed O(n^3) costs, pivot interval with a t(5) reference shape "
+    "IQR ratio of two samplers' replicates at fixed O(n^3) costs, pivot interval with a t(3) reference shape "
     "(intervals.iqr_ratio; coverage measured: gpbayes_repro.coverage); sequential over replicate blocks: "
     "{looks} planned looks, each at level 1 - {alpha:g}/{looks} (Bonferroni over the looks){extra}")
 
