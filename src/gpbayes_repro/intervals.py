@@ -198,7 +198,8 @@ def _log_iqr_pivot(n: int) -> np.ndarray:
         step = 50_000
         pop = math.log(2 * stats.t.ppf(0.75, IQR_REFERENCE_DF))
         for i in range(0, IQR_PIVOT_DRAWS, step):
-            w[i:i + step] = np.log(_iqr7(rng.standard_t(IQR_REFERENCE_DF, (step, n)))) - pop
+            k = min(step, IQR_PIVOT_DRAWS - i)
+            w[i:i + k] = np.log(_iqr7(rng.standard_t(IQR_REFERENCE_DF, (k, n)))) - pop
         _IQR_PIVOT[n] = w
     return _IQR_PIVOT[n]
 
