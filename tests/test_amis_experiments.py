@@ -538,26 +538,38 @@ def test_a_claim_decided_at_the_first_look_adds_no_block_an_undecided_one_adds_o
     runs = [
         # 5a: MAMIS-P's IQR a twentieth of MAMIS's -- decided at look 1
         _blk("mamis_p", "is", [1.0, 0.2, 0.05], first), _blk("mamis", "is", [1.0, 1.0, 1.0], first),
-        # 5b: MAMIS-P against AMIS->MAMIS with the same spread -- a tie, undecided
-        _blk("amis_mamis", "is", [1.0, 0.2, 0.05], first, seed=1),
+        # 5b: MAMIS-P's IQR ~4x AMIS->MAMIS's -- not decided by these 12 replicates (estimate 2.9), decidable by 18
+        _blk("amis_mamis", "is", [1.0, 0.2, 0.013], first, seed=3),
     ]
     dec = E.sequential_decisions(runs, SCCFG, SEQ, upto_look=0)
-    assert dec["claims"]["claim5a"]["verdict"] == "PASS" and dec["claims"]["claim5b"]["verdict"] is None
-    # only the tie's samplers get a block (MAMIS-P is read by both claims; MAMIS by the decided one only)
+    c5b = dec["claims"]["claim5b"]
+    assert dec["claims"]["claim5a"]["verdict"] == "PASS" and c5b["verdict"] is None
+    assert not next(iter(c5b["leaves"].values())).get("stopped")
+    # only the undecided comparison's samplers get a block (MAMIS-P is read by both claims; MAMIS by the decided one)
     assert dec["extend"] == [("d", "ard", "amis_mamis"), ("d", "ard", "mamis_p")]
     # the block the workflow then runs (replicates 12-17 of those two); at the last look nothing more is added
     more = [_blk("mamis_p", "is", [1.0, 0.2, 0.05], range(12, 18)),
-            _blk("amis_mamis", "is", [1.0, 0.2, 0.05], range(12, 18), seed=1)]
+            _blk("amis_mamis", "is", [1.0, 0.2, 0.013], range(12, 18), seed=3)]
     dec2 = E.sequential_decisions(runs + more, SCCFG, SEQ)
     assert dec2["extend"] == [] and dec2["claims"]["claim5a"]["look"] == 0
     c5b = dec2["claims"]["claim5b"]
-    assert c5b["look"] == 1 and c5b["verdict"] is None
     leaf = next(iter(c5b["leaves"].values()))
-    assert leaf["n"] == {"d/ard/amis_mamis": 18, "d/ard/mamis_p": 18} and leaf["level_pass"] == pytest.approx(0.975)
+    assert c5b["look"] == 1 and leaf["n"] == {"d/ard/amis_mamis": 18, "d/ard/mamis_p": 18}
+    assert leaf["level_pass"] == pytest.approx(0.975)
     # the same blocks in any order and grouping give the same decisions (replicates sorted by their index)
     dec3 = E.sequential_decisions(list(reversed(runs + more)), SCCFG, SEQ)
     assert json.dumps(dec3["claims"], sort_keys=True, default=str) == json.dumps(dec2["claims"], sort_keys=True,
                                                                                 default=str)
+
+
+def test_a_comparison_the_cap_cannot_decide_gets_no_block():
+    """A tie (same spread): even 18 replicates around its estimate would straddle 1 -- futile, stopped, no block."""
+    first = range(12)
+    runs = [_blk("mamis_p", "is", [1.0, 0.2, 0.05], first), _blk("mamis", "is", [1.0, 1.0, 1.0], first),
+            _blk("amis_mamis", "is", [1.0, 0.2, 0.05], first, seed=1)]
+    dec = E.sequential_decisions(runs, SCCFG, SEQ, upto_look=0)
+    leaf = next(iter(dec["claims"]["claim5b"]["leaves"].values()))
+    assert leaf["verdict"] is None and "futile" in leaf["stopped"] and dec["extend"] == []
 
 
 def test_sequential_claims_on_a_small_run_set():

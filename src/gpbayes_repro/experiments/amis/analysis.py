@@ -842,7 +842,9 @@ def sequential_decisions(run_sets: list[xr.Dataset], ccfg: dict, seq: dict, *, u
     claim (an intersection / union of IQR-ratio comparisons) stops at the first look
     that decides it.  A fraction claim decides each case on its own at
     1 - alpha / (J m) (m cases: Bonferroni over cases and looks); a decided case keeps
-    its verdict, and the claim stops when its decided cases settle the count.  Returns
+    its verdict, and the claim stops when its decided cases settle the count.  A comparison
+    that even the cap could not decide at its current estimate (``_futile``) gets no more
+    blocks and is not looked at again.  Returns
     {"claims": {id: {...}}, "extend": sorted keys that need one more block after the
     last look evaluated (empty at the cap)}.
     """
@@ -875,7 +877,7 @@ def sequential_decisions(run_sets: list[xr.Dataset], ccfg: dict, seq: dict, *, u
                 leaves = st.setdefault("leaves", {})
                 for lf in _fixed_and_leaves(body):
                     ls = leaves.setdefault(lf[1], {"verdict": None})
-                    if ls["verdict"] in ("PASS", "FAIL"):
+                    if ls["verdict"] in ("PASS", "FAIL") or ls.get("stopped"):
                         continue
                     if lf[0] == "fixed":
                         ls.update(verdict=lf[2], look=j, why="the first curve starts after the compared cost")
@@ -890,13 +892,17 @@ def sequential_decisions(run_sets: list[xr.Dataset], ccfg: dict, seq: dict, *, u
                               pass_interval=[_end(lo_p), _end(hi_p)], level_fail=1 - a_f,
                               fail_interval=[_end(lo_f), _end(hi_f)], look=j,
                               n=_look_counts(look, {lf[2][0], lf[3][0]}), verdict=v)
+                    if v is None and j < J - 1 and _futile(e, lf, counts, 1 - a_p, 1 - a_f):
+                        ls["stopped"] = f"look {j + 1}: futile (at the cap an interval around this estimate would " \
+                                        "still contain the threshold): no more blocks for it"
                 verdicts = {lab: ls["verdict"] for lab, ls in leaves.items()}
                 v = _combine(body, verdicts)
-                st.update(info=info, look=j, verdict=v, point=_tree_point(look, body))
+                st.update(info=info, look=j, verdict=v, point=_tree_point(look, body), tree=body)
                 if v is None:
                     st["relevant"] = [lf[1] for lf in _relevant_leaves(body, verdicts)]
                     for lf in _relevant_leaves(body, verdicts):
-                        extend |= {lf[2][0], lf[3][0]}
+                        if not leaves[lf[1]].get("stopped"):
+                            extend |= {lf[2][0], lf[3][0]}
             else:
                 bar_key, strict = _FRACTION[cid]
                 bar = float(ccfg[bar_key]) if isinstance(bar_key, str) else float(bar_key)
@@ -905,7 +911,7 @@ def sequential_decisions(run_sets: list[xr.Dataset], ccfg: dict, seq: dict, *, u
                 st.update(level_win=lw, level_loss=ll)
                 for lab, leaf in body.items():
                     c = st["cases"].setdefault(lab, {"verdict": None})
-                    if c["verdict"] in ("PASS", "FAIL"):
+                    if c["verdict"] in ("PASS", "FAIL") or c.get("stopped"):
                         continue
                     e, lo_w, hi_w = _leaf_interval(look, leaf, lw)
                     _, lo_l, hi_l = _leaf_interval(look, leaf, ll)
@@ -914,6 +920,9 @@ def sequential_decisions(run_sets: list[xr.Dataset], ccfg: dict, seq: dict, *, u
                     c.update(estimate=_num(e), win_interval=[_end(lo_w), _end(hi_w)],
                              loss_interval=[_end(lo_l), _end(hi_l)], look=j,
                              n=_look_counts(look, {leaf[2][0], leaf[3][0]}), verdict=v)
+                    if v is None and j < J - 1 and _futile(e, leaf, counts, lw, ll):
+                        c["stopped"] = f"look {j + 1}: futile (at the cap an interval around this estimate would " \
+                                       "still contain the threshold): no more blocks for it"
                 n_win = sum(c["verdict"] == "PASS" for c in st["cases"].values())
                 n_und = sum(c["verdict"] is None for c in st["cases"].values())
                 v = _count_verdict(n_win, n_und, len(st["cases"]), bar, strict)
@@ -923,12 +932,35 @@ def sequential_decisions(run_sets: list[xr.Dataset], ccfg: dict, seq: dict, *, u
                                                for c in st["cases"].values()])))
                 if v == "INCONCLUSIVE":
                     for lab, leaf in body.items():
-                        if st["cases"][lab]["verdict"] is None:
+                        if st["cases"][lab]["verdict"] is None and not st["cases"][lab].get("stopped"):
                             extend |= {leaf[2][0], leaf[3][0]}
     # no block beyond the cap; only samplers with the look's count present are extended
     if last >= J - 1:
         extend = set()
     return {"claims": state, "extend": sorted(extend), "looks": J, "alpha": alpha, "counts": counts}
+
+
+def _futile(est, leaf, counts: dict, level_pass: float, level_fail: float) -> bool:
+    """True when even the cap's replicates could not decide the comparison if its estimate stayed where it is.
+
+    The interval at the cap (both samplers at the last look's count) centred on the
+    current estimate: if it would contain the threshold at both the PASS and the FAIL
+    level, more blocks are not spent on it (a non-binding futility stop: it only ever
+    withholds a decision, so it cannot raise the error rate; the comparison is not
+    looked at again).  No estimate (an IQR of 0 or no values): futile.
+    """
+    from ... import claims as claims_mod
+    from ... import intervals
+
+    _, _, (ka, _), (kb, _), thr, side = leaf
+    if est is None or not np.isfinite(est) or est <= 0:
+        return True
+    na, nb = counts[_task(ka)][-1], counts[_task(kb)][-1]
+    for level, verdict in ((level_pass, "PASS"), (level_fail, "FAIL")):
+        ql, qh = intervals.iqr_ratio_pivot_quantiles(na, nb, [(1 - level) / 2, (1 + level) / 2])
+        if claims_mod.decide(est * math.exp(-qh), est * math.exp(-ql), thr, side) == verdict:
+            return False
+    return True
 
 
 def _look_counts(look: _Look, keys) -> dict:
@@ -970,10 +1002,20 @@ def _binding(st: dict):
         if fails:
             lab = min(fails, key=lambda lb: _margin(leaves[lb], "fail_interval"))
             return lab, leaves[lab], "fail_interval"
-    pool = [lab for lab in st.get("relevant", []) if lab in leaves] if st["verdict"] is None else \
-        [lab for lab, ls in leaves.items() if ls["verdict"] == "PASS"]
-    pool = pool or list(leaves)
-    lab = max(pool, key=lambda lb: _margin(leaves[lb], "pass_interval"))
+    if "tree" in st:  # the leaf that binds the tree: the worst child of an "all", the best child of an "any"
+        def bind(node):
+            if node[0] == "fixed":
+                return math.inf, None
+            if node[0] == "leaf":
+                return (_margin(leaves[node[1]], "pass_interval"), node[1]) if node[1] in leaves else (math.inf, None)
+            kids = [bind(k) for k in node[1]] or [(math.inf, None)]
+            pick = max if node[0] == "all" else min
+            return pick(kids, key=lambda t: t[0])
+
+        lab = bind(st["tree"])[1]
+        if lab is not None:
+            return lab, leaves[lab], "pass_interval"
+    lab = max(leaves, key=lambda lb: _margin(leaves[lb], "pass_interval"))
     return lab, leaves[lab], "pass_interval"
 
 
@@ -1021,6 +1063,8 @@ def sequential_records(point_records: list[dict], dec: dict, run_sets: list[xr.D
                                "threshold": st["bar"], "side": "above", "method": method}
         elif st.get("leaves"):
             rec["measured"]["sequential"] = {**seqm, "comparisons": st["leaves"], "per_dataset": st.get("info")}
+            if st["verdict"] is None and "relevant" in st:
+                rec["measured"]["sequential"]["undecided_that_matter"] = st["relevant"]
             b = _binding(st)
             thrs = {ls["threshold"] for ls in st["leaves"].values() if "threshold" in ls}
             norm = len(thrs) > 1
