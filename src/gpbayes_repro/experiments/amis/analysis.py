@@ -1083,6 +1083,13 @@ def sequential_records(point_records: list[dict], dec: dict, run_sets: list[xr.D
         else:
             out.append(rec)
             continue
+        if rec["id"] in ("claim1", "claim2a"):
+            rec["encoding_change"] = (
+                "was max over data sets of ops_to_reach(AMIS family) / ops_to_reach(best MCMC) <= 1 on a percentile "
+                "bootstrap (a resample that never reached the target gave an infinite upper end); now: the AMIS "
+                "family's IQR at the ops the best MCMC sampler needs to reach its own final IQR is <= every MCMC "
+                "sampler's final IQR (the same event on monotone IQR curves, with finite intervals). Default run "
+                "(0748516 + the missing blocks): INCONCLUSIVE before, INCONCLUSIVE after")
         rec["verdict"] = verdict
         rec["passed"] = verdict == "PASS"
         rec.pop("reason", None)
