@@ -3,6 +3,8 @@
 # replicates per sampler + one long reference AMIS run (regression) or
 # PM-AMIS run (classification) per (data set, kernel) -> IQR curves ->
 # figures, ops-to-reach table -> claims.  See gpbayes_repro.experiments.amis.
+from gpbayes_repro import amis_design
+
 AMIS = config["amis"]
 AMIS_SET = AMIS["scales"][SCALE]
 AMIS_MODEL_CFG = {k: AMIS[k] for k in ("priors", "nugget", "ep_mode")}
@@ -25,50 +27,20 @@ AMIS_KEY = {
 # jobs per sampler), then after each look but the last (checkpoint amis_look) one more block of
 # `block` replicates for every sampler that an undecided comparison reads; cap start + (looks - 1) block
 AMIS_SEQ = AMIS_SET["sequential"]
-AMIS_LOOKS = int(AMIS_SEQ["looks"])
-
-
-def amis_task(sampler):
-    return "classification" if sampler.startswith("pm_") else "regression"
-
-
-def amis_cap(task):
-    return int(AMIS_SEQ[task]["start"]) + (AMIS_LOOKS - 1) * int(AMIS_SEQ[task]["block"])
-
-
-for _t in ("regression", "classification"):
-    if int(AMIS_SEQ[_t]["start"]) % int(AMIS_SEQ[_t]["block"]):
-        raise ValueError(f"amis.scales.{SCALE}.sequential.{_t}: start must be a multiple of block, got {AMIS_SEQ[_t]}")
-
+AMIS_LOOKS = amis_design.looks(AMIS_SEQ)
 AMIS_KEYS = [
     (ds, k, s) for ds in AMIS_REG for k in AMIS_KERNELS for s in AMIS_SET["samplers"][k]
-] + [(ds, k, s) for ds in AMIS_CLS for k in AMIS_KERNELS for s in AMIS_SET["classification_samplers"]]
-
-
-def amis_run_file(ds, k, s, b):
-    return f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
-
-
-def amis_initial_blocks(key):
-    t = AMIS_SEQ[amis_task(key[2])]
-    return int(t["start"]) // int(t["block"])
-
-
-def amis_runs_at(look):
-    """Run blocks present at look `look` (0-based): the first blocks, then one per key the earlier looks extend."""
-    nb = {key: amis_initial_blocks(key) for key in AMIS_KEYS}
-    files = [amis_run_file(*key, b) for key in AMIS_KEYS for b in range(nb[key])]
-    for j in range(int(look)):
-        with open(checkpoints.amis_look.get(look=j).output[0]) as fh:
-            plan = json.load(fh)
-        for key in map(tuple, plan["extend"]):
-            files.append(amis_run_file(*key, nb[key]))
-            nb[key] += 1
-    return files
-
-
-def amis_final_runs(wildcards):
-    return amis_runs_at(AMIS_LOOKS - 1)
+] + [
+    (ds, k, s)
+    for ds in AMIS_CLS
+    for k in AMIS_KERNELS
+    for s in AMIS_SET["classification_samplers"]
+]
+AMIS_CAP = {t: amis_design.cap(AMIS_SEQ, t) for t in ("regression", "classification")}
+# the run blocks present at look j (0-based); the final ones feed the curves and the claims
+amis_runs_at = lambda look: amis_design.runs_at(
+    AMIS_KEYS, AMIS_SEQ, look, lambda j: checkpoints.amis_look.get(look=j).output[0]
+)
 
 
 AMIS_REFS = [
@@ -151,8 +123,10 @@ rule amis_run:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
             "n_max": AMIS_SET["n_max"].get(wc.dataset),
-            "n_replicates": amis_cap(amis_task(wc.sampler)),
-            "replicates_per_job": int(AMIS_SEQ[amis_task(wc.sampler)]["block"]),
+            "n_replicates": AMIS_CAP[amis_design.task_of(wc.sampler)],
+            "replicates_per_job": int(
+                AMIS_SEQ[amis_design.task_of(wc.sampler)]["block"]
+            ),
             "max_points": AMIS_SET["max_points"],
             AMIS_KEY[wc.sampler]: AMIS_SET[AMIS_KEY[wc.sampler]],
         },
@@ -280,7 +254,7 @@ checkpoint amis_look:
 rule amis_curves:
     """IQR across replicates vs O(n^3) operations per sampler; ops and seconds to reach the best MCMC's IQR."""
     input:
-        runs=amis_final_runs,
+        runs=lambda wc: amis_runs_at(AMIS_LOOKS - 1),
         refs=AMIS_REFS,
     output:
         curves="results/amis/curves.csv",
@@ -409,7 +383,7 @@ rule amis_classification_figures:
 rule amis_claims:
     """Claims 1-5 and the bookkeeping item, each PASS/FAIL/INCONCLUSIVE (IQR-ratio intervals over the looks' replicates)."""
     input:
-        runs=amis_final_runs,
+        runs=lambda wc: amis_runs_at(AMIS_LOOKS - 1),
         curves="results/amis/curves.csv",
         reach="results/amis/ops_to_reach.csv",
         refs="results/amis/reference.csv",

@@ -819,12 +819,9 @@ def _count_levels(m: int, bar: float, strict: bool, alpha: float) -> tuple[float
 
 def sequential_design(seq: dict, task: str) -> list[int]:
     """Replicate counts of the looks of ``task`` ("regression" | "classification"): start, start + block, ... cap."""
-    s = seq[task]
-    start, block, looks = int(s["start"]), int(s["block"]), int(seq["looks"])
-    if start < 4 or block < 1 or looks < 1:
-        raise ValueError(f"amis sequential design for {task}: start >= 4, block >= 1, looks >= 1 required, got {s} "
-                         f"and looks={looks}")
-    return [start + j * block for j in range(looks)]
+    from ... import amis_design
+
+    return amis_design.counts(seq, task)
 
 
 def _task(key) -> str:
