@@ -605,3 +605,20 @@ def test_sequential_claims_on_a_small_run_set():
     cur = E.curves(worse)
     c5a = {r["id"]: r for r in E.claims(cur, E.ops_to_reach_table(cur), [], SCCFG, runs=worse)}["claim5a"]
     assert c5a["verdict"] == "FAIL" and c5a["interval"]["lo"] > 1.0
+
+
+def test_the_workflow_run_files_of_each_look_follow_the_plans(tmp_path):
+    """gpbayes_repro.amis_design.runs_at: first blocks, then one more per key each earlier look extends."""
+    from gpbayes_repro import amis_design
+
+    keys = [("d", "ard", "amis"), ("d", "ard", "mh_h"), ("g", "rbf", "pm_mh_ep_64")]
+    assert amis_design.counts(SEQ, "regression") == [12, 18] and amis_design.cap(SEQ, "classification") == 12
+    assert amis_design.initial_blocks(SEQ, "amis") == 2 and amis_design.initial_blocks(SEQ, "pm_mh_ep_64") == 2
+    first = amis_design.runs_at(keys, SEQ, 0, None)
+    assert len(first) == 6 and "results/amis/runs/d_ard_mh_h_block1.nc" in first
+    plan = tmp_path / "look0.json"
+    plan.write_text(json.dumps({"extend": [["g", "rbf", "pm_mh_ep_64"]]}))
+    second = amis_design.runs_at(keys, SEQ, 1, lambda j: str(plan))
+    assert second == first + ["results/amis/runs/g_rbf_pm_mh_ep_64_block2.nc"]
+    with pytest.raises(ValueError, match="multiple of block"):
+        amis_design.counts({"looks": 2, "regression": {"start": 10, "block": 4}}, "regression")

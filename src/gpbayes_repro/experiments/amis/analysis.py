@@ -331,6 +331,11 @@ def claims(cur: pd.DataFrame, reach: pd.DataFrame, refs: list[dict], ccfg: dict,
     compares.  The bookkeeping item is decided on the repeated timings of the
     reference runs (``references_table``: median share and its order-statistic
     interval), never on one timing.
+
+    ``ccfg["interval"] == "iqr_pivot_sequential"`` (the shipped config; needs
+    ``ccfg["sequential"]``, the scale's design) decides the curve claims with
+    ``sequential_decisions`` / ``sequential_records`` instead (issue 26); without the
+    key the percentile bootstrap above decides them (the method before).
     """
     from gpbayes import rng as rng_mod
 
