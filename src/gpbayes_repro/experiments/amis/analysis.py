@@ -1099,6 +1099,8 @@ def sequential_records(point_records: list[dict], dec: dict, run_sets: list[xr.D
             rec["reason"] = (f"undecided after {st.get('look', 0) + 1} of {J} planned looks "
                              f"({'cap reached' if st.get('look', 0) + 1 >= J else 'later looks not run'}): "
                              + ("the undecided cases can still make or break the count" if st.get("cases") else
+                                "a comparison the claim needs has no interval (fewer than 4 replicates or an IQR "
+                                "of 0)" if rec["interval"].get("lo") is None else
                                 "an interval of a comparison the claim needs contains its threshold"))
         out.append(rec)
     return out
