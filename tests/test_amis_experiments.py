@@ -2,6 +2,7 @@
 
 import importlib
 import json
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -490,3 +491,134 @@ def test_mcmc_baseline_runs_open_with_arviz(reg, sampler, tmp_path):
     assert {"lp", "n_cubic", "acceptance_rate"} <= set(idata.sample_stats.data_vars)
     assert len(az.summary(idata)) == idata.posterior["psi"].sizes["param"]
     assert xr.load_dataset(path)["estimate"].equals(curves["estimate"])
+
+
+# --- issue 26: IQR-ratio intervals, decided sequentially over replicate blocks ---
+SEQ = {"looks": 2, "regression": {"start": 12, "block": 6}, "classification": {"start": 8, "block": 4}}
+SCCFG = {**CCFG, "mamis_slow_datasets": [], "interval": "iqr_pivot_sequential", "sequential": SEQ}
+
+
+def _blk(sampler, family, sd, reps, dataset="d", kernel="ard", cost=(10.0, 100.0, 1000.0), seed=0):
+    """A run block: replicates ``reps`` (indices), each's estimate at every cost drawn N(10, sd[p]^2) (own stream)."""
+    cost, sd = np.asarray(cost, float), np.asarray(sd, float)
+    est = np.stack([10.0 + sd * np.random.default_rng([seed, zlib.crc32(sampler.encode()), r]).standard_normal(sd.size)
+                    for r in reps])
+    n = len(reps)
+    return xr.Dataset({"cost": (("replicate", "point"), np.tile(cost, (n, 1))),
+                       "estimate": (("replicate", "point"), est),
+                       "wall": (("replicate", "point"), np.tile(cost / 100, (n, 1))),
+                       "tuning_cost": (("replicate",), np.zeros(n)),
+                       "bookkeeping_fraction": (("replicate",), np.zeros(n))},
+                      coords={"replicate": list(reps)},
+                      attrs={"dataset": dataset, "kernel": kernel, "sampler": sampler, "family": family,
+                             "stand_in": 0, "n": 10})
+
+
+def test_sequential_design_counts_and_errors():
+    assert E.sequential_design(SEQ, "regression") == [12, 18]
+    assert E.sequential_design({"looks": 3, "regression": {"start": 50, "block": 25}}, "regression") == [50, 75, 100]
+    with pytest.raises(ValueError, match="looks >= 1"):
+        E.sequential_design({"looks": 0, "regression": {"start": 12, "block": 6}}, "regression")
+
+
+def test_fraction_claims_declare_wins_and_losses_at_the_markov_levels():
+    from gpbayes_repro.experiments.amis import analysis as A
+
+    assert A._needed_wins(12, 0.75, False) == 9 and A._needed_wins(12, 0.5, True) == 7
+    assert A._needed_wins(24, 0.75, False) == 18 and A._needed_wins(5, 0.5, True) == 3
+    lw, ll = A._count_levels(12, 0.75, False, 0.05 / 2)
+    assert lw == pytest.approx(1 - 0.025 / 4) and ll == pytest.approx(1 - 0.025 / 9)
+    # "at least": reaching the bar passes; "more than": it must exceed it
+    assert A._count_verdict(9, 0, 12, 0.75, False) == "PASS" and A._count_verdict(6, 0, 12, 0.5, True) == "FAIL"
+    assert A._count_verdict(8, 1, 12, 0.75, False) == "INCONCLUSIVE" and A._count_verdict(8, 0, 12, 0.75, False) == "FAIL"
+
+
+def test_a_claim_decided_at_the_first_look_adds_no_block_an_undecided_one_adds_one_up_to_the_cap():
+    first = range(12)
+    runs = [
+        # 5a: MAMIS-P's IQR a twentieth of MAMIS's -- decided at look 1
+        _blk("mamis_p", "is", [1.0, 0.2, 0.05], first), _blk("mamis", "is", [1.0, 1.0, 1.0], first),
+        # 5b: MAMIS-P's IQR ~4x AMIS->MAMIS's -- not decided by these 12 replicates (estimate 2.9), decidable by 18
+        _blk("amis_mamis", "is", [1.0, 0.2, 0.013], first, seed=3),
+    ]
+    dec = E.sequential_decisions(runs, SCCFG, SEQ, upto_look=0)
+    c5b = dec["claims"]["claim5b"]
+    assert dec["claims"]["claim5a"]["verdict"] == "PASS" and c5b["verdict"] is None
+    assert not next(iter(c5b["leaves"].values())).get("stopped")
+    # only the undecided comparison's samplers get a block (MAMIS-P is read by both claims; MAMIS by the decided one)
+    assert dec["extend"] == [("d", "ard", "amis_mamis"), ("d", "ard", "mamis_p")]
+    # the block the workflow then runs (replicates 12-17 of those two); at the last look nothing more is added
+    more = [_blk("mamis_p", "is", [1.0, 0.2, 0.05], range(12, 18)),
+            _blk("amis_mamis", "is", [1.0, 0.2, 0.013], range(12, 18), seed=3)]
+    dec2 = E.sequential_decisions(runs + more, SCCFG, SEQ)
+    assert dec2["extend"] == [] and dec2["claims"]["claim5a"]["look"] == 0
+    c5b = dec2["claims"]["claim5b"]
+    leaf = next(iter(c5b["leaves"].values()))
+    assert c5b["look"] == 1 and leaf["n"] == {"d/ard/amis_mamis": 18, "d/ard/mamis_p": 18}
+    assert leaf["level_pass"] == pytest.approx(0.975)
+    # the same blocks in any order and grouping give the same decisions (replicates sorted by their index)
+    dec3 = E.sequential_decisions(list(reversed(runs + more)), SCCFG, SEQ)
+    assert json.dumps(dec3["claims"], sort_keys=True, default=str) == json.dumps(dec2["claims"], sort_keys=True,
+                                                                                default=str)
+
+
+def test_a_comparison_the_cap_cannot_decide_gets_no_block():
+    """A tie (same spread): even 18 replicates around its estimate would straddle 1 -- futile, stopped, no block."""
+    first = range(12)
+    runs = [_blk("mamis_p", "is", [1.0, 0.2, 0.05], first), _blk("mamis", "is", [1.0, 1.0, 1.0], first),
+            _blk("amis_mamis", "is", [1.0, 0.2, 0.05], first, seed=1)]
+    dec = E.sequential_decisions(runs, SCCFG, SEQ, upto_look=0)
+    leaf = next(iter(dec["claims"]["claim5b"]["leaves"].values()))
+    assert leaf["verdict"] is None and "futile" in leaf["stopped"] and dec["extend"] == []
+
+
+def test_sequential_claims_on_a_small_run_set():
+    """Clear separations PASS or FAIL on the IQR-ratio intervals; a tie stays INCONCLUSIVE at the cap."""
+    first = range(12)
+    runs = [
+        # claim 3: full beats diagonal clearly for AMIS (IQR 0.01 vs 1); MAMIS full vs diagonal a tie
+        _blk("amis", "is", [1.0, 0.1, 0.01], first), _blk("amis_d", "is", [1.0, 1.0, 1.0], first),
+        _blk("mamis", "is", [1.0, 0.5, 0.2], first), _blk("mamis_d", "is", [1.0, 0.5, 0.2], first, seed=2),
+        # claim 2a: MH's final IQR 1.0 at 1000 ops; AMIS has 0.01 there: PASS
+        _blk("mh_h", "mh", [3.0, 2.0, 1.0], first),
+        # claims 5a/5b: MAMIS-P at 0.05 -- beats MAMIS (0.2) only by 4x; far above AMIS->MAMIS (0.002): 5b PASS
+        _blk("mamis_p", "is", [1.0, 0.3, 0.05], first), _blk("amis_mamis", "is", [1.0, 0.1, 0.002], first),
+    ]
+    cur = E.curves(runs)
+    recs = E.claims(cur, E.ops_to_reach_table(cur), [], SCCFG, runs=runs, seed=0)
+    by = {r["id"]: r for r in recs}
+    for r in recs:
+        claims_mod.validate_claim(dict(r))
+    json.dumps(recs, allow_nan=False)
+    assert by["claim2a"]["verdict"] == "PASS" and "Bonferroni over the looks" in by["claim2a"]["interval"]["method"]
+    assert by["claim2a"]["interval"]["hi"] <= 1.0
+    assert by["claim5b"]["verdict"] == "PASS" and by["claim5b"]["interval"]["lo"] >= 1.0
+    # claim 3: one decided win of two cases, the tie undecided: 1 of the 2 needed (at least 75 %)
+    c3 = by["claim3"]
+    s3 = c3["measured"]["sequential"]
+    assert (s3["n_win"], s3["n_undecided"], s3["wins_needed"]) == (1, 1, 2)
+    assert c3["interval"]["lo"] == 0.5 and c3["interval"]["hi"] == 1.0 and c3["verdict"] == "INCONCLUSIVE"
+    assert "of 2 planned looks" in c3["reason"]
+    # a FAIL: claim 5a with MAMIS-P clearly worse than MAMIS
+    worse = [_blk("mamis_p", "is", [1.0, 0.3, 1.0], first), _blk("mamis", "is", [1.0, 0.3, 0.02], first),
+             _blk("amis_mamis", "is", [1.0, 0.3, 0.02], first, seed=3)]
+    cur = E.curves(worse)
+    c5a = {r["id"]: r for r in E.claims(cur, E.ops_to_reach_table(cur), [], SCCFG, runs=worse)}["claim5a"]
+    assert c5a["verdict"] == "FAIL" and c5a["interval"]["lo"] > 1.0
+
+
+def test_the_workflow_run_files_of_each_look_follow_the_plans(tmp_path):
+    """gpbayes_repro.amis_design.runs_at: first blocks, then one more per key each earlier look extends."""
+    from gpbayes_repro import amis_design
+
+    keys = [("d", "ard", "amis"), ("d", "ard", "mh_h"), ("g", "rbf", "pm_mh_ep_64")]
+    assert amis_design.counts(SEQ, "regression") == [12, 18] and amis_design.cap(SEQ, "classification") == 12
+    assert amis_design.initial_blocks(SEQ, "amis") == 2 and amis_design.initial_blocks(SEQ, "pm_mh_ep_64") == 2
+    first = amis_design.runs_at(keys, SEQ, 0, None)
+    assert len(first) == 6 and "results/amis/runs/d_ard_mh_h_block1.nc" in first
+    plan = tmp_path / "look0.json"
+    plan.write_text(json.dumps({"extend": [["g", "rbf", "pm_mh_ep_64"]]}))
+    second = amis_design.runs_at(keys, SEQ, 1, lambda j: str(plan))
+    assert second == first + ["results/amis/runs/g_rbf_pm_mh_ep_64_block2.nc"]
+    with pytest.raises(ValueError, match="multiple of block"):
+        amis_design.counts({"looks": 2, "regression": {"start": 10, "block": 4}}, "regression")

@@ -146,3 +146,47 @@ def test_confirm_only_extension_row_is_measured():
 def test_sequential_over_draws_rows_are_measured():
     rows = [s for s in coverage.SCENARIOS if s.used_by.startswith("M&A claim 2 over draws")]
     assert len(rows) == 2 and all(r.required and r.nominal == 0.975 for r in rows)
+# --- amis-seq: the AMIS claims' IQR-ratio interval ---
+def test_iqr_ratio_pivot_matches_the_sample_quantile_asymptotics(monkeypatch):
+    """At large n the pivot's quantiles approach the normal with the sample-quartile variance (independent formula).
+
+    For a symmetric law with quartiles -q, q and density f there: Var(IQR_hat) ~ 1 / (4 n f^2), so
+    Var(log IQR_hat) ~ 1 / (16 n f^2 q^2) (the reference t from scipy).
+    """
+    q = stats.t.ppf(0.75, intervals.IQR_REFERENCE_DF)
+    f = stats.t.pdf(q, intervals.IQR_REFERENCE_DF)
+    var1 = 1 / (16 * f**2 * q**2)
+    # fewer pivot draws than the claims use (a fresh cache): enough for the 2.5 % quantiles to ~2 %
+    monkeypatch.setattr(intervals, "IQR_PIVOT_DRAWS", 40_000)
+    monkeypatch.setattr(intervals, "_IQR_PIVOT", {})
+    monkeypatch.setattr(intervals, "_IQR_PIVOT_DIFF", {})
+    n = 100
+    lo, hi = intervals.iqr_ratio_pivot_quantiles(n, n, [0.025, 0.975])
+    h = stats.norm.ppf(0.975) * math.sqrt(2 * var1 / n)
+    assert lo == pytest.approx(-h, rel=0.05) and hi == pytest.approx(h, rel=0.05)
+
+
+def test_iqr_ratio_is_the_type7_iqr_ratio_with_a_scale_free_interval():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_t(3, 12), rng.standard_t(3, 8)
+    est, lo, hi = intervals.iqr_ratio(a, b)
+    iqr = lambda x: np.subtract(*np.percentile(x, [75, 25]))  # noqa: E731
+    assert est == pytest.approx(iqr(a) / iqr(b)) and lo < est < hi
+    # location and scale: the interval moves with the ratio, its log-width depends on the counts only
+    e2, lo2, hi2 = intervals.iqr_ratio(7.0 + 3.0 * a, -2.0 + 0.5 * b)
+    assert (e2, lo2, hi2) == pytest.approx((6 * est, 6 * lo, 6 * hi))
+    ql, qh = intervals.iqr_ratio_pivot_quantiles(12, 8, [0.025, 0.975])
+    assert (lo, hi) == pytest.approx((est * math.exp(-qh), est * math.exp(-ql)))
+    # a wider level gives a wider interval; too few replicates or a zero IQR: no interval
+    _, lo9, hi9 = intervals.iqr_ratio(a, b, 0.99)
+    assert lo9 < lo and hi9 > hi
+    assert math.isnan(intervals.iqr_ratio(a[:3], b)[1]) and math.isnan(intervals.iqr_ratio(a, np.ones(8))[1])
+
+
+def test_iqr_ratio_covers_at_its_reference_shape():
+    """Replicates of the reference shape: the pivot is exact, so the coverage is the level within Monte Carlo error."""
+    rng = np.random.default_rng(8)
+    df = intervals.IQR_REFERENCE_DF
+    hits = [intervals.iqr_ratio(0.3 * rng.standard_t(df, 8), rng.standard_t(df, 8))[1:] for _ in range(1500)]
+    cov = np.mean([lo <= 0.3 <= hi for lo, hi in hits])
+    assert abs(cov - 0.95) < 3 * math.sqrt(0.95 * 0.05 / 1500)

@@ -349,6 +349,79 @@ def _sequential_draws(kind: str, sd_between: float = 0.77, per_look: int = 4, ma
             if res["stop"]:
                 break
         return (0.0, 1.0, 2.0) if res["verdict"] == "PASS" else (0.0, 1.0, 0.5)
+# --- amis-seq: generators of the Xiong et al. (AMIS) rows ---
+#: Johnson S_U shape (a, b) fitted (scipy.stats.johnsonsu.fit) to the default run's replicates (0748516, 154 of 222
+#: blocks): every (data set, kernel, sampler)'s estimates at the middle and the last grid cost, standardised by
+#: their own median and IQR, pooled (1,248 values: skewness 0.9, excess kurtosis 4.3)
+_AMIS_SHAPE = (-0.2792339194756779, 1.3886079029451164)
+
+
+def _amis_draw(rng, shape: str, size):
+    if shape == "normal":
+        return rng.standard_normal(size)
+    if shape == "t3":
+        return rng.standard_t(3, size)
+    if shape == "run":
+        from scipy import stats as st
+
+        return st.johnsonsu.rvs(*_AMIS_SHAPE, size=size, random_state=rng)
+    raise ValueError(f"shape must be 'normal', 't3' or 'run', got {shape!r}")
+
+
+def _amis_iqr_ratio(n_a: int, n_b: int, shape: str, ratio: float = 0.5):
+    # two samplers' replicates of one shape, scales ratio : 1 -- the population IQR ratio is the scale ratio
+    def sim(rng):
+        a = 3.0 + ratio * _amis_draw(rng, shape, n_a)
+        b = 3.0 + _amis_draw(rng, shape, n_b)
+        _, lo, hi = intervals.iqr_ratio(a, b)
+        return lo, hi, ratio
+    return sim
+
+
+def _amis_sequential(counts, shape: str, side: str, threshold: float = 1.0):
+    # one comparison decided over the looks (Bonferroni: each look at 1 - 0.05 / J), truth on the boundary
+    # (ratio = threshold): a PASS ("below": hi <= thr; "above": lo >= thr) is the wrong verdict; reported
+    # as an interval that "covers" iff no look gave PASS (nominal 1 - 0.025)
+    from gpbayes_repro.claims import decide
+
+    J = len(counts)
+
+    def sim(rng):
+        a = threshold * _amis_draw(rng, shape, counts[-1])
+        b = _amis_draw(rng, shape, counts[-1])
+        for n in counts:
+            _, lo, hi = intervals.iqr_ratio(a[:n], b[:n], 1 - 0.05 / J)
+            v = decide(lo, hi, threshold, side)
+            if v == "PASS":
+                return 0.0, 1.0, 2.0
+            if v == "FAIL":
+                break
+        return 0.0, 1.0, 0.5
+    return sim
+
+
+def _amis_fraction(counts, m: int, k: int, shape: str):
+    # a fraction claim ("at least k of m cases won") with k - 1 clear wins (IQR ratio 0.05) and m - k + 1 cases on
+    # the boundary (ratio 1): the truth is "not reached", a PASS is wrong.  Per case a win is declared on the
+    # interval at 1 - 0.05 / (J (m - k + 1)), a loss at 1 - 0.05 / (J k), a decided case keeps its verdict
+    # (experiments.amis.analysis._count_levels); vectorised over cases with the same pivot as intervals.iqr_ratio
+    J = len(counts)
+    a_w, a_l = 0.05 / (J * (m - k + 1)), 0.05 / (J * k)
+
+    def sim(rng):
+        ratio = np.r_[np.full(k - 1, 0.05), np.ones(m - k + 1)]
+        a = ratio[:, None] * _amis_draw(rng, shape, (m, counts[-1]))
+        b = _amis_draw(rng, shape, (m, counts[-1]))
+        verdict = np.zeros(m)  # 1 win, -1 loss, 0 undecided
+        for n in counts:
+            r = np.log(_iqr(a[:, :n]) / _iqr(b[:, :n]))
+            q = intervals.iqr_ratio_pivot_quantiles(n, n, [a_w / 2, 1 - a_w / 2, a_l / 2, 1 - a_l / 2])
+            win = (r - q[0] <= 0.0) & (verdict == 0)      # hi of the win interval <= 1
+            loss = (r - q[3] > 0.0) & (verdict == 0) & ~win  # lo of the loss interval > 1
+            verdict[win], verdict[loss] = 1, -1
+            if np.sum(verdict == 1) >= k or np.sum(verdict >= 0) < k:
+                break
+        return (0.0, 1.0, 2.0) if np.sum(verdict == 1) >= k else (0.0, 1.0, 0.5)
     return sim
 
 
@@ -428,6 +501,35 @@ def _scenarios() -> list[Scenario]:
                              "1 + 4 draws per look, up to 4 looks (paper scale)",
                              f"per-draw log ratios {kind}, between-draw sd 0.77, truth at the range's end (3)",
                              "M&A claim 2 over draws (1 - P(wrong PASS))", _sequential_draws(kind), nominal=0.975))
+    # --- amis-seq ---
+    for n in (8, 12, 18):
+        for shape, label in (("normal", "normal estimates"), ("run", "the default run's shape (Johnson S_U: skewness "
+                                                                       "0.9, excess kurtosis 4.3)")):
+            rows.append(Scenario("IQR-ratio pivot interval, t(3) reference (intervals.iqr_ratio)",
+                                 f"{n} vs {n} replicates", f"{label}, IQR ratio 0.5",
+                                 "Xiong et al. claims 1-5b (every comparison)", _amis_iqr_ratio(n, n, shape)))
+    rows.append(Scenario("IQR-ratio pivot interval, t(3) reference (intervals.iqr_ratio)", "12 vs 8 replicates",
+                         "the default run's shape, IQR ratio 0.5", "Xiong et al. claims 1-5b (unequal counts)",
+                         _amis_iqr_ratio(12, 8, "run")))
+    rows.append(Scenario("IQR-ratio pivot interval, t(3) reference (intervals.iqr_ratio)", "12 vs 12 replicates",
+                         "t (3 d.f.) estimates (stress)", "Xiong et al. claims (stress)", _amis_iqr_ratio(12, 12, "t3"),
+                         required=False))
+    for counts, used in (((12, 18), "default regression"), ((8, 12), "default classification"),
+                         ((50, 75, 100), "paper regression")):
+        for side in ("below", "above"):
+            rows.append(Scenario("sequential IQR-ratio test, Bonferroni over looks", f"looks at {counts} replicates",
+                                 f"the default run's shape, truth on the threshold, side {side}",
+                                 f"Xiong et al. claims 1, 2a, 2b, 4a, 5a, 5b, {used} (1 - P(wrong PASS))",
+                                 _amis_sequential(list(counts), "run", side), nominal=0.975,
+                                 # the paper's counts: in the table, not in the fast test (its pivots take seconds)
+                                 required=used != "paper regression"))
+    for counts, m, k, used in (((12, 18), 12, 9, "claim 3 (12 cases, 9 wins needed)"),
+                               ((8, 12), 24, 18, "claim 4b (24 cases, 18 wins needed)"),
+                               ((8, 12), 12, 7, "claim 4c (12 cases, more than half: 7)")):
+        rows.append(Scenario("fraction of cases, per-case win/loss levels (Markov), sequential",
+                             f"looks at {counts} replicates, {m} cases", "the default run's shape, k - 1 clear wins, "
+                             "the rest on the boundary", f"Xiong et al. {used} (1 - P(wrong PASS))",
+                             _amis_fraction(list(counts), m, k, "run"), nominal=0.975))
     return rows
 
 
@@ -447,11 +549,18 @@ def run(scenario: Scenario, n_sim: int, seed: int = 0) -> dict:
             "mc_se": math.sqrt(cov * (1 - cov) / n_sim), "n_sim": n_sim}
 
 
-def table(n_sim: int = 4000, seed: int = 0):
-    """Every scenario's coverage (a pandas DataFrame)."""
+def table(n_sim: int = 4000, seed: int = 0, filter: str | None = None):
+    """Every scenario's coverage (a pandas DataFrame); ``filter``: only rows whose texts contain one of its
+    "|"-separated parts (case-insensitive).
+
+    Row i is simulated with seed ``seed + i`` (i its index in ``SCENARIOS``), filtered or not.
+    """
     import pandas as pd
 
-    return pd.DataFrame([run(s, n_sim, seed + i) for i, s in enumerate(SCENARIOS)])
+    alts = None if filter is None else [f.strip().lower() for f in filter.split("|")]
+    return pd.DataFrame([run(s, n_sim, seed + i) for i, s in enumerate(SCENARIOS)
+                         if alts is None or any(f in " ".join((s.method, s.count, s.inputs, s.used_by)).lower()
+                                                for f in alts)])
 
 
 def main(argv=None) -> int:
@@ -459,8 +568,10 @@ def main(argv=None) -> int:
     p.add_argument("--n-sim", type=int, default=4000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="also write the table as CSV")
+    p.add_argument("--filter", default=None, help="only the rows whose method, count, inputs or used-by contain this "
+                   "text or one of its |-separated parts (case-insensitive), e.g. 'iqr-ratio|markov'")
     a = p.parse_args(argv)
-    t = table(a.n_sim, a.seed)
+    t = table(a.n_sim, a.seed, a.filter)
     print(f"| method | count | inputs | used by | nominal | coverage (MC s.e.) |\n|---|---|---|---|---:|---:|")
     for r in t.itertuples():
         print(f"| {r.method} | {r.count} | {r.inputs} | {r.used_by} | {r.nominal:.3g} | "

@@ -3,13 +3,14 @@
 # replicates per sampler + one long reference AMIS run (regression) or
 # PM-AMIS run (classification) per (data set, kernel) -> IQR curves ->
 # figures, ops-to-reach table -> claims.  See gpbayes_repro.experiments.amis.
+from gpbayes_repro import amis_design
+
 AMIS = config["amis"]
 AMIS_SET = AMIS["scales"][SCALE]
 AMIS_MODEL_CFG = {k: AMIS[k] for k in ("priors", "nugget", "ep_mode")}
 AMIS_KERNELS = AMIS_SET["kernels"]
 AMIS_REG = AMIS_SET["regression_datasets"]
 AMIS_CLS = AMIS_SET["classification_datasets"]
-AMIS_PER_JOB = AMIS_SET["replicates_per_job"]
 # sampler -> its settings block in the scale
 AMIS_KEY = {
     "amis": "amis",
@@ -22,20 +23,26 @@ AMIS_KEY = {
     **{f"{f}_{m}": f for f in ("mh", "hmc", "nuts", "nutsda") for m in "idh"},
     **{s: s.rsplit("_", 2)[0] for s in AMIS_SET["classification_samplers"]},
 }
-AMIS_REG_RUNS = [
-    f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
-    for ds in AMIS_REG
-    for k in AMIS_KERNELS
-    for s in AMIS_SET["samplers"][k]
-    for b in range(n_blocks(AMIS_SET["replicates"]["regression"], AMIS_PER_JOB))
-]
-AMIS_CLS_RUNS = [
-    f"results/amis/runs/{ds}_{k}_{s}_block{b}.nc"
+# the replicate design (issue 26 section 4): per task `start` replicates first (start / block
+# jobs per sampler), then after each look but the last (checkpoint amis_look) one more block of
+# `block` replicates for every sampler that an undecided comparison reads; cap start + (looks - 1) block
+AMIS_SEQ = AMIS_SET["sequential"]
+AMIS_LOOKS = amis_design.looks(AMIS_SEQ)
+AMIS_KEYS = [
+    (ds, k, s) for ds in AMIS_REG for k in AMIS_KERNELS for s in AMIS_SET["samplers"][k]
+] + [
+    (ds, k, s)
     for ds in AMIS_CLS
     for k in AMIS_KERNELS
     for s in AMIS_SET["classification_samplers"]
-    for b in range(n_blocks(AMIS_SET["replicates"]["classification"], AMIS_PER_JOB))
 ]
+AMIS_CAP = {t: amis_design.cap(AMIS_SEQ, t) for t in ("regression", "classification")}
+# the run blocks present at look j (0-based); the final ones feed the curves and the claims
+amis_runs_at = lambda look: amis_design.runs_at(
+    AMIS_KEYS, AMIS_SEQ, look, lambda j: checkpoints.amis_look.get(look=j).output[0]
+)
+
+
 AMIS_REFS = [
     f"results/amis/reference/{ds}_{k}.nc" for ds in AMIS_REG for k in AMIS_KERNELS
 ]
@@ -116,10 +123,10 @@ rule amis_run:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
             "n_max": AMIS_SET["n_max"].get(wc.dataset),
-            "n_replicates": AMIS_SET["replicates"][
-                "classification" if wc.sampler.startswith("pm_") else "regression"
-            ],
-            "replicates_per_job": AMIS_PER_JOB,
+            "n_replicates": AMIS_CAP[amis_design.task_of(wc.sampler)],
+            "replicates_per_job": int(
+                AMIS_SEQ[amis_design.task_of(wc.sampler)]["block"]
+            ),
             "max_points": AMIS_SET["max_points"],
             AMIS_KEY[wc.sampler]: AMIS_SET[AMIS_KEY[wc.sampler]],
         },
@@ -219,10 +226,35 @@ rule amis_classification_reference_table:
         "../scripts/amis_classification_reference_table.py"
 
 
+checkpoint amis_look:
+    """Sequential design, look `look` + 1: decide the curve claims on the blocks present; list the samplers that get one more block."""
+    input:
+        runs=lambda wc: amis_runs_at(int(wc.look)),
+    output:
+        "results/amis/looks/look{look}.json",
+    log:
+        "logs/amis/looks/look{look}.log",
+    benchmark:
+        "benchmarks/amis_look/look{look}.tsv"
+    wildcard_constraints:
+        look="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
+    params:
+        claims=AMIS["claims"],
+        sequential=AMIS_SEQ,
+    script:
+        "../scripts/amis_look.py"
+
+
 rule amis_curves:
     """IQR across replicates vs O(n^3) operations per sampler; ops and seconds to reach the best MCMC's IQR."""
     input:
-        runs=AMIS_REG_RUNS + AMIS_CLS_RUNS,
+        runs=lambda wc: amis_runs_at(AMIS_LOOKS - 1),
         refs=AMIS_REFS,
     output:
         curves="results/amis/curves.csv",
@@ -349,9 +381,9 @@ rule amis_classification_figures:
 
 
 rule amis_claims:
-    """Claims 1-5 and the bookkeeping item, each PASS/FAIL/INCONCLUSIVE on an interval (bootstrap over replicates)."""
+    """Claims 1-5 and the bookkeeping item, each PASS/FAIL/INCONCLUSIVE (IQR-ratio intervals over the looks' replicates)."""
     input:
-        runs=AMIS_REG_RUNS + AMIS_CLS_RUNS,
+        runs=lambda wc: amis_runs_at(AMIS_LOOKS - 1),
         curves="results/amis/curves.csv",
         reach="results/amis/ops_to_reach.csv",
         refs="results/amis/reference.csv",
@@ -368,7 +400,7 @@ rule amis_claims:
         mem_mb=mem(1000),
         runtime=runtime_min(5),
     params:
-        claims=AMIS["claims"],
+        claims={**AMIS["claims"], "sequential": AMIS_SEQ},
         scale=SCALE,
         seed=SEED,
     script:
