@@ -74,6 +74,8 @@ def test_directional_gate_gates_only_the_chains_the_verdict_rests_on():
 
 @pytest.mark.parametrize("scenario", [s for s in coverage.SCENARIOS if s.required],
                          ids=lambda s: f"{s.method} | {s.count} | {s.inputs}")
+
+
 def test_every_deciding_interval_covers_at_least_93_percent(scenario):
     n_sim = 150 if "AR(1)" in scenario.inputs else 1500
     row = coverage.run(scenario, n_sim, seed=11)
@@ -121,6 +123,8 @@ def test_fixed_effect_log_ratio_se_matches_the_interval():
     assert math.exp(log_est) == pytest.approx(est)
     h = stats.t.ppf(0.975, df) * se
     assert (lo, hi) == pytest.approx((math.exp(log_est - h), math.exp(log_est + h)))
+
+
 # --- ma-seq: the union rules of M&A claims 3 and 4 ---
 def test_union_rows_of_ma_claims_3_and_4_are_measured():
     rows = [s for s in coverage.SCENARIOS if s.used_by.startswith(("M&A claim 3", "M&A claim 4"))]
@@ -146,6 +150,8 @@ def test_confirm_only_extension_row_is_measured():
 def test_sequential_over_draws_rows_are_measured():
     rows = [s for s in coverage.SCENARIOS if s.used_by.startswith("M&A claim 2 over draws")]
     assert len(rows) == 2 and all(r.required and r.nominal == 0.975 for r in rows)
+
+
 # --- amis-seq: the AMIS claims' IQR-ratio interval ---
 def test_iqr_ratio_pivot_matches_the_sample_quantile_asymptotics(monkeypatch):
     """At large n the pivot's quantiles approach the normal with the sample-quartile variance (independent formula).

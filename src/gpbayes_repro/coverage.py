@@ -270,6 +270,9 @@ def _seq_paired(looks, cells: int, mean: float = 0.003, scale: float = 0.01):
             if intervals.sequential_action(decide(lo, hi, 0.0, "above"), k, len(looks), need <= looks[-1]) != "continue":
                 break
         return lo, hi, mean
+    return sim
+
+
 # --- ma-seq: the union rules of M&A claims 3 and 4 ---
 def _union_fixed_poor(n: int, sigma: float, n_datasets: int = 4, f: float = 1.5, alpha: float = 0.05):
     # M&A claim 3 ("on SOME data set fixed <= f x every other method"): per data set the pairs (fixed,
@@ -349,6 +352,9 @@ def _sequential_draws(kind: str, sd_between: float = 0.77, per_look: int = 4, ma
             if res["stop"]:
                 break
         return (0.0, 1.0, 2.0) if res["verdict"] == "PASS" else (0.0, 1.0, 0.5)
+    return sim
+
+
 # --- amis-seq: generators of the Xiong et al. (AMIS) rows ---
 #: Johnson S_U shape (a, b) fitted (scipy.stats.johnsonsu.fit) to the default run's replicates (0748516, 154 of 222
 #: blocks): every (data set, kernel, sampler)'s estimates at the middle and the last grid cost, standardised by
