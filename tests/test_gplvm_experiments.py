@@ -403,3 +403,17 @@ def test_vb_optimisation_gap_study(tiny):
     g = t.pivot(index="point", columns="max_iter", values="bound_gap")
     assert (g["5"] <= g["1"] + 1e-9).all()
     assert t.equals(E.vb_optimisation_gap(ds, ml, CFG, TINY, n_points=3, max_iters=(1, 5), n_imp=8, seed=1))
+
+
+def test_gplvm_module_never_imports_the_restart_study():
+    """Issue 26 section 6: experiments.gplvm is the base, gplvm_ml_restarts imports it (no circle, no private use)."""
+    import ast
+    import inspect
+
+    src = ast.parse(inspect.getsource(E))
+    names = {a.name for n in ast.walk(src) if isinstance(n, ast.ImportFrom) for a in n.names}
+    names |= {n.module or "" for n in ast.walk(src) if isinstance(n, ast.ImportFrom)}
+    assert not any("gplvm_ml_restarts" in x for x in names)
+    r_src = inspect.getsource(R)
+    assert "G._" not in r_src
+    assert R.claims_1_2 is E.claims_1_2 and R.marginalised_bootstrap is E.marginalised_bootstrap
