@@ -9,6 +9,7 @@ import xarray as xr
 from scipy import stats
 
 from gpbayes_repro import claims as C
+from gpbayes_repro import intervals
 from gpbayes_repro.experiments import gplvm as E
 from gpbayes_repro.experiments import gplvm_ml_restarts as R
 
@@ -417,3 +418,45 @@ def test_gplvm_module_never_imports_the_restart_study():
     r_src = inspect.getsource(R)
     assert "G._" not in r_src
     assert R.claims_1_2 is E.claims_1_2 and R.marginalised_bootstrap is E.marginalised_bootstrap
+
+
+def test_claims_1_2_on_jackknife_intervals():
+    """The workflow's path (issue 26 s.1): delete-one-chain jackknife t; every cell above 0 -> PASS
+    (intersection-union), one cell below 0 at the Bonferroni level -> FAIL; the gate as before."""
+    cfg = {"bimodality_coefficient": 5 / 9, "ks_distance": 0.15, "min_gap_increase": 0.0}
+    table, shapes, _ = _claim_inputs()
+    rng = np.random.default_rng(3)
+    loo = {c: 10.0 + 0.3 * rng.standard_normal((4, 6)) for c in E.CASES}
+    r = [C.validate_claim(dict(x)) for x in E.gplvm_claims(table, shapes, cfg, loo=loo)]
+    assert [x["verdict"] for x in r] == ["PASS", "PASS", "PASS"]
+    assert "jackknife" in r[0]["interval"]["method"] and r[0]["interval"]["lo"] > 0
+    # the interval of a cell is est -+ t_3 x the jackknife s.e. of its leave-one-out values
+    est, lo, hi = intervals.jackknife_t(10.0, [20.0 - loo["case1"][:, 0]])
+    assert r[0]["measured"]["cell_gap_intervals"]["case1/feature1"] == [round(lo, 4), round(hi, 4)]
+    t2, l2 = table.copy(), {c: v.copy() for c, v in loo.items()}
+    t2.loc[0, "nmse_marginalised"] = 50.0
+    l2["case1"][:, 0] += 40.0
+    r = E.gplvm_claims(t2, shapes, cfg, loo=l2)
+    assert r[0]["verdict"] == "FAIL" and r[0]["interval"]["hi"] < 0 and "case1/feature1" in r[0]["interval"]["quantity"]
+    assert "99.72%" in r[0]["interval"]["method"]  # Bonferroni over 18 cells
+    t3, l3 = table.copy(), {c: v.copy() for c, v in loo.items()}
+    t3.loc[0, "nmse_marginalised"] = 19.0
+    l3["case1"][:, 0] = 19.0 + np.array([-6.0, 5.0, 3.0, -2.0])
+    r = E.gplvm_claims(t3, shapes, cfg, loo=l3)
+    assert r[0]["verdict"] == "INCONCLUSIVE" and "contains the threshold" in r[0]["reason"]
+    table.loc[table["case"] == "case3", "nmse_ml_best_bound"] = 25.0
+    assert E.gplvm_claims(table, shapes, cfg, loo=loo)[1]["verdict"] == "FAIL"
+    table, shapes, _ = _claim_inputs(rhat=1.3)
+    r = E.gplvm_claims(table, shapes, cfg, loo=loo)
+    assert [x["verdict"] for x in r[:2]] == ["INCONCLUSIVE"] * 2 and "not converged" in r[0]["reason"]
+    with pytest.raises(ValueError, match="loo"):
+        E.gplvm_claims(table, shapes, cfg)
+    # the leave-one-out NMSE recombines the other chains exactly as evaluate_case pools them
+    ev = xr.Dataset({"density_by_chain": (("chain", "feature", "x", "y"),
+                                          np.stack([np.ones((2, 3, 4)), 2 * np.ones((2, 3, 4)), 3 * np.ones((2, 3, 4))])),
+                     "chain_components": (("chain",), [5, 5, 10]),
+                     "density": (("method", "feature", "x", "y"), np.ones((3, 2, 3, 4)))},
+                    coords={"method": ["true", "marginalised", "ml"]})
+    lo1 = E.marginalised_leave_one_out(ev)
+    # without chain 0: (2*5 + 3*10)/15 = 8/3 -> NMSE 100 (5/3)^2; chain 1: 7/3; chain 2: 1.5 -> 25
+    assert np.allclose(lo1[:, 0], [100 * (5 / 3) ** 2, 100 * (4 / 3) ** 2, 25.0])
