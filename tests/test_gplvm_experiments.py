@@ -460,3 +460,33 @@ def test_claims_1_2_on_jackknife_intervals():
     lo1 = E.marginalised_leave_one_out(ev)
     # without chain 0: (2*5 + 3*10)/15 = 8/3 -> NMSE 100 (5/3)^2; chain 1: 7/3; chain 2: 1.5 -> 25
     assert np.allclose(lo1[:, 0], [100 * (5 / 3) ** 2, 100 * (4 / 3) ** 2, 25.0])
+
+
+def test_draws_to_pass_gate_extrapolates_a_power_law_and_refuses_a_flat_trend():
+    # ESS proportional to the length (exponent 1): 20 at 500 -> 100 at 2,500; R-hat - 1 halving per doubling
+    # (exponent 1): 0.2 at 500 -> 0.05 at 2,000
+    out = E.draws_to_pass_gate([250, 500], [1.4, 1.2], [10.0, 20.0])
+    assert out["ess_exponent"] == pytest.approx(1.0) and out["draws_for_ess"] == pytest.approx(2500.0)
+    assert out["rhat_exponent"] == pytest.approx(1.0) and out["draws_for_rhat"] == pytest.approx(2000.0)
+    assert out["draws_to_pass"] == 2500
+    # ESS growing faster than the draws is capped at exponent 1
+    assert E.draws_to_pass_gate([250, 500], [1.01, 1.01], [5.0, 50.0])["draws_for_ess"] == pytest.approx(1000.0)
+    # flat or falling ESS: no length
+    flat = E.draws_to_pass_gate([250, 500, 750], [1.8, 1.6, 1.7], [5.9, 6.7, 6.4])
+    assert flat["draws_to_pass"] is None and flat["draws_for_ess"] is None
+    # already passing
+    assert E.draws_to_pass_gate([100, 200], [1.02, 1.01], [150.0, 300.0])["draws_to_pass"] == 200
+
+
+def test_gated_records_give_the_measured_trend():
+    cfg = {"bimodality_coefficient": 5 / 9, "ks_distance": 0.15, "min_gap_increase": 0.0}
+    table, shapes, _ = _claim_inputs(rhat=1.3)
+    loo = {c: 10.0 + 0.3 * np.random.default_rng(1).standard_normal((4, 6)) for c in E.CASES}
+    sets = pd.DataFrame([{"case": c, "chain_set": s, "trend_n_draws": "250 500 750",
+                          "trend_max_rhat": "1.5 1.3 1.2", "trend_min_ess": "10 20 30",
+                          "draws_to_pass": 2500.0 if s == "cpm" else np.nan, "seconds_per_chain_to_pass": 100.0}
+                         for c in E.CASES for s in ("paper", "cpm")])
+    r = E.gplvm_claims(table, shapes, cfg, loo=loo, chain_sets=sets)
+    assert "~2,500 kept draws per chain" in r[0]["reason"] and "no length is extrapolated" in r[0]["reason"]
+    assert r[0]["measured"]["length_to_pass_gate"]["case1"]["cpm"]["draws_to_pass"] == 2500.0
+    assert "case1" not in r[2]["measured"]["length_to_pass_gate"]  # claim 3 reads Cases 2 and 3 only
