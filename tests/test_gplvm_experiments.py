@@ -490,3 +490,9 @@ def test_gated_records_give_the_measured_trend():
     assert "~2,500 kept draws per chain" in r[0]["reason"] and "no length is extrapolated" in r[0]["reason"]
     assert r[0]["measured"]["length_to_pass_gate"]["case1"]["cpm"]["draws_to_pass"] == 2500.0
     assert "case1" not in r[2]["measured"]["length_to_pass_gate"]  # claim 3 reads Cases 2 and 3 only
+
+
+def test_draws_at_least_is_the_linear_floor():
+    out = E.draws_to_pass_gate([250, 500, 750], [1.8, 1.6, 1.7], [5.9, 6.7, 6.4])
+    assert out["draws_at_least"] == math.ceil(750 * 100 / 6.4) and out["draws_to_pass"] is None
+    assert E.draws_to_pass_gate([100, 200], [1.0, 1.0], [150.0, 300.0])["draws_at_least"] == 200

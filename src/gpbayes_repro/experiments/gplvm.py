@@ -382,13 +382,18 @@ def draws_to_pass_gate(n_draws, max_rhat, min_ess, *, rhat_gate: float = claimsm
     grow faster than the draws), R-hat - 1 ~ n^-c.  The length is where both reach the
     gate.  If an exponent is below ``min_exponent`` (ESS or R-hat flat or getting worse),
     no length is extrapolated (None): the trend does not support one.  Returns the
-    exponents and the lengths, each None when not extrapolable.
+    exponents and the lengths, each None when not extrapolable, and ``draws_at_least``:
+    n x 100 / ESS at the longest prefix, a floor on the length whatever the trend (ESS
+    grows at most in proportion to the draws).
     """
     n = np.asarray(n_draws, dtype=float)
     r = np.asarray(max_rhat, dtype=float)
     e = np.asarray(min_ess, dtype=float)
     out = {"ess_exponent": None, "rhat_exponent": None, "draws_for_ess": None, "draws_for_rhat": None,
-           "draws_to_pass": None}
+           "draws_to_pass": None, "draws_at_least": None}
+    if n.size and math.isfinite(e[-1]) and e[-1] > 0:
+        # a floor whatever the trend: ESS grows at most in proportion to the length
+        out["draws_at_least"] = float(math.ceil(n[-1] * max(ess_gate / e[-1], 1.0)))
     if n.size < 2 or not (np.all(np.isfinite(r[-2:])) and np.all(np.isfinite(e[-2:]))) or n[-1] <= n[-2]:
         return out
     dl = math.log(n[-1] / n[-2])
@@ -1002,15 +1007,19 @@ def trend_text(chain_sets: pd.DataFrame, case: str) -> tuple[str, dict]:
             continue
         need = r.get("draws_to_pass")
         ok = need is not None and isinstance(need, (int, float)) and math.isfinite(float(need))
+        floor = r.get("draws_at_least")
+        floor = float(floor) if isinstance(floor, (int, float)) and math.isfinite(float(floor)) else None
         meas[str(r["chain_set"])] = {
             "n_draws": r["trend_n_draws"], "max_rhat": r["trend_max_rhat"], "min_ess": r["trend_min_ess"],
-            "draws_to_pass": float(need) if ok else None,
+            "draws_to_pass": float(need) if ok else None, "draws_at_least": floor,
             "cpu_seconds_per_chain_to_pass": (float(r["seconds_per_chain_to_pass"]) if ok and
                                               "seconds_per_chain_to_pass" in r else None)}
         head = (f"{r['chain_set']} chains (R-hat {r['trend_max_rhat'].replace(' ', ' -> ')}, bulk ESS "
                 f"{r['trend_min_ess'].replace(' ', ' -> ')} at {r['trend_n_draws'].replace(' ', '/')} kept draws)")
         parts.append(head + (f" would need ~{float(need):,.0f} kept draws per chain" if ok
-                             else ": the trend is flat, no length is extrapolated"))
+                             else ": the trend is flat, no length is extrapolated")
+                     + (f" (at least {floor:,.0f}: ESS grows at most in proportion to the draws)"
+                        if floor and not ok else ""))
     return "; ".join(parts), meas
 
 
