@@ -63,6 +63,30 @@ over 250 / 500 / 750 kept draws: at that rate about 6,600 kept draws per
 chain would reach 100, an extrapolation the flattening trend does not
 support.
 
+Longer, measured (issue 26 s.5; benchmarks/bench_gplvm_trend.py, AMD EPYC 2 cores shared,
+load 11-18, same seeds as the pipeline): case 3 correlated chains (rho 0.99,
+Q 50), 4 x (250 + 3,000): split R-hat 1.28 -> 1.13 -> 1.25 and bulk ESS
+11.4 -> 23.5 -> 13.5 at 750 / 1,500 / 3,000 kept draws (97 CPU-s per
+chain): four times the paper's length mixes no better, the trend is flat, so
+no length is extrapolated; the floor n x 100 / ESS is ~22,000 kept draws per
+chain (~12 CPU-min per chain, ~2.4 CPU-h for 12 chains: beyond the default's
+100 CPU-min).  Every gated record computes the same trend on the run's own
+chains (``convergence_trend`` over 1/3, 2/3, 3/3 of the kept draws,
+``draws_to_pass_gate``) and quotes it.
+
+Alg. 1 to a local maximum (``vb_tol`` 1e-6 from the ML fit's q, cap 500
+iterations) against the default's 5 L-BFGS iterations, the same chains
+(paper's sampler, Q 200, seeds and starts as the pipeline's), short runs:
+case 3, 2 x (100 + 200): 355 bound evaluations per iteration vs 14, 167 vs
+12.4 CPU-s per chain (13.5 x), acceptance per block 0.015 / 0.010 vs
+0.040 / 0.045 (one of the two chains accepted nothing), split R-hat 3.2 vs
+3.9 (neither near the gate); case 1, 2 x (50 + 100): see the config comment.
+So optimising q(Z) fully makes each estimate 2-3 nats higher on average but
+does not raise acceptance: the spread of eq. 6's weights, not the bound's
+gap, is what sticks the chains; the default keeps 5 iterations (exact, as
+Sec. 7 allows "fewer VB optimisation iterations") and the paper scale runs
+Alg. 1 to its default tolerance (1e-7, 500-iteration cap).
+
 Multimodality / non-Gaussianity (claim 3)
 -----------------------------------------
 Per hyperparameter, on the log scale, on the pooled kept draws:
