@@ -63,14 +63,18 @@ over 250 / 500 / 750 kept draws: at that rate about 6,600 kept draws per
 chain would reach 100, an extrapolation the flattening trend does not
 support.
 
-Longer, measured (issue 26 s.5; benchmarks/bench_gplvm_trend.py, AMD EPYC 2 cores shared,
-load 11-18, same seeds as the pipeline): case 3 correlated chains (rho 0.99,
+Longer, measured (issue 26 s.5; benchmarks/bench_gplvm_trend.py, AMD EPYC,
+2 cores shared, load 11-18, same seeds as the pipeline): case 3 correlated chains (rho 0.99,
 Q 50), 4 x (250 + 3,000): split R-hat 1.28 -> 1.13 -> 1.25 and bulk ESS
 11.4 -> 23.5 -> 13.5 at 750 / 1,500 / 3,000 kept draws (97 CPU-s per
 chain): four times the paper's length mixes no better, the trend is flat, so
 no length is extrapolated; the floor n x 100 / ESS is ~22,000 kept draws per
 chain (~12 CPU-min per chain, ~2.4 CPU-h for 12 chains: beyond the default's
-100 CPU-min).  Every gated record computes the same trend on the run's own
+100 CPU-min).  Case 1, 4 x (250 + 1,500): R-hat 1.78 -> 1.85 -> 1.59, ESS
+6.0 -> 5.8 -> 6.8 at 375 / 750 / 1,500 (50 CPU-s per chain): ESS ~ n^0.24,
+i.e. ~10^8 draws by the power law, floor ~22,000.  Case 2 at the paper's
+length, 4 x (250 + 750): R-hat 1.67, ESS 6.6 (25 CPU-s per chain).  Every
+gated record computes the same trend on the run's own
 chains (``convergence_trend`` over 1/3, 2/3, 3/3 of the kept draws,
 ``draws_to_pass_gate``) and quotes it.
 
@@ -80,10 +84,12 @@ iterations) against the default's 5 L-BFGS iterations, the same chains
 case 3, 2 x (100 + 200): 355 bound evaluations per iteration vs 14, 167 vs
 12.4 CPU-s per chain (13.5 x), acceptance per block 0.015 / 0.010 vs
 0.040 / 0.045 (one of the two chains accepted nothing), split R-hat 3.2 vs
-3.9 (neither near the gate); case 1, 2 x (50 + 100): see the config comment.
-So optimising q(Z) fully makes each estimate 2-3 nats higher on average but
-does not raise acceptance: the spread of eq. 6's weights, not the bound's
-gap, is what sticks the chains; the default keeps 5 iterations (exact, as
+3.9 (neither near the gate); case 1, 2 x (50 + 100): 302 vs 14 evaluations,
+66.7 vs 6.0 CPU-s per chain (11 x), acceptance 0.21 / 0.18 vs 0.23 / 0.22,
+R-hat 2.1 vs 1.6.
+So optimising q(Z) fully (which lifts log p~ by 1.7-2.9 nats, median, see
+``vb_optimisation_gap``) does not raise acceptance: the spread of eq. 6's
+weights, not the bound's gap, is what sticks the chains; the default keeps 5 iterations (exact, as
 Sec. 7 allows "fewer VB optimisation iterations") and the paper scale runs
 Alg. 1 to its default tolerance (1e-7, 500-iteration cap).
 
