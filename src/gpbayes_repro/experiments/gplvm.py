@@ -648,11 +648,15 @@ def shape_summary(chains: dict, ml: xr.Dataset, case: str) -> pd.DataFrame:
             ess_bulk = float(diagnostics.ess(v, method="bulk"))
         except Exception:  # noqa: BLE001
             ess_bulk = float("nan")
+        try:  # the gate's statistic: rank-normalised split R-hat (claims.convergence, as choose_chain_set)
+            rank_rhat = float(claimsmod.convergence(v[:, :, None])["max_rank_rhat"])
+        except Exception:  # noqa: BLE001
+            rank_rhat = float("nan")
         q = np.quantile(np.exp(v), [0.05, 0.5, 0.95])
         ml_v = float(ml["value"].sel(param=p))
         rows.append({
             "case": case, "param": str(p), "bimodality_coefficient": bimodality_coefficient(v),
-            "ks_to_gaussian": ks_to_gaussian(v), "rhat": rhat, "ess_bulk": ess_bulk, "posterior_q05": q[0], "posterior_median": q[1],
+            "ks_to_gaussian": ks_to_gaussian(v), "rhat": rhat, "rank_rhat": rank_rhat, "ess_bulk": ess_bulk, "posterior_q05": q[0], "posterior_median": q[1],
             "posterior_q95": q[2], "ml": ml_v, "ml_inside_90": bool(q[0] <= ml_v <= q[2]),
             "n_draws": int(v.size), "acceptance_rate": float(acc.mean()),
         })
@@ -804,7 +808,9 @@ def gate_reasons(shapes: pd.DataFrame) -> dict[str, str | None]:
     out = {}
     for case, s in shapes.groupby("case"):
         ess = s["ess_bulk"] if "ess_bulk" in s else pd.Series([np.nan] * len(s))
-        out[case] = claimsmod.convergence_gate(s["rhat"].values, ess.values)
+        # the rank-normalised split R-hat that chooses the chain set (issue 26 s.3); older tables: classic split
+        rhat = s["rank_rhat"] if "rank_rhat" in s else s["rhat"]
+        out[case] = claimsmod.convergence_gate(rhat.values, ess.values)
     return out
 
 
@@ -1108,8 +1114,9 @@ def gplvm_claims(table: pd.DataFrame, shapes: pd.DataFrame, claims_cfg: dict, bo
         meas[f"{c}_n_ml_outside_90"] = int((~s["ml_inside_90"].astype(bool)).sum())
         if "chain_set" in s:
             meas[f"{c}_chain_set"] = str(s["chain_set"].iloc[0])
-        if "rhat" in s:  # chains that have not mixed also make pooled draws look multimodal
-            meas[f"{c}_max_rhat"] = float(s["rhat"].max()) if s["rhat"].notna().any() else None
+        rcol = "rank_rhat" if "rank_rhat" in s else "rhat"  # the gate's statistic where the table has it
+        if rcol in s:  # chains that have not mixed also make pooled draws look multimodal
+            meas[f"{c}_max_rhat"] = float(s[rcol].max()) if s[rcol].notna().any() else None
         if "ess_bulk" in s:
             meas[f"{c}_min_ess_bulk"] = float(s["ess_bulk"].min()) if s["ess_bulk"].notna().any() else None
         flagged = meas[f"{c}_max_bc"] > bc_thr or meas[f"{c}_max_ks"] > ks_thr
