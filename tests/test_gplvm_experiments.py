@@ -9,6 +9,7 @@ import xarray as xr
 from scipy import stats
 
 from gpbayes_repro import claims as C
+from gpbayes_repro import intervals
 from gpbayes_repro.experiments import gplvm as E
 from gpbayes_repro.experiments import gplvm_ml_restarts as R
 
@@ -403,3 +404,95 @@ def test_vb_optimisation_gap_study(tiny):
     g = t.pivot(index="point", columns="max_iter", values="bound_gap")
     assert (g["5"] <= g["1"] + 1e-9).all()
     assert t.equals(E.vb_optimisation_gap(ds, ml, CFG, TINY, n_points=3, max_iters=(1, 5), n_imp=8, seed=1))
+
+
+def test_gplvm_module_never_imports_the_restart_study():
+    """Issue 26 section 6: experiments.gplvm is the base, gplvm_ml_restarts imports it (no circle, no private use)."""
+    import ast
+    import inspect
+
+    src = ast.parse(inspect.getsource(E))
+    names = {a.name for n in ast.walk(src) if isinstance(n, ast.ImportFrom) for a in n.names}
+    names |= {n.module or "" for n in ast.walk(src) if isinstance(n, ast.ImportFrom)}
+    assert not any("gplvm_ml_restarts" in x for x in names)
+    r_src = inspect.getsource(R)
+    assert "G._" not in r_src
+    assert R.claims_1_2 is E.claims_1_2 and R.marginalised_bootstrap is E.marginalised_bootstrap
+
+
+def test_claims_1_2_on_jackknife_intervals():
+    """The workflow's path (issue 26 s.1): delete-one-chain jackknife t; every cell above 0 -> PASS
+    (intersection-union), one cell below 0 at the Bonferroni level -> FAIL; the gate as before."""
+    cfg = {"bimodality_coefficient": 5 / 9, "ks_distance": 0.15, "min_gap_increase": 0.0}
+    table, shapes, _ = _claim_inputs()
+    rng = np.random.default_rng(3)
+    loo = {c: 10.0 + 0.3 * rng.standard_normal((4, 6)) for c in E.CASES}
+    r = [C.validate_claim(dict(x)) for x in E.gplvm_claims(table, shapes, cfg, loo=loo)]
+    assert [x["verdict"] for x in r] == ["PASS", "PASS", "PASS"]
+    assert "jackknife" in r[0]["interval"]["method"] and r[0]["interval"]["lo"] > 0
+    # the interval of a cell is est -+ t_3 x the jackknife s.e. of its leave-one-out values
+    est, lo, hi = intervals.jackknife_t(10.0, [20.0 - loo["case1"][:, 0]])
+    assert r[0]["measured"]["cell_gap_intervals"]["case1/feature1"] == [round(lo, 4), round(hi, 4)]
+    t2, l2 = table.copy(), {c: v.copy() for c, v in loo.items()}
+    t2.loc[0, "nmse_marginalised"] = 50.0
+    l2["case1"][:, 0] += 40.0
+    r = E.gplvm_claims(t2, shapes, cfg, loo=l2)
+    assert r[0]["verdict"] == "FAIL" and r[0]["interval"]["hi"] < 0 and "case1/feature1" in r[0]["interval"]["quantity"]
+    assert "99.72%" in r[0]["interval"]["method"]  # Bonferroni over 18 cells
+    t3, l3 = table.copy(), {c: v.copy() for c, v in loo.items()}
+    t3.loc[0, "nmse_marginalised"] = 19.0
+    l3["case1"][:, 0] = 19.0 + np.array([-6.0, 5.0, 3.0, -2.0])
+    r = E.gplvm_claims(t3, shapes, cfg, loo=l3)
+    assert r[0]["verdict"] == "INCONCLUSIVE" and "contains the threshold" in r[0]["reason"]
+    table.loc[table["case"] == "case3", "nmse_ml_best_bound"] = 25.0
+    assert E.gplvm_claims(table, shapes, cfg, loo=loo)[1]["verdict"] == "FAIL"
+    table, shapes, _ = _claim_inputs(rhat=1.3)
+    r = E.gplvm_claims(table, shapes, cfg, loo=loo)
+    assert [x["verdict"] for x in r[:2]] == ["INCONCLUSIVE"] * 2 and "not converged" in r[0]["reason"]
+    with pytest.raises(ValueError, match="loo"):
+        E.gplvm_claims(table, shapes, cfg)
+    # the leave-one-out NMSE recombines the other chains exactly as evaluate_case pools them
+    ev = xr.Dataset({"density_by_chain": (("chain", "feature", "x", "y"),
+                                          np.stack([np.ones((2, 3, 4)), 2 * np.ones((2, 3, 4)), 3 * np.ones((2, 3, 4))])),
+                     "chain_components": (("chain",), [5, 5, 10]),
+                     "density": (("method", "feature", "x", "y"), np.ones((3, 2, 3, 4)))},
+                    coords={"method": ["true", "marginalised", "ml"]})
+    lo1 = E.marginalised_leave_one_out(ev)
+    # without chain 0: (2*5 + 3*10)/15 = 8/3 -> NMSE 100 (5/3)^2; chain 1: 7/3; chain 2: 1.5 -> 25
+    assert np.allclose(lo1[:, 0], [100 * (5 / 3) ** 2, 100 * (4 / 3) ** 2, 25.0])
+
+
+def test_draws_to_pass_gate_extrapolates_a_power_law_and_refuses_a_flat_trend():
+    # ESS proportional to the length (exponent 1): 20 at 500 -> 100 at 2,500; R-hat - 1 halving per doubling
+    # (exponent 1): 0.2 at 500 -> 0.05 at 2,000
+    out = E.draws_to_pass_gate([250, 500], [1.4, 1.2], [10.0, 20.0])
+    assert out["ess_exponent"] == pytest.approx(1.0) and out["draws_for_ess"] == pytest.approx(2500.0)
+    assert out["rhat_exponent"] == pytest.approx(1.0) and out["draws_for_rhat"] == pytest.approx(2000.0)
+    assert out["draws_to_pass"] == 2500
+    # ESS growing faster than the draws is capped at exponent 1
+    assert E.draws_to_pass_gate([250, 500], [1.01, 1.01], [5.0, 50.0])["draws_for_ess"] == pytest.approx(1000.0)
+    # flat or falling ESS: no length
+    flat = E.draws_to_pass_gate([250, 500, 750], [1.8, 1.6, 1.7], [5.9, 6.7, 6.4])
+    assert flat["draws_to_pass"] is None and flat["draws_for_ess"] is None
+    # already passing
+    assert E.draws_to_pass_gate([100, 200], [1.02, 1.01], [150.0, 300.0])["draws_to_pass"] == 200
+
+
+def test_gated_records_give_the_measured_trend():
+    cfg = {"bimodality_coefficient": 5 / 9, "ks_distance": 0.15, "min_gap_increase": 0.0}
+    table, shapes, _ = _claim_inputs(rhat=1.3)
+    loo = {c: 10.0 + 0.3 * np.random.default_rng(1).standard_normal((4, 6)) for c in E.CASES}
+    sets = pd.DataFrame([{"case": c, "chain_set": s, "trend_n_draws": "250 500 750",
+                          "trend_max_rhat": "1.5 1.3 1.2", "trend_min_ess": "10 20 30",
+                          "draws_to_pass": 2500.0 if s == "cpm" else np.nan, "seconds_per_chain_to_pass": 100.0}
+                         for c in E.CASES for s in ("paper", "cpm")])
+    r = E.gplvm_claims(table, shapes, cfg, loo=loo, chain_sets=sets)
+    assert "~2,500 kept draws per chain" in r[0]["reason"] and "no length is extrapolated" in r[0]["reason"]
+    assert r[0]["measured"]["length_to_pass_gate"]["case1"]["cpm"]["draws_to_pass"] == 2500.0
+    assert "case1" not in r[2]["measured"]["length_to_pass_gate"]  # claim 3 reads Cases 2 and 3 only
+
+
+def test_draws_at_least_is_the_linear_floor():
+    out = E.draws_to_pass_gate([250, 500, 750], [1.8, 1.6, 1.7], [5.9, 6.7, 6.4])
+    assert out["draws_at_least"] == math.ceil(750 * 100 / 6.4) and out["draws_to_pass"] is None
+    assert E.draws_to_pass_gate([100, 200], [1.0, 1.0], [150.0, 300.0])["draws_at_least"] == 200

@@ -196,3 +196,19 @@ def test_iqr_ratio_covers_at_its_reference_shape():
     hits = [intervals.iqr_ratio(0.3 * rng.standard_t(df, 8), rng.standard_t(df, 8))[1:] for _ in range(1500)]
     cov = np.mean([lo <= 0.3 <= hi for lo, hi in hits])
     assert abs(cov - 0.95) < 3 * math.sqrt(0.95 * 0.05 / 1500)
+
+
+def test_jackknife_t_of_a_mean_is_the_t_interval_and_combines_sets_by_satterthwaite():
+    """Gadd claims 1-2 (hensman-gadd): for a mean the delete-one jackknife is the ordinary t interval
+    (known answer); two independent sets of a difference add variances with Satterthwaite d.f."""
+    x = np.array([1.0, 2.5, 0.7, 3.1])
+    loo = np.array([np.delete(x, i).mean() for i in range(x.size)])
+    assert np.allclose(intervals.jackknife_t(x.mean(), [loo]), intervals.paired_t(x))
+    y = np.array([5.0, 4.2, 6.1, 5.5, 4.9])
+    d = y.mean() - x.mean()
+    sets = [np.array([np.delete(y, i).mean() for i in range(y.size)]) - x.mean(), y.mean() - loo]
+    est, lo, hi = intervals.jackknife_t(d, sets)
+    assert np.allclose((est, lo, hi), claims.welch_interval(y.mean(), y.std(ddof=1), y.size, x.mean(),
+                                                            x.std(ddof=1), x.size))
+    assert all(np.isnan(intervals.jackknife_t(1.0, [np.array([1.0])])[1:]))
+    assert intervals.jackknife_t(2.0, [np.full(4, 2.0)]) == (2.0, 2.0, 2.0)

@@ -327,3 +327,26 @@ def test_accuracy_claim_is_paired_over_the_same_test_points():
     assert rec["interval"]["method"].startswith("95% paired intervals")
     lo, hi = rec["measured"]["change_interval"]
     assert -0.01 < lo < 0 < hi < 0.01
+
+
+def test_lpd_claim_is_decided_on_the_image_set_the_poster_names():
+    """Issue 26 s.2: the poster's sentence ("Right: the benefits of the method over a Gaussian approximation")
+    is about the image set; the Cox process is reported beside it and decides nothing.  A tie records which
+    error term dominates and whether more chains could decide it."""
+    equiv = pd.DataFrame({"abs_diff": [1e-12]})
+    its = {("rbf", "joint"): 50, ("rbf", "gibbs"): None, ("ard", "joint"): 80, ("ard", "gibbs"): 300}
+    sweep, coal, psrf = _tables((0.8, 0.9, 0.905), -0.19, -0.2, -1.1, -1.0, its, se=0.001)
+    rec = gclaims.validate_claim(sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[1])
+    assert rec["verdict"] == "PASS" and rec["measured"]["coal_verdict_context"] == "FAIL"
+    assert "benefits of the method over a Gaussian approximation" in rec["quote"]["text"]
+    assert rec["encoding_change"] and rec["rationale"]
+    # a tie: test-set s.e. 0.001 (n_test 800), Monte Carlo s.e. 0.0005, difference 0.0002
+    sweep, coal, psrf = _tables((0.8, 0.9, 0.905), -0.1998, -0.2, -1.0, -1.0, its, n_test=800, se=0.001)
+    sweep["lpd_mcmc_se"] = np.where(sweep["method"] == "joint", 0.0005, np.nan)
+    rec = gclaims.validate_claim(sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[1])
+    w = rec["measured"]["what_would_decide"]["image"]
+    assert rec["verdict"] == "INCONCLUSIVE" and w["dominant_term"] == "test set"
+    assert w["decidable_by_more_chains"] is False
+    assert w["half_width_with_infinitely_many_chains"] == pytest.approx(1.96e-3)
+    assert w["n_test_points_that_would_decide"] == pytest.approx(800 * (1.96e-3 / 2e-4) ** 2, rel=1e-6)
+    assert "no number of chains decides it" in rec["reason"]

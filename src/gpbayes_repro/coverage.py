@@ -431,6 +431,57 @@ def _amis_fraction(counts, m: int, k: int, shape: str):
     return sim
 
 
+def _nmse_chains(rng, n: int, beta: float, s: float, along: float, heavy: bool, k: int = 5):
+    """One Gadd et al. Table 1 cell: (NMSE of the pooled chains, its delete-one values, the true NMSE).
+
+    Geometry relative to the truth t (||t|| = 1): the posterior predictive misses it by
+    beta along u; chain i's binned density deviates from the posterior predictive by s x
+    (along z0 u + sqrt(1 - along^2) sum_j z_j w_j / sqrt(k)), w_j orthonormal and orthogonal
+    to u; z standard normal, or t with 3 d.f. scaled to unit variance (``heavy``).
+    NMSE = 100 ||density - t||^2: the estimand 100 beta^2, the estimate that of the mean."""
+    z = rng.standard_t(3, (n, k + 1)) / math.sqrt(3.0) if heavy else rng.standard_normal((n, k + 1))
+    dev = s * np.column_stack([along * z[:, 0], math.sqrt(1 - along**2) * z[:, 1:] / math.sqrt(k)])
+    err = dev + np.r_[beta, np.zeros(k)]
+    full = 100.0 * float(np.sum(err.mean(axis=0) ** 2))
+    loo = np.array([100.0 * float(np.sum(np.delete(err, i, axis=0).mean(axis=0) ** 2)) for i in range(n)])
+    return full, loo, 100.0 * beta**2
+
+
+def _jackknife_cell(n: int, beta: float, s: float, along: float, heavy: bool = False):
+    def sim(rng):
+        full, loo, truth = _nmse_chains(rng, n, beta, s, along, heavy)
+        _, lo, hi = intervals.jackknife_t(full, [loo])
+        return lo, hi, truth
+    return sim
+
+
+def _jackknife_step(n: int, n_feat: int = 6, heavy: bool = False):
+    """Gadd claim 2's step: mean over 6 features of NMSE in case b minus case a (independent chains);
+    case a like the default run's Case 1 (beta 0.36, s 0.09), case b like Cases 2-3 (beta 0.6, s 0.07)."""
+    def sim(rng):
+        sides = []
+        for beta, s, along in ((0.36, 0.09, 0.43), (0.6, 0.07, 0.3)):
+            cells = [_nmse_chains(rng, n, beta, s, along, heavy) for _ in range(n_feat)]
+            sides.append((np.mean([c[0] for c in cells]), np.mean([c[1] for c in cells], axis=0), cells[0][2]))
+        (fa, la, ta), (fb, lb, tb) = sides
+        _, lo, hi = intervals.jackknife_t(fb - fa, [lb - fa, fb - la])
+        return lo, hi, tb - ta
+    return sim
+
+
+def _bootstrap_cell(n: int, beta: float, s: float, along: float, n_boot: int = 400):
+    """The replaced method on the same cell: chains resampled with replacement, NMSE recomputed, percentiles."""
+    def sim(rng):
+        z = rng.standard_normal((n, 6))
+        dev = s * np.column_stack([along * z[:, 0], math.sqrt(1 - along**2) * z[:, 1:] / math.sqrt(5)])
+        err = dev + np.r_[beta, np.zeros(5)]
+        idx = rng.integers(0, n, size=(n_boot, n))
+        reps = 100.0 * np.sum(err[idx].mean(axis=1) ** 2, axis=1)
+        lo, hi = np.quantile(reps, [0.025, 0.975])
+        return float(lo), float(hi), 100.0 * beta**2
+    return sim
+
+
 def _scenarios() -> list[Scenario]:
     rows = []
     for n in (3, 4):
@@ -536,6 +587,27 @@ def _scenarios() -> list[Scenario]:
                              f"looks at {counts} replicates, {m} cases", "the default run's shape, k - 1 clear wins, "
                              "the rest on the boundary", f"Xiong et al. {used} (1 - P(wrong PASS))",
                              _amis_fraction(list(counts), m, k, "run"), nominal=0.975))
+    # --- hensman-gadd ---
+    # Gadd et al. claims 1-2: NMSE of the mixture density pooled over 4 chains, delete-one-chain jackknife t.
+    # Shape from the default run (0748516, 4 x 750 draws per case): per cell, the pooled density misses the
+    # truth by 0.2-0.74 of ||truth||, a chain deviates from the pooled one by 0.03-0.1, and the jackknife s.e.
+    # (0.1-1.7 points) implies 30-45 % of that deviation lies along the error direction.
+    for beta, s, along, label in ((0.36, 0.09, 0.43, "Case 1-like"), (0.6, 0.07, 0.3, "Case 2/3-like")):
+        rows.append(Scenario("delete-one jackknife t (NMSE of a pooled mixture)", "4 chains",
+                             f"{label}: miss {beta}, chain deviation {s} ({along:.0%} along the error)",
+                             "Gadd claim 1 (per cell)", _jackknife_cell(4, beta, s, along)))
+    rows.append(Scenario("delete-one jackknife t (NMSE of a pooled mixture)", "4 chains",
+                         "Case 1-like, t (3 d.f.) chain deviations", "Gadd claim 1 (per cell)",
+                         _jackknife_cell(4, 0.36, 0.09, 0.43, heavy=True)))
+    rows.append(Scenario("delete-one jackknife t (NMSE of a pooled mixture)", "4 chains",
+                         "unmixed chains: chain deviation 0.25, miss 0.36", "Gadd claim 1 (stress)",
+                         _jackknife_cell(4, 0.36, 0.25, 0.43), required=False))
+    rows.append(Scenario("jackknife t, two independent sets (Satterthwaite)", "4 + 4 chains, 6 features each",
+                         "step of the mean gap, Case 1-like to Case 2/3-like", "Gadd claim 2 (per step)",
+                         _jackknife_step(4)))
+    rows.append(Scenario("percentile bootstrap over chains (Gadd claims 1-2 before)", "4 chains",
+                         "Case 1-like cell", "replaced", _bootstrap_cell(4, 0.36, 0.09, 0.43), required=False))
+    # --- end hensman-gadd ---
     return rows
 
 
