@@ -89,7 +89,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from . import inference, linalg, predictive, threads
+from . import inference, linalg, parallel, predictive, threads
 from .classification import mcmc_predictive
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, JointHMC, LatentGibbs,
@@ -163,7 +163,7 @@ def _kept(chains: list[Chain]) -> tuple[list[Chain], str]:
 
 def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int | None = None, seed: int = 0,
            progress=None, until_converged=None, posterior_predictive: bool = False, log_likelihood: bool = False,
-           warmup: int | None = None, **options):
+           warmup: int | None = None, cores: int | None = None, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
     Parameters
@@ -195,7 +195,19 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         methods of the exact marginal, pseudo-marginal MH, AA/SURR, the slice representations,
         sparse joint HMC/Gibbs, the GPLVM sampler; not importance sampling or point estimates).
     progress : a progress bar over all chains, warm-up included (default: when stderr is a
-        terminal); or a ``gpbayes.mcmc.runner.Progress``.
+        terminal); or a ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar
+        shows every chain's count (``Progress.advance``).
+    cores : worker processes for the chains (default None: the cores available to this
+        process, at most ``chains``; 1 runs them here, one after the other).  For the methods
+        whose chains are independent (``Method.independent_chains``: every MCMC method of
+        ``methods(model)``) and a fixed number of ``draws``; with ``until_converged``, importance
+        sampling or point estimates the chains run in this process.  Each worker runs one BLAS
+        thread and gets its chain's generator in the state the sequential run gives it, so the
+        draws are those of ``cores=1`` (bit for bit under the library's thread policy, i.e. below
+        ``gpbayes.threads.CROSSOVER_N`` rows with no thread variable set).  Workers are started
+        with the ``forkserver`` (else ``spawn``) context: a script needs the
+        ``if __name__ == "__main__":`` guard, as with PyMC.  ``attrs["cores"]`` records the
+        number of processes used.
     posterior_predictive, log_likelihood : add the groups ``posterior_predictive``
         (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
         and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
@@ -289,10 +301,12 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     if stop is not None and not meth.stoppable:
         stoppable = [a for a, (cls, _) in inference.registry().items() if cls.stoppable]
         raise ValueError(f"until_converged is available for the methods {stoppable}, not {meth.label!r}")
+    n_cores = parallel.resolve_cores(cores, chains)
+    in_processes = n_cores > 1 and stop is None and meth.independent_chains
     seeds = np.random.SeedSequence(int(seed)).spawn(chains)
     rngs = [np.random.default_rng(s) for s in seeds]
     attrs = {**model._attrs(), "method": meth.label, "method_class": type(meth).__name__, "seed": int(seed),
-             "options": meth.to_json(), "n_warmup": int(n_warmup)}
+             "options": meth.to_json(), "n_warmup": int(n_warmup), "cores": n_cores if in_processes else 1}
     bar = _progress(progress, chains)
     interrupted = False
     try:
@@ -300,7 +314,11 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
             # the library's BLAS thread policy (gpbayes.threads): one thread for the n x n work of
             # small and medium n unless the user set a thread variable
             with threads.sampling_threads(getattr(model, "n", None)):
-                result = meth.run(model, rngs, n_draws=draws, n_warmup=n_warmup, callback=bar, stop=stop)
+                if in_processes:  # gpbayes.parallel: the same chains, each worker on one BLAS thread
+                    result = parallel.run_chains_in_processes(meth, model, rngs, n_draws=draws, n_warmup=n_warmup,
+                                                              cores=n_cores, progress=bar)
+                else:
+                    result = meth.run(model, rngs, n_draws=draws, n_warmup=n_warmup, callback=bar, stop=stop)
         except runner.Interrupted as err:
             result, message = _kept(err.chains)
             if not result:

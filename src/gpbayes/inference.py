@@ -143,6 +143,9 @@ class Method:
       accepts for it and the fields each fixes (``{"aa": {"representation": "aa"}}``);
     * ``models``: the model classes it applies to (``why_not`` may refuse more);
     * ``stoppable``: runs under ``until_converged`` (a method of the chain runner);
+    * ``independent_chains``: chain c's draws depend only on generator c once :meth:`prepare`
+      has run, so ``gb.sample(..., cores=k)`` may run the chains in separate processes
+      (``gpbayes.parallel``) with the draws of the sequential run (default False: in-process);
     * ``library``: ``{field: function}``, the library function whose keyword
       of the same name holds the field's default (``library_names`` maps a
       field to another keyword name); ``own_defaults``: ``{field: reason}``
@@ -156,6 +159,7 @@ class Method:
     aliases: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     models: ClassVar[tuple[type, ...]] = ()
     stoppable: ClassVar[bool] = False
+    independent_chains: ClassVar[bool] = False
     library: ClassVar[Mapping[str, Callable]] = {}
     library_names: ClassVar[Mapping[str, str]] = {}
     own_defaults: ClassVar[Mapping[str, str]] = {}
@@ -201,6 +205,14 @@ class Method:
             raise ValueError(f"{reason}; choose one of {methods(model)}")
 
     # -- running ------------------------------------------------------------------------------
+    def prepare(self, model, rngs: Sequence[np.random.Generator], n_warmup: int):
+        """What the chains share, computed once before any chain runs, drawing from the generators as
+        the sequential run does (e.g. the MAP of the exact marginal from chain 0's generator); with
+        ``cores > 1`` it runs in the calling process and travels (pickled) to the workers, which pass
+        it to ``chain_specs(..., prepared=...)``.  Default: nothing to share (None; the workers then
+        call :meth:`run` with their own generators)."""
+        return None
+
     def chain_specs(self, model, rngs: Sequence[np.random.Generator], n_warmup: int) -> list[runner.ChainSpec]:
         """One ``runner.ChainSpec`` per chain (methods of the chain runner)."""
         raise NotImplementedError(f"{type(self).__name__} is not a method of the chain runner")
@@ -355,16 +367,25 @@ class _ExactMarginal(Method, register=False):
 
     models: ClassVar = (GPRegressor,)
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
 
-    def chain_specs(self, model, rngs, n_warmup):
+    def prepare(self, model, rngs, n_warmup):
+        """The MAP psi and (-H)^-1 there (:func:`_mode_and_cov`, from chain 0's generator), shared by
+        the chains' starting points and kernels."""
+        fit, cov = _mode_and_cov(model, rngs[0])
+        return np.asarray(fit.psi), cov
+
+    def chain_specs(self, model, rngs, n_warmup, prepared=None):
+        """Per chain, the sampler's specification started at a draw of N(MAP, (-H)^-1) from the chain's
+        generator; ``prepared`` is :meth:`prepare`'s result (None: computed here first)."""
         from .posterior import log_posterior, log_posterior_value_and_grad
 
-        fit, cov = _mode_and_cov(model, rngs[0])
+        mode, cov = self.prepare(model, rngs, n_warmup) if prepared is None else prepared
         logp = log_posterior(model.gp, model.prior)
         vg = log_posterior_value_and_grad(model.gp, model.prior)
         specs = []
         for r in rngs:
-            start = r.multivariate_normal(fit.psi, cov)  # over-dispersed starts: draws of the Gaussian at the mode
+            start = r.multivariate_normal(mode, cov)  # over-dispersed starts: draws of the Gaussian at the mode
             specs.append(self._spec(start, logp, vg, cov, n_warmup, r))
         return specs
 
@@ -874,6 +895,7 @@ class PseudoMarginal(_Latent):
 
     aliases: ClassVar = {"pseudo-marginal": {}}
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.pseudo_marginal", "run_chain")
                          for f in ("target_accept", "adapt_on", "initial_scale", "adapt_covariance", "rho")}
     own_defaults: ClassVar = {
@@ -1055,6 +1077,7 @@ class LatentGibbs(_Latent):
 
     aliases: ClassVar = {"aa": {"representation": "aa"}, "surr": {"representation": "surr"}}
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.latent_gibbs", "chain_spec")
                          for f in ("n_latent_updates", "target_accept", "initial_scale")}
     library_names: ClassVar = {"representation": "method"}
@@ -1113,6 +1136,7 @@ class SliceSampler(_Latent):
 
     aliases: ClassVar = {f"slice-{r}": {"representation": r} for r in _REPRESENTATIONS}
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     library: ClassVar = {"n_latent_updates": _lazy("mcmc.hyper_slice", "chain_spec")}
     own_defaults: ClassVar = {"representation": "M&A's recommended surrogate-data representation; "
                                                 "hyper_slice.chain_spec has no default"}
@@ -1168,6 +1192,7 @@ class EPML(Method):
 class _Sparse(Method, register=False):
     models: ClassVar = (SparseGPClassifier,)
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
 
     def chain_specs(self, model, rngs, n_warmup):
         from .sparse.target import initial_position
@@ -1315,6 +1340,7 @@ class GPLVMPseudoMarginal(Method):
     aliases: ClassVar = {"pm-within-gibbs": {}}
     models: ClassVar = (GPLVMRegressor,)
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     own_defaults: ClassVar = {
         "n_imp": "Q = 20 (gplvm.PMGibbsConfig's default is 10; gplvm/ is owned elsewhere, not changed here)",
         "adapt_start": "None: adapt after the warm-up (PMGibbsConfig's fixed default 200 ignores n_warmup)",

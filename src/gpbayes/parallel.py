@@ -1,0 +1,256 @@
+"""Chains in separate processes (``gb.sample(..., cores=k)``), with the draws of the sequential run.
+
+PyMC and NumPyro run their chains in parallel; so does ``gb.sample`` when a
+method's chains are independent (``Method.independent_chains``: chain c's
+draws depend only on its own generator, after what the chains share --
+``Method.prepare``, e.g. the MAP of the exact marginal from chain 0's
+generator -- has been computed in the calling process, as the sequential run
+computes it first).  The chains are dealt to ``cores`` worker processes
+(chain c to worker c mod cores); each worker runs its chains one after the
+other with the chain's generator in the state the sequential run hands it, so
+every chain is the same, draw for draw, as with ``cores=1``: the generator
+streams are the same, and so is the arithmetic, because each worker runs its
+BLAS on one thread, as :func:`gpbayes.threads.sampling_threads` does in the
+calling process below ``CROSSOVER_N`` unless the user set a thread variable
+(with more threads, or at larger n, the last bits of BLAS results may differ
+between the two runs -- ``gpbayes.threads``).
+
+Processes are started with the ``forkserver`` context where the platform has
+it (``spawn`` otherwise; PyMC does the same on macOS), never by a bare
+``fork`` of a process that may hold BLAS threads.  As with PyMC, a script
+that samples with ``cores > 1`` needs the ``if __name__ == "__main__":``
+guard, since the workers import the main module.
+
+Progress: each worker reports every chain's iterations (warm-up included) to
+the calling process, which shows them on one bar per job with every chain's
+count (:meth:`gpbayes.mcmc.runner.Progress.advance`).  Ctrl-C: the workers
+ignore SIGINT themselves; the calling process sets a stop event that each
+worker checks after every iteration, so every chain stops where it is and
+its draws so far come back (``runner.Interrupted``), as in the sequential
+run.  An exception inside a worker is raised again in the calling process,
+with a note naming the chain and the worker's traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import pickle
+import queue as queue_mod
+import signal
+import time
+import traceback
+from collections.abc import Sequence
+
+import numpy as np
+
+from .mcmc import runner
+from .mcmc.runner import Chain
+
+__all__ = ["available_cores", "resolve_cores", "run_chains_in_processes"]
+
+#: seconds between two progress reports of one worker
+_REPORT_EVERY = 0.2
+#: seconds the calling process waits for the workers' partial chains after Ctrl-C
+_INTERRUPT_GRACE = 60.0
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform tells it, else ``os.cpu_count``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_cores(cores, chains: int) -> int:
+    """The number of worker processes: ``cores`` (None: :func:`available_cores`), at most ``chains``.
+
+    A bad value stops with a message naming ``cores``.
+    """
+    if cores is None:
+        return max(1, min(available_cores(), int(chains)))
+    ok = isinstance(cores, (int, np.integer)) and not isinstance(cores, (bool, np.bool_))
+    if isinstance(cores, (float, np.floating)) and np.isfinite(cores) and float(cores).is_integer():
+        cores, ok = int(cores), True
+    if not ok or int(cores) < 1:
+        raise ValueError(f"cores must be None (the cores available) or an integer >= 1, got {cores!r}"
+                         + (f" ({type(cores).__name__})" if not ok else ""))
+    return max(1, min(int(cores), int(chains)))
+
+
+def _context():
+    """The ``forkserver`` context, its server importing gpbayes once (so a worker starts in milliseconds,
+    not the seconds of importing numpy, scipy and xarray); ``spawn`` where there is no forkserver."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["__main__", "gpbayes.inference", "gpbayes.parallel"])
+    return ctx
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker process (as ``concurrent.futures`` shows it)."""
+
+    def __init__(self, tb: str):
+        super().__init__(tb)
+        self.tb = tb
+
+    def __str__(self):
+        return self.tb
+
+
+def _picklable_chain(chain: Chain) -> Chain:
+    """The chain, without its final state when that does not pickle (the result does not use it)."""
+    try:
+        pickle.dumps(chain.state)
+        return chain
+    except Exception:
+        return dataclasses.replace(chain, state=None)
+
+
+def _worker(out, stop, meth, model, indices, rngs, prepared, n_draws, n_warmup):
+    """Run the chains ``indices`` one after the other and put what happens on ``out``.
+
+    Messages: ``("progress", c, n_new, n_total, acceptance_sum, n_acceptance)``, ``("chain", c, Chain)``,
+    ``("interrupted", c, Chain | None)`` (then the remaining chains are skipped) and
+    ``("error", c, exception | None, type name, message, traceback)``; ``("finished", indices)`` last.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the calling process stops the workers through ``stop``
+    from threadpoolctl import threadpool_limits
+
+    from . import inference
+
+    with threadpool_limits(limits=1):
+        for c, rng in zip(indices, rngs):
+            pending = [0, 0.0, 0, time.perf_counter()]  # iterations, acceptance sum, its count, last report
+
+            def callback(iteration, n_total, state, info, c=c, pending=pending):
+                if stop.is_set():
+                    raise KeyboardInterrupt
+                pending[0] += 1
+                a = getattr(info, "acceptance_prob", None)
+                if a is not None and np.isfinite(a):
+                    pending[1] += float(a)
+                    pending[2] += 1
+                now = time.perf_counter()
+                if now - pending[3] >= _REPORT_EVERY or iteration + 1 >= n_total:
+                    out.put(("progress", c, pending[0], int(n_total), pending[1], pending[2]))
+                    pending[:] = [0, 0.0, 0, now]
+
+            try:
+                if prepared is None:
+                    chains = meth.run(model, [rng], n_draws=n_draws, n_warmup=n_warmup, callback=callback)
+                else:
+                    specs = meth.chain_specs(model, [rng], n_warmup, prepared=prepared)
+                    chains = inference.run_specs([rng], specs, n_draws=n_draws, callback=callback)
+            except runner.Interrupted as err:
+                out.put(("interrupted", c, _picklable_chain(err.chains[0]) if err.chains else None))
+                break
+            except KeyboardInterrupt:
+                out.put(("interrupted", c, None))
+                break
+            except BaseException as err:  # noqa: BLE001 -- every failure goes back to the caller
+                try:
+                    pickle.dumps(err)
+                    exc = err
+                except Exception:
+                    exc = None
+                out.put(("error", c, exc, type(err).__name__, str(err), traceback.format_exc()))
+                break
+            if pending[0]:
+                out.put(("progress", c, pending[0], 0, pending[1], pending[2]))
+            out.put(("chain", c, _picklable_chain(chains[0])))
+    out.put(("finished", list(indices)))
+
+
+def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *, n_draws: int, n_warmup: int,
+                            cores: int, progress=None) -> list[Chain]:
+    """The chains of ``meth`` on ``model``, one per generator, in ``cores`` processes; ``meth.run``'s result.
+
+    ``meth.prepare`` runs here first (drawing from the generators as the sequential run does); the
+    generators then travel to the workers in that state.  ``progress`` (a ``runner.Progress`` or None)
+    receives every chain's iterations.  Ctrl-C raises ``runner.Interrupted`` with every chain's draws
+    so far (finished chains whole, running ones cut, unstarted ones absent); a worker's exception is
+    raised again here with a note naming its chain.
+    """
+    n_chains = len(rngs)
+    cores = max(1, min(int(cores), n_chains))
+    prepared = meth.prepare(model, rngs, n_warmup)
+    ctx = _context()
+    out = ctx.Queue()
+    stop = ctx.Event()
+    groups = [list(range(w, n_chains, cores)) for w in range(cores)]
+    procs = []
+    for idx in groups:
+        p = ctx.Process(target=_worker, args=(out, stop, meth, model, idx, [rngs[c] for c in idx], prepared,
+                                              int(n_draws), int(n_warmup)), daemon=True)
+        procs.append(p)
+    chains: dict[int, Chain] = {}
+    partial: dict[int, Chain] = {}
+    finished: set[int] = set()
+    error = None
+
+    def handle(msg):
+        nonlocal error
+        kind = msg[0]
+        if kind == "progress":
+            if progress is not None and hasattr(progress, "advance"):
+                progress.advance(msg[1], msg[2], msg[3], msg[4], msg[5])
+        elif kind == "chain":
+            chains[msg[1]] = msg[2]
+        elif kind == "interrupted":
+            if msg[2] is not None:
+                partial[msg[1]] = msg[2]
+        elif kind == "error":
+            if error is None:
+                error = msg[1:]
+            stop.set()
+        elif kind == "finished":
+            finished.update(msg[1])
+
+    def died() -> list[str]:
+        return [f"worker of chains {idx} ended with exit code {p.exitcode}" for p, idx in zip(procs, groups)
+                if p.exitcode is not None and p.exitcode != 0 and not set(idx) <= finished]
+
+    try:
+        for p in procs:
+            p.start()
+        try:
+            while len(finished) < n_chains and error is None:
+                try:
+                    handle(out.get(timeout=0.5))
+                except queue_mod.Empty:
+                    dead = died()
+                    if dead:
+                        raise RuntimeError("a chain's worker process died: " + "; ".join(dead))
+        except KeyboardInterrupt:
+            stop.set()
+            deadline = time.monotonic() + _INTERRUPT_GRACE
+            try:
+                while len(finished) < n_chains and time.monotonic() < deadline and not died():
+                    try:
+                        handle(out.get(timeout=0.5))
+                    except queue_mod.Empty:
+                        pass
+            except KeyboardInterrupt:  # a second Ctrl-C: keep what came back
+                pass
+            kept = [chains.get(c, partial.get(c)) for c in range(n_chains)]
+            raise runner.Interrupted([c for c in kept if c is not None]) from None
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(timeout=5.0 if error is None else 0.5)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5.0)
+        out.close()
+    if error is not None:
+        c, exc, name, message, tb = error
+        err = exc if exc is not None else RuntimeError(f"{name}: {message}")
+        err.add_note(f"raised in chain {c} (a worker process of gb.sample(cores=...)); "
+                     f"cores=1 runs the chains in this process")
+        raise err from _RemoteTraceback(tb)
+    return [chains[c] for c in range(n_chains)]
+

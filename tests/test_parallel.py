@@ -1,0 +1,108 @@
+"""gb.sample(..., cores=k): chains in worker processes with the draws of the sequential run (issue 24 §3)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+import pytest
+
+import gpbayes as gb
+from gpbayes import inference, parallel
+from gpbayes.mcmc import runner
+
+
+def _data(n=20, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    return X, np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(n)
+
+
+def _same(a, b):
+    """Every array of ``posterior``, ``unconstrained_posterior`` and ``sample_stats`` equal bit for bit
+    (NaN where NaN), except the measured wall times."""
+    for group in ("posterior", "unconstrained_posterior", "sample_stats"):
+        ga, gb_ = getattr(a, group), getattr(b, group)
+        assert set(ga.data_vars) == set(gb_.data_vars), group
+        for k in ga.data_vars:
+            if "wall_time" in k:
+                continue
+            x, y = ga[k].values, gb_[k].values
+            np.testing.assert_array_equal(x, y, err_msg=f"{group}.{k}")
+
+
+@pytest.mark.parametrize("which", ["nuts", "pseudo-marginal", "surr"])
+def test_chains_in_processes_are_the_sequential_chains_bit_for_bit(which):
+    """NUTS (the exact marginal: the MAP from chain 0's generator is shared, ``Method.prepare``), pseudo-
+    marginal MH (adaptive phase and noisy estimates per chain) and SURR Gibbs: 3 chains on 2 workers give
+    the draws and statistics of cores=1 exactly."""
+    X, y = _data()
+    if which == "nuts":
+        model, kw = gb.GPRegressor(X, y), {}
+    else:
+        model, kw = gb.GPClassifier(X, y > 0), ({"n_imp": 4} if which == "pseudo-marginal" else {})
+    run = dict(chains=3, draws=25, n_warmup=20, seed=5, progress=False, **kw)
+    seq = gb.sample(model, which, cores=1, **run)
+    par = gb.sample(model, which, cores=2, **run)
+    assert seq.posterior.attrs["cores"] == 1 and par.posterior.attrs["cores"] == 2
+    assert par.posterior.sizes["chain"] == 3 and par.posterior.sizes["draw"] == 25
+    _same(seq, par)
+    # the chains differ from each other (each its own stream), so equality above is not vacuous
+    psi = gb.api.psi_draws(par).values
+    assert not np.array_equal(psi[0], psi[1])
+
+
+@dataclasses.dataclass(frozen=True)
+class _FailsInChain1(inference.RandomWalkMH, register=False):
+    """Random-walk MH whose chain 1 (told by its generator's spawn key) fails while building its start."""
+
+    def chain_specs(self, model, rngs, n_warmup, prepared=None):
+        if any(r.bit_generator.seed_seq.spawn_key == (1,) for r in rngs):
+            raise FloatingPointError("the start of this chain overflowed")
+        return super().chain_specs(model, rngs, n_warmup, prepared)
+
+
+def test_an_error_in_a_worker_is_raised_with_its_chain_number():
+    X, y = _data()
+    with pytest.raises(FloatingPointError, match="the start of this chain overflowed") as err:
+        gb.sample(gb.GPRegressor(X, y), _FailsInChain1(), chains=3, draws=5, n_warmup=5, cores=2, progress=False)
+    assert any("raised in chain 1" in note for note in err.value.__notes__)
+    assert "Traceback" in str(err.value.__cause__) and "chain_specs" in str(err.value.__cause__)
+
+
+def test_progress_shows_every_chain_and_counts_warmup(caplog):
+    X, y = _data()
+    prog = runner.Progress("sampling", bar=False, n_chains=3)
+    with caplog.at_level(logging.INFO, logger="gpbayes"):
+        gb.sample(gb.GPRegressor(X, y), "rwmh", chains=3, draws=40, n_warmup=30, cores=2, progress=prog)
+    assert {c: d for c, d in prog._per_chain.items()} == {0: [70, 70], 1: [70, 70], 2: [70, 70]}
+    assert prog.count == prog.total == 210
+    last = [r.getMessage() for r in caplog.records if "iteration" in r.getMessage()][-1]
+    assert "210/210" in last and all(f"chain {c}: 70/70" in last for c in range(3))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+def test_cores_must_be_a_positive_integer(bad):
+    X, y = _data()
+    with pytest.raises(ValueError, match=r"cores must be None \(the cores available\) or an integer >= 1"):
+        gb.sample(gb.GPRegressor(X, y), "rwmh", chains=2, draws=5, cores=bad, progress=False)
+
+
+def test_default_cores_is_the_cores_available_capped_by_the_chains():
+    assert parallel.resolve_cores(None, 1) == 1
+    assert parallel.resolve_cores(None, 64) == min(parallel.available_cores(), 64)
+    assert parallel.resolve_cores(8, 3) == 3 and parallel.resolve_cores(2.0, 3) == 2
+
+
+def test_runs_in_this_process_where_processes_do_not_apply():
+    """until_converged (chains advance together), importance sampling and methods whose chains are not
+    declared independent run in the calling process: attrs['cores'] says 1."""
+    X, y = _data()
+    reg = gb.GPRegressor(X, y)
+    stopped = gb.sample(reg, "rwmh", chains=2, draws=200, n_warmup=20, cores=2, progress=False,
+                        until_converged={"check_every": 100, "ess_bulk": 10, "rhat": 1.5})
+    assert stopped.posterior.attrs["cores"] == 1
+    weighted = gb.sample(reg, "amis", n_iterations=3, n_per_iteration=20, n_resample=50, cores=2, progress=False)
+    assert weighted.posterior.attrs["cores"] == 1
+    assert not inference.Method.independent_chains and not gb.AMIS.independent_chains
