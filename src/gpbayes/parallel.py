@@ -131,7 +131,7 @@ def _worker(out, stop, meth, model, indices, rngs, prepared, n_draws, n_warmup):
                     raise KeyboardInterrupt
                 pending[0] += 1
                 a = getattr(info, "acceptance_prob", None)
-                if a is not None and np.isfinite(a):
+                if a is not None and np.ndim(a) == 0 and np.isfinite(a):  # (block-wise samplers report arrays)
                     pending[1] += float(a)
                     pending[2] += 1
                 now = time.perf_counter()

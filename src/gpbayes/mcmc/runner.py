@@ -210,6 +210,7 @@ class Progress:
         if not hasattr(self, "_per_chain"):
             self._per_chain: dict[int, list[int]] = {}
         done = self._per_chain.setdefault(int(chain), [0, 0])
+        self.chain = max(self.chain, int(chain))  # the highest chain begun
         done[0] += int(n_new)
         if n_total:
             done[1] = int(n_total)
