@@ -95,14 +95,34 @@ def test_default_cores_is_the_cores_available_capped_by_the_chains():
     assert parallel.resolve_cores(8, 3) == 3 and parallel.resolve_cores(2.0, 3) == 2
 
 
+def test_until_converged_in_processes_gives_the_sequential_chains_and_verdict():
+    """Under a StopRule the workers advance in blocks and this process decides after each block: the
+    same draws, the same stopping block and reason as cores=1 -- pseudo-marginal MH stopped by
+    convergence (after 250 of at most 400 draws), random-walk MH on the exact marginal (a prepared
+    MAP) by the draws budget."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(30, 1))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(30)
+    rule = {"check_every": 50, "ess_bulk": 50, "rhat": 1.1, "min_draws": 50}
+    clf = gb.GPClassifier(X, y > 0, ard=False)
+    runs = [gb.sample(clf, "pseudo-marginal", n_imp=4, chains=3, draws=400, n_warmup=50, seed=4, progress=False,
+                      cores=cores, until_converged=rule) for cores in (1, 2)]
+    assert [r.posterior.attrs["cores"] for r in runs] == [1, 2]
+    _same(*runs)
+    assert [r.sample_stats.attrs["stopped"] for r in runs] == ["converged"] * 2
+    assert runs[0].posterior.sizes["draw"] == 250
+    reg = gb.GPRegressor(*_data())
+    short = [gb.sample(reg, "rwmh", chains=3, n_warmup=30, seed=4, progress=False, cores=cores,
+                       until_converged={**rule, "ess_bulk": 10**6}, budget=100) for cores in (1, 2)]
+    _same(*short)
+    assert [s.sample_stats.attrs["stopped"] for s in short] == ["budget: 100 draws"] * 2
+
+
 def test_runs_in_this_process_where_processes_do_not_apply():
-    """until_converged (chains advance together), importance sampling and methods whose chains are not
-    declared independent run in the calling process: attrs['cores'] says 1."""
+    """Importance sampling, point estimates and methods whose chains are not declared independent run
+    in the calling process: attrs['cores'] says 1."""
     X, y = _data()
     reg = gb.GPRegressor(X, y)
-    stopped = gb.sample(reg, "rwmh", chains=2, draws=200, n_warmup=20, cores=2, progress=False,
-                        until_converged={"check_every": 100, "ess_bulk": 10, "rhat": 1.5})
-    assert stopped.posterior.attrs["cores"] == 1
     weighted = gb.sample(reg, "amis", n_iterations=3, n_per_iteration=20, n_resample=50, cores=2, progress=False)
     assert weighted.posterior.attrs["cores"] == 1
     assert not inference.Method.independent_chains and not gb.AMIS.independent_chains

@@ -50,7 +50,8 @@ from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, Sparse
 
 __all__ = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS", "TypeIIML",
            "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
-           "GPLVMPseudoMarginal", "resolve", "methods", "registry"]
+           "GPLVMPseudoMarginal", "resolve", "methods", "registry", "default_method", "DefaultMethodWarning",
+           "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS"]
 
 #: alias -> (method class, the fields the alias fixes), filled by ``Method.__init_subclass__``
 _ALIASES: dict[str, tuple[type, dict]] = {}
@@ -1384,6 +1385,68 @@ class GPLVMPseudoMarginal(Method):
         groups = posterior_groups(model, result, attrs)
         groups["posterior"]["Z"] = (("chain", "draw", *_LATENT_DIMS["Z"]), np.stack([c.extra["Z"] for c in result]))
         return groups
+
+
+# ---------------------------------------------------------------------------
+# the default method: gb.sample(model) with no method
+# ---------------------------------------------------------------------------
+#: The most hyperparameters for which ``gb.sample(model)`` picks pseudo-marginal MH for a latent-Gaussian
+#: model (GPClassifier, PoissonGP); above it, a slice representation.  Measured: issue 24's table
+#: (Pima, 2 hyperparameters: PM-MH Laplace N_imp 64 13x NumPyro's joint NUTS in min bulk ESS per
+#: CPU-s; a 13-feature ARD problem, 15: PM-MH R-hat 1.56 after 4 x 1,500) and
+#: benchmarks/results/bench_default_method.txt (synthetic probit, n = 100: 2, 5 and 9 hyperparameters).
+MAX_PSEUDO_MARGINAL_HYPERPARAMETERS = 2
+
+
+class DefaultMethodWarning(UserWarning):
+    """Which method ``gb.sample(model)`` chose with no ``method`` given, and why (shown once per
+    distinct choice by Python's default warning filter; filter this category to silence it)."""
+
+
+def default_method(model) -> tuple[Method, str]:
+    """The method ``gb.sample(model)`` runs when no ``method`` is given, and the reason (the evidence).
+
+    Per model and number of hyperparameters p, the method the committed benchmarks show fastest to
+    converge (min bulk ESS per CPU-second; ``benchmarks/results/``):
+
+    * GPRegressor: :class:`NUTS` -- Boston Housing ARD (p = 15): 3.13x NumPyro's NUTS
+      (bench_peers_housing_4x500.txt); with few hyperparameters too (bench_default_method.txt).
+    * GPClassifier, PoissonGP with p <= :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS`:
+      :class:`PseudoMarginal` (Laplace, N_imp 64) -- Pima isotropic (p = 2): 10-13x NumPyro's joint
+      NUTS (issue 24); more hyperparameters: :class:`SliceSampler` ``"surr-site"`` (M&A's
+      representation; bench_default_method.txt), also for a PoissonGP with per-bin exposure, where
+      the importance estimator does not apply.
+    * SparseGPClassifier: :class:`JointHMC` -- Hensman et al.'s claim, reproduced
+      (default_scale/sparse_mcmc.json: PSRF < 1.1 in 93 vs 922 iterations with the RBF kernel;
+      Gibbs did not reach it with ARD).
+    * GPLVMRegressor: :class:`GPLVMPseudoMarginal`, its only sampler.
+    """
+    p = len(model.hyperparameter_names)
+    if isinstance(model, GPRegressor):
+        return NUTS(), (f"GPRegressor with {p} hyperparameters: NUTS, the fastest to converge measured on the "
+                        "exact marginal (Boston Housing ARD, 15 hyperparameters: 3.13x NumPyro's NUTS in min bulk "
+                        "ESS per CPU-second, benchmarks/results/bench_peers_housing_4x500.txt; few "
+                        "hyperparameters: benchmarks/results/bench_default_method.txt)")
+    if isinstance(model, SparseGPClassifier):
+        return JointHMC(), ("SparseGPClassifier: joint HMC on (v, psi), Hensman et al.'s method, which reached "
+                            "PSRF < 1.1 in fewer iterations than Gibbs (benchmarks/results/default_scale/"
+                            "sparse_mcmc.json: 93 vs 922 with the RBF kernel; Gibbs not at all with ARD)")
+    if isinstance(model, GPLVMRegressor):
+        return GPLVMPseudoMarginal(), "GPLVMRegressor: Gadd et al.'s pseudo-marginal MH-within-Gibbs, its only sampler"
+    name = type(model).__name__
+    pm = PseudoMarginal()
+    if p <= MAX_PSEUDO_MARGINAL_HYPERPARAMETERS and pm.why_not(model) is None:
+        return pm, (f"{name} with {p} hyperparameters (<= {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): pseudo-marginal "
+                    "MH (Laplace, N_imp 64), the fastest to converge measured with few hyperparameters (Pima "
+                    "isotropic, 2: 13x NumPyro's joint NUTS in min bulk ESS per CPU-second, issue 24; "
+                    "benchmarks/results/bench_default_method.txt)")
+    why = (f"{p} hyperparameters (> {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): random-walk pseudo-marginal MH mixes "
+           "slowly there (a 13-feature ARD problem: R-hat 1.56 after 4 x 1,500, issue 24)"
+           if p > MAX_PSEUDO_MARGINAL_HYPERPARAMETERS else pm.why_not(model))
+    return SliceSampler(representation="surr-site"), (
+        f"{name}: slice sampling in the surrogate-data representation (M&A Alg. 4, surr-site), the fastest to "
+        f"converge measured with many hyperparameters (benchmarks/results/bench_default_method.txt); "
+        f"not pseudo-marginal MH: {why}")
 
 
 # ---------------------------------------------------------------------------

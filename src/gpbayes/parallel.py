@@ -110,8 +110,74 @@ def _picklable_chain(chain: Chain) -> Chain:
         return dataclasses.replace(chain, state=None)
 
 
-def _worker(out, stop, meth, model, indices, rngs, prepared, n_draws, n_warmup):
-    """Run the chains ``indices`` one after the other and put what happens on ``out``.
+@dataclasses.dataclass(frozen=True)
+class _SyncedStop(runner.StopRule):
+    """A worker's StopRule: after each block ``sync(recorders, n_done, cubic)`` reports the block to
+    the calling process and returns its verdict (None: go on; else why the chains stop)."""
+
+    sync: object = dataclasses.field(default=None, compare=False)
+
+
+def _error_message(c, err):
+    try:
+        pickle.dumps(err)
+        exc = err
+    except Exception:
+        exc = None
+    return ("error", c, exc, type(err).__name__, str(err), traceback.format_exc())
+
+
+def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepared, n_warmup, rule, thin=1):
+    """The worker's chains together under ``rule``, block by block, each block reported on ``out`` as
+    ``("block", indices, {c: new draws}, n_done, cubic)`` and the verdict awaited on ``replies``."""
+    from . import inference
+
+    sent = {c: 0 for c in indices}
+    n_total = int(n_warmup) + rule.max_draws * thin
+
+    def sync(recs, n_done, cubic):
+        new = {}
+        for c, rec in zip(indices, recs):
+            new[c] = np.asarray(rec.draws[sent[c]:n_done], dtype=np.float64)
+            iterations = (int(n_warmup) if sent[c] == 0 else 0) + (n_done - sent[c]) * thin
+            out.put(("progress", c, iterations, n_total, 0.0, 0))
+            sent[c] = n_done
+        out.put(("block", list(indices), new, int(n_done), float(cubic)))
+        while True:
+            try:
+                return replies.get(timeout=0.2)
+            except queue_mod.Empty:
+                if stop.is_set():
+                    raise KeyboardInterrupt from None
+
+    def callback(iteration, n_total, state, info):
+        if stop.is_set():
+            raise KeyboardInterrupt
+
+    synced = _SyncedStop(**{f.name: getattr(rule, f.name) for f in dataclasses.fields(runner.StopRule)}, sync=sync)
+    try:
+        if prepared is None:
+            chains = meth.run(model, list(rngs), n_draws=rule.max_draws, n_warmup=n_warmup, callback=callback,
+                              stop=synced)
+        else:
+            specs = meth.chain_specs(model, list(rngs), n_warmup, prepared=prepared)
+            chains = inference.run_specs(list(rngs), specs, n_draws=rule.max_draws, callback=callback, stop=synced)
+    except runner.Interrupted as err:
+        for c, chain in zip(indices, err.chains):
+            out.put(("interrupted", c, _picklable_chain(chain)))
+        return
+    except KeyboardInterrupt:
+        return
+    except BaseException as err:  # noqa: BLE001 -- every failure goes back to the caller
+        out.put(_error_message(indices[0] if len(indices) == 1 else list(indices), err))
+        return
+    for c, chain in zip(indices, chains):
+        out.put(("chain", c, _picklable_chain(chain)))
+
+
+def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n_warmup, rule=None):
+    """Run the chains ``indices`` one after the other (``rule`` None) or together in blocks under
+    ``rule`` (:func:`_run_blocks_in_worker`) and put what happens on ``out``.
 
     Messages: ``("progress", c, n_new, n_total, acceptance_sum, n_acceptance)``, ``("chain", c, Chain)``,
     ``("interrupted", c, Chain | None)`` (then the remaining chains are skipped) and
@@ -123,6 +189,10 @@ def _worker(out, stop, meth, model, indices, rngs, prepared, n_draws, n_warmup):
     from . import inference
 
     with threadpool_limits(limits=1):
+        if rule is not None:
+            _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepared, n_warmup, rule)
+            out.put(("finished", list(indices)))
+            return
         for c, rng in zip(indices, rngs):
             pending = [0, 0.0, 0, time.perf_counter()]  # iterations, acceptance sum, its count, last report
 
@@ -152,12 +222,7 @@ def _worker(out, stop, meth, model, indices, rngs, prepared, n_draws, n_warmup):
                 out.put(("interrupted", c, None))
                 break
             except BaseException as err:  # noqa: BLE001 -- every failure goes back to the caller
-                try:
-                    pickle.dumps(err)
-                    exc = err
-                except Exception:
-                    exc = None
-                out.put(("error", c, exc, type(err).__name__, str(err), traceback.format_exc()))
+                out.put(_error_message(c, err))
                 break
             if pending[0]:
                 out.put(("progress", c, pending[0], 0, pending[1], pending[2]))
@@ -166,36 +231,68 @@ def _worker(out, stop, meth, model, indices, rngs, prepared, n_draws, n_warmup):
 
 
 def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *, n_draws: int, n_warmup: int,
-                            cores: int, progress=None) -> list[Chain]:
+                            cores: int, progress=None, stop: runner.StopRule | None = None) -> list[Chain]:
     """The chains of ``meth`` on ``model``, one per generator, in ``cores`` processes; ``meth.run``'s result.
 
     ``meth.prepare`` runs here first (drawing from the generators as the sequential run does); the
-    generators then travel to the workers in that state.  ``progress`` (a ``runner.Progress`` or None)
-    receives every chain's iterations.  Ctrl-C raises ``runner.Interrupted`` with every chain's draws
-    so far (finished chains whole, running ones cut, unstarted ones absent); a worker's exception is
-    raised again here with a note naming its chain.
+    generators then travel to the workers in that state.  With ``stop`` (``until_converged``) the
+    workers advance their chains block by block, as ``runner.run_chains`` does, and after every block
+    this process tests the rule on all chains' draws so far (and the budgets: draws, O(n^3)
+    operations over all chains, seconds) and tells the workers to go on or to stop; as the draws
+    are the sequential run's, so are the verdict and the length (a ``seconds`` budget aside).
+    ``progress`` (a ``runner.Progress`` or None) receives every chain's iterations (per block under
+    ``stop``).  Ctrl-C raises ``runner.Interrupted`` with every chain's draws so far (finished chains
+    whole, running ones cut, unstarted ones absent); a worker's exception is raised again here with
+    a note naming its chain.
     """
+    t0 = time.perf_counter()
     n_chains = len(rngs)
     cores = max(1, min(int(cores), n_chains))
     prepared = meth.prepare(model, rngs, n_warmup)
     ctx = _context()
     out = ctx.Queue()
-    stop = ctx.Event()
+    rule, stop = stop, ctx.Event()
     groups = [list(range(w, n_chains, cores)) for w in range(cores)]
+    replies = [ctx.Queue() for _ in groups] if rule is not None else [None] * cores
     procs = []
-    for idx in groups:
-        p = ctx.Process(target=_worker, args=(out, stop, meth, model, idx, [rngs[c] for c in idx], prepared,
-                                              int(n_draws), int(n_warmup)), daemon=True)
+    for idx, reply in zip(groups, replies):
+        p = ctx.Process(target=_worker, args=(out, reply, stop, meth, model, idx, [rngs[c] for c in idx], prepared,
+                                              int(n_draws), int(n_warmup), rule), daemon=True)
         procs.append(p)
     chains: dict[int, Chain] = {}
     partial: dict[int, Chain] = {}
     finished: set[int] = set()
     error = None
+    blocks: dict[int, list[np.ndarray]] = {c: [] for c in range(n_chains)}
+    reported: dict[int, tuple[int, float]] = {}  # worker -> (n_done, its chains' O(n^3) operations)
+
+    def decide(n_done: int, cubic: float):
+        """runner._blocks' verdict after a block, on every chain's draws."""
+        x = np.stack([np.concatenate(blocks[c]) for c in range(n_chains)])
+        if runner.converged(x, rule):
+            return "converged"
+        if n_done >= rule.max_draws:
+            return f"budget: {rule.max_draws} draws"
+        if cubic >= rule.max_cubic:
+            return f"budget: {rule.max_cubic:g} O(n^3) operations"
+        if time.perf_counter() - t0 >= rule.max_seconds:
+            return f"budget: {rule.max_seconds:g} s"
+        return None
 
     def handle(msg):
         nonlocal error
         kind = msg[0]
-        if kind == "progress":
+        if kind == "block":
+            _, idx, new, n_done, cubic = msg
+            for c, x in new.items():
+                blocks[c].append(x)
+            reported[groups.index(idx)] = (n_done, cubic)
+            if len(reported) == len(groups) and len({n for n, _ in reported.values()}) == 1:
+                verdict = decide(n_done, sum(cb for _, cb in reported.values()))
+                reported.clear()
+                for reply in replies:
+                    reply.put(verdict)
+        elif kind == "progress":
             if progress is not None and hasattr(progress, "advance"):
                 progress.advance(msg[1], msg[2], msg[3], msg[4], msg[5])
         elif kind == "chain":
@@ -246,8 +343,12 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
                 p.terminate()
                 p.join(timeout=5.0)
         out.close()
+        for reply in replies:
+            if reply is not None:
+                reply.close()
     if error is not None:
         c, exc, name, message, tb = error
+        c = f"(one of) {c}" if isinstance(c, list) else c
         err = exc if exc is not None else RuntimeError(f"{name}: {message}")
         err.add_note(f"raised in chain {c} (a worker process of gb.sample(cores=...)); "
                      f"cores=1 runs the chains in this process")

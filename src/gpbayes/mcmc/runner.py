@@ -65,6 +65,7 @@ __all__ = [
     "Interrupted",
     "run_chain",
     "run_chains",
+    "converged",
 ]
 
 log = logging.getLogger("gpbayes")
@@ -457,12 +458,18 @@ def _sample(rng, step, state, rec: _Recorder, n_steps: int, thin: int, callback,
 
 
 def _converged(recs: Sequence[_Recorder], rule: StopRule) -> bool:
+    n = min(len(r.draws) for r in recs)
+    return converged(np.stack([np.asarray(r.draws[:n]) for r in recs]) if n else np.zeros((len(recs), 0, 0)), rule)
+
+
+def converged(x: np.ndarray, rule: StopRule) -> bool:
+    """``rule``'s convergence test on draws ``x`` (chain, draw, p): enough draws, split rank R-hat <
+    ``rule.rhat`` and bulk ESS > ``rule.ess_bulk`` on every column (Vehtari et al. 2021)."""
     from .. import diagnostics
 
-    n = min(len(r.draws) for r in recs)
+    n = x.shape[1]
     if n < max(rule.min_draws, diagnostics.MIN_DRAWS):
         return False
-    x = np.stack([np.asarray(r.draws[:n]) for r in recs])  # (chain, draw, p)
     for j in range(x.shape[2]):
         col = x[:, :, j]
         if diagnostics.split_rhat(col, rank_normalize=True) >= rule.rhat:
@@ -527,6 +534,13 @@ def _blocks(t0, chains, rngs, specs, stop, thin, callback):
                            int(n_warmup) + stop.max_draws * thin)
             cubic += sum(rec.stats.get("n_cubic", [0])[-block:] or [0])
         n_done += block
+        sync = getattr(stop, "sync", None)
+        if sync is not None:  # chains in worker processes (gpbayes.parallel): the calling process decides
+            verdict = sync([c[5] for c in chains], n_done, cubic)
+            if verdict is None:
+                continue
+            reason = verdict
+            break
         if _converged([c[5] for c in chains], stop):
             reason = "converged"
             break
