@@ -250,14 +250,15 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     cores : worker processes for the chains (default None: the cores available to this
         process, at most ``chains``; 1 runs them here, one after the other).  For the methods
         whose chains are independent (``Method.independent_chains``: every MCMC method of
-        ``methods(model)``) and a fixed number of ``draws``; with ``until_converged``, importance
-        sampling or point estimates the chains run in this process.  Each worker runs one BLAS
+        ``methods(model)``); importance sampling and point estimates run in this process.  Each worker runs one BLAS
         thread and gets its chain's generator in the state the sequential run gives it, so the
         draws are those of ``cores=1`` (bit for bit under the library's thread policy, i.e. below
-        ``gpbayes.threads.CROSSOVER_N`` rows with no thread variable set).  Workers are started
-        with the ``forkserver`` (else ``spawn``) context: a script needs the
-        ``if __name__ == "__main__":`` guard, as with PyMC.  ``attrs["cores"]`` records the
-        number of processes used.
+        ``gpbayes.threads.CROSSOVER_N`` rows with no thread variable set); with
+        ``until_converged`` the workers advance block by block and this process decides when to
+        stop.  Workers are started with the ``forkserver`` (else ``spawn``) context and without
+        the main module, so a script needs no ``__main__`` guard; a model or method using
+        classes defined in the main script or a notebook runs in this process (a warning).
+        ``attrs["cores"]`` records the number of processes used.
     posterior_predictive, log_likelihood : add the groups ``posterior_predictive``
         (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
         and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
@@ -368,6 +369,12 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         raise ValueError(f"until_converged is available for the methods {stoppable}, not {meth.label!r}")
     n_cores = parallel.resolve_cores(cores, chains)
     in_processes = n_cores > 1 and meth.independent_chains
+    if in_processes:
+        why = parallel.needs_main(meth, model)
+        if why is not None:
+            in_processes = False
+            warnings.warn(f"gb.sample: the chains run in this process (cores=1): {why}; define such classes in an "
+                          "importable module to run the chains in parallel", RuntimeWarning, stacklevel=2)
     seeds = np.random.SeedSequence(int(seed)).spawn(chains)
     rngs = [np.random.default_rng(s) for s in seeds]
     attrs = {**model._attrs(), "method": meth.label, "method_class": type(meth).__name__, "seed": int(seed),

@@ -17,9 +17,12 @@ between the two runs -- ``gpbayes.threads``).
 
 Processes are started with the ``forkserver`` context where the platform has
 it (``spawn`` otherwise; PyMC does the same on macOS), never by a bare
-``fork`` of a process that may hold BLAS threads.  As with PyMC, a script
-that samples with ``cores > 1`` needs the ``if __name__ == "__main__":``
-guard, since the workers import the main module.
+``fork`` of a process that may hold BLAS threads.  The workers are started
+without the main module (they need only gpbayes), so a script needs no
+``if __name__ == "__main__":`` guard -- unless its model or method uses
+classes defined in the script itself (a kernel, a likelihood: see
+:func:`needs_main`); then, and for a notebook's own classes, the chains run
+in the calling process, with a warning.
 
 Progress: each worker reports every chain's iterations (warm-up included) to
 the calling process, which shows them on one bar per job with every chain's
@@ -33,14 +36,17 @@ with a note naming the chain and the worker's traceback.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
 import pickle
 import queue as queue_mod
 import signal
+import sys
 import time
 import traceback
+import types
 from collections.abc import Sequence
 
 import numpy as np
@@ -48,7 +54,7 @@ import numpy as np
 from .mcmc import runner
 from .mcmc.runner import Chain
 
-__all__ = ["available_cores", "resolve_cores", "run_chains_in_processes"]
+__all__ = ["available_cores", "resolve_cores", "needs_main", "run_chains_in_processes"]
 
 #: seconds between two progress reports of one worker
 _REPORT_EVERY = 0.2
@@ -86,8 +92,41 @@ def _context():
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["__main__", "gpbayes.inference", "gpbayes.parallel"])
+    ctx.set_forkserver_preload(["gpbayes.inference", "gpbayes.parallel"])
     return ctx
+
+
+def needs_main(*objects) -> str | None:
+    """Why the workers could not rebuild ``objects`` without running the main script (None: they can).
+
+    A model or method whose classes (a kernel, a likelihood, a method) are defined in ``__main__`` --
+    a script or a notebook -- pickles as references into ``__main__``; a worker could only resolve
+    them by importing the main script again, which reruns an unguarded script's sampling and is
+    impossible for a notebook.  Objects that do not pickle at all are refused too.
+    """
+    try:
+        data = pickle.dumps(objects)
+    except Exception as err:  # noqa: BLE001 -- any pickling failure means: run in this process
+        return f"the model or method cannot be pickled ({type(err).__name__}: {err})"
+    if b"__main__" in data:
+        return "the model or method uses classes defined in the main script or notebook (__main__)"
+    return None
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """Start workers without the main module: multiprocessing's ``spawn``/``forkserver`` children
+    otherwise import the main script again (``spawn.get_preparation_data``), which reruns the sampling
+    of a script without the ``if __name__ == "__main__":`` guard.  The workers need nothing from it
+    (:func:`needs_main` was checked), so for the moment of ``Process.start`` ``__main__`` is a bare
+    module, then the user's again."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 class _RemoteTraceback(Exception):
@@ -312,8 +351,9 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
                 if p.exitcode is not None and p.exitcode != 0 and not set(idx) <= finished]
 
     try:
-        for p in procs:
-            p.start()
+        with _main_hidden():
+            for p in procs:
+                p.start()
         try:
             while len(finished) < n_chains and error is None:
                 try:
@@ -338,6 +378,8 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
     finally:
         stop.set()
         for p in procs:
+            if p.pid is None:  # never started
+                continue
             p.join(timeout=5.0 if error is None else 0.5)
             if p.is_alive():
                 p.terminate()
