@@ -47,6 +47,11 @@ def problems(n: int):
     X = rng.normal(size=(n, 4))
     reg = gb.GPRegressor(X, np.sin(1.5 * X[:, 0]) + 0.7 * X[:, 1] + 0.2 * rng.normal(size=n), ard=False)
     out.append((f"GPRegressor n={n} d=4 iso", reg, [("nuts", {}), ("rwmh", {}), ("slice", {})]))
+    reg_ard = gb.GPRegressor(X, np.sin(1.5 * X[:, 0]) + 0.7 * X[:, 1] + 0.2 * rng.normal(size=n))
+    out.append((f"GPRegressor n={n} d=4 ARD", reg_ard, [("nuts", {}), ("rwmh", {}), ("slice", {})]))
+    X1 = rng.uniform(-2, 2, size=(30, 1))
+    small = gb.GPRegressor(X1, np.sin(2 * X1[:, 0]) + 0.1 * rng.normal(size=30))
+    out.append(("GPRegressor n=30 d=1", small, [("nuts", {}), ("rwmh", {}), ("slice", {})]))
     return out
 
 
@@ -56,6 +61,11 @@ def main(argv=None):
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--only", default=None, help="run only problems whose label contains this")
+    ap.add_argument("--methods", nargs="+", default=None, help="run only these candidates")
+    ap.add_argument("--until-converged", type=int, default=0, metavar="BUDGET",
+                    help="instead of a fixed length: run each candidate until converged (split R-hat < 1.01, "
+                         "bulk ESS > 400 on every hyperparameter, checked every 100 draws) within BUDGET draws "
+                         "per chain; report the draws per chain at the stop and the CPU seconds to get there")
     args = ap.parse_args(argv)
 
     import arviz as az
@@ -71,15 +81,23 @@ def main(argv=None):
             continue
         p = len(model.hyperparameter_names)
         for method, kw in candidates:
+            if args.methods and method not in args.methods:
+                continue
             c0 = time.process_time()
-            idata = gb.sample(model, method, chains=4, draws=args.draws, n_warmup=args.warmup, seed=1, cores=1,
-                              progress=False, **kw)
+            if args.until_converged:
+                idata = gb.sample(model, method, chains=4, n_warmup=args.warmup, seed=1, cores=1, progress=False,
+                                  until_converged=True, budget=args.until_converged, **kw)
+            else:
+                idata = gb.sample(model, method, chains=4, draws=args.draws, n_warmup=args.warmup, seed=1, cores=1,
+                                  progress=False, **kw)
             cpu = time.process_time() - c0
             unc = idata.unconstrained_posterior
             ess = float(min(az.ess(unc, method="bulk")[v] for v in unc.data_vars))
             rhat = float(max(az.rhat(unc)[v] for v in unc.data_vars))
+            stop = (f"  {idata.sample_stats.attrs['stopped']} after {idata.posterior.sizes['draw']} draws"
+                    if args.until_converged else "")
             print(f"{label:<32s} {p:3d} {method:<16s} {ess:12.0f} {rhat:9.3f} {cpu:8.1f} {ess / cpu:9.2f}  "
-                  f"{os.getloadavg()[0]:.2f}", flush=True)
+                  f"{os.getloadavg()[0]:.2f}{stop}", flush=True)
 
 
 if __name__ == "__main__":
