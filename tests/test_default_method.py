@@ -17,15 +17,16 @@ def _X(n, d, seed=0):
 
 
 def test_the_choice_per_model_and_number_of_hyperparameters():
-    X2, X4 = _X(30, 2), _X(30, 4)
+    X2, X4, X5 = _X(30, 2), _X(30, 4), _X(30, 5)
     y2 = np.sin(2 * X2[:, 0]) > 0
     cases = [
-        (gb.GPRegressor(X2, np.sin(2 * X2[:, 0]), ard=False), gb.NUTS(), "3 hyperparameters"),
-        (gb.GPRegressor(X4, np.sin(2 * X4[:, 0])), gb.NUTS(), "6 hyperparameters"),
-        (gb.GPClassifier(X2, y2, ard=False), gb.PseudoMarginal(), "2 hyperparameters"),
-        (gb.GPClassifier(X4, np.sin(2 * X4[:, 0]) > 0), gb.SliceSampler(representation="surr-site"),
-         "5 hyperparameters (> 2)"),
-        (gb.GPClassifier(X2, y2), gb.SliceSampler(representation="surr-site"), "3 hyperparameters (> 2)"),
+        (gb.GPRegressor(X2, np.sin(2 * X2[:, 0]), ard=False), gb.RandomWalkMH(), "3 hyperparameters (<= 6)"),
+        (gb.GPRegressor(X4, np.sin(2 * X4[:, 0])), gb.RandomWalkMH(), "6 hyperparameters (<= 6)"),
+        (gb.GPRegressor(X5, np.sin(2 * X5[:, 0])), gb.NUTS(), "7 hyperparameters (> 6)"),
+        (gb.GPClassifier(X2, y2, ard=False), gb.PseudoMarginal(), "2 hyperparameters (<= 5)"),
+        (gb.GPClassifier(X4, np.sin(2 * X4[:, 0]) > 0), gb.PseudoMarginal(), "5 hyperparameters (<= 5)"),
+        (gb.GPClassifier(X5, np.sin(2 * X5[:, 0]) > 0), gb.SliceSampler(representation="surr-site"),
+         "6 hyperparameters (> 5)"),
         (gb.PoissonGP(_X(30, 1), np.arange(30) % 4), gb.PseudoMarginal(), "2 hyperparameters"),
         (gb.PoissonGP(_X(30, 1), np.arange(30) % 4, exposure=np.linspace(1, 2, 30)),
          gb.SliceSampler(representation="surr-site"), "per-bin exposure"),
@@ -35,7 +36,7 @@ def test_the_choice_per_model_and_number_of_hyperparameters():
         assert meth == expected, (type(model).__name__, meth)
         assert why in reason and "benchmarks/results/" in reason, reason
         assert meth.label in gb.methods(model)  # the choice is one of the model's methods
-    assert inference.MAX_PSEUDO_MARGINAL_HYPERPARAMETERS == 2
+    assert (inference.MAX_RANDOM_WALK_HYPERPARAMETERS, inference.MAX_PSEUDO_MARGINAL_HYPERPARAMETERS) == (6, 5)
     sparse = gb.SparseGPClassifier(X2, y2, n_inducing=5)
     assert inference.default_method(sparse)[0] == gb.JointHMC()
     lvm = gb.GPLVMRegressor(_X(12, 1), np.sin(_X(12, 1)), latent_dim=1, n_inducing=4)
@@ -67,7 +68,7 @@ def test_the_default_run_reaches_the_stop_rule_on_a_small_regression_problem():
 
     X = _X(20, 1, seed=3)
     reg = gb.GPRegressor(X, np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(3).standard_normal(20))
-    with pytest.warns(inference.DefaultMethodWarning, match="running 'nuts' until split R-hat < 1.01"):
+    with pytest.warns(inference.DefaultMethodWarning, match="running 'rwmh' until split R-hat < 1.01"):
         idata = gb.sample(reg, n_warmup=150, seed=2, progress=False, cores=2)
     assert idata.sample_stats.attrs["stopped"] == "converged" and idata.posterior.attrs["cores"] == 2
     unc = idata.unconstrained_posterior

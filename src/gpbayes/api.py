@@ -202,9 +202,10 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     ``gb.sample(model)``, with no method, picks the method the committed benchmarks show fastest
     to converge for the model and its number of hyperparameters
-    (:func:`gpbayes.inference.default_method`: NUTS for GPRegressor; pseudo-marginal MH for a
-    GPClassifier/PoissonGP with few hyperparameters, slice sampling in the surrogate-data
-    representation with more; joint HMC for SparseGPClassifier; the GPLVM's sampler) and runs it
+    (:func:`gpbayes.inference.default_method`: for GPRegressor random-walk MH with few
+    hyperparameters, NUTS with more; pseudo-marginal MH for a GPClassifier/PoissonGP with few
+    hyperparameters, slice sampling in the surrogate-data representation with more; joint HMC for
+    SparseGPClassifier; the GPLVM's sampler) and runs it
     until converged -- split rank R-hat < 1.01 and bulk ESS > 400 on every hyperparameter --
     within ``budget`` (default :data:`DEFAULT_BUDGET_DRAWS` draws per chain).  The choice and its
     reason are shown once (a :class:`gpbayes.inference.DefaultMethodWarning`) and recorded in the

@@ -51,7 +51,7 @@ from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, Sparse
 __all__ = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS", "TypeIIML",
            "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
            "GPLVMPseudoMarginal", "resolve", "methods", "registry", "default_method", "DefaultMethodWarning",
-           "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS"]
+           "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS", "MAX_RANDOM_WALK_HYPERPARAMETERS"]
 
 #: alias -> (method class, the fields the alias fixes), filled by ``Method.__init_subclass__``
 _ALIASES: dict[str, tuple[type, dict]] = {}
@@ -1390,12 +1390,24 @@ class GPLVMPseudoMarginal(Method):
 # ---------------------------------------------------------------------------
 # the default method: gb.sample(model) with no method
 # ---------------------------------------------------------------------------
+#: The most hyperparameters for which ``gb.sample(model)`` picks random-walk MH for a GPRegressor (NUTS
+#: above).  Measured (benchmarks/results/bench_default_method.txt, synthetic, 4 chains run until split
+#: R-hat < 1.01 and bulk ESS > 400): CPU seconds to converge, RWMH vs NUTS, 1.2 vs 10.6 (n = 100, 3
+#: hyperparameters), 0.9 vs 3.4 (n = 30, 3), 3.1 vs 9.2 (n = 100, ARD, 6); NUTS's cost there is
+#: mostly its warm-up.  Not measured between 7 and 14; at 15 (Boston Housing ARD) NUTS is measured
+#: (3.13x NumPyro's NUTS), random-walk MH is not.
+MAX_RANDOM_WALK_HYPERPARAMETERS = 6
+
 #: The most hyperparameters for which ``gb.sample(model)`` picks pseudo-marginal MH for a latent-Gaussian
-#: model (GPClassifier, PoissonGP); above it, a slice representation.  Measured: issue 24's table
-#: (Pima, 2 hyperparameters: PM-MH Laplace N_imp 64 13x NumPyro's joint NUTS in min bulk ESS per
-#: CPU-s; a 13-feature ARD problem, 15: PM-MH R-hat 1.56 after 4 x 1,500) and
-#: benchmarks/results/bench_default_method.txt (synthetic probit, n = 100: 2, 5 and 9 hyperparameters).
-MAX_PSEUDO_MARGINAL_HYPERPARAMETERS = 2
+#: model (GPClassifier, PoissonGP); above it, slice sampling in the surrogate-data representation.
+#: Measured (benchmarks/results/bench_default_method.txt, synthetic probit, n = 100, 4 chains):
+#: 2 hyperparameters: PM-MH 46.6 min bulk ESS per CPU-s, slice surr-site 4.6, SURR 4.3; 5: PM-MH
+#: 4 x 5000 draws gave min ESS 208 (R-hat 1.064) in 33 CPU-s, slice 4 x 1000 min ESS 59 (R-hat
+#: 1.046) in 43 CPU-s, SURR 4 x 5000 min ESS 20; 9: PM-MH 4 x 8000 min ESS 36 (R-hat 1.108) in
+#: 45 CPU-s, slice 4 x 1000 min ESS 58 (R-hat 1.059) in 64 CPU-s (neither converged; slice ahead
+#: in both).  Issue 24: 15 hyperparameters, PM-MH R-hat 1.56 after 4 x 1,500 and stuck chains at
+#: 4 x 10,000.  Not measured: 6-8.
+MAX_PSEUDO_MARGINAL_HYPERPARAMETERS = 5
 
 
 class DefaultMethodWarning(UserWarning):
@@ -1403,19 +1415,24 @@ class DefaultMethodWarning(UserWarning):
     distinct choice by Python's default warning filter; filter this category to silence it)."""
 
 
+_EVIDENCE = "benchmarks/results/bench_default_method.txt"
+
+
 def default_method(model) -> tuple[Method, str]:
     """The method ``gb.sample(model)`` runs when no ``method`` is given, and the reason (the evidence).
 
     Per model and number of hyperparameters p, the method the committed benchmarks show fastest to
-    converge (min bulk ESS per CPU-second; ``benchmarks/results/``):
+    converge (CPU time to split R-hat < 1.01 and bulk ESS > 400, or min bulk ESS per CPU-second;
+    ``benchmarks/results/``):
 
-    * GPRegressor: :class:`NUTS` -- Boston Housing ARD (p = 15): 3.13x NumPyro's NUTS
-      (bench_peers_housing_4x500.txt); with few hyperparameters too (bench_default_method.txt).
-    * GPClassifier, PoissonGP with p <= :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS`:
-      :class:`PseudoMarginal` (Laplace, N_imp 64) -- Pima isotropic (p = 2): 10-13x NumPyro's joint
-      NUTS (issue 24); more hyperparameters: :class:`SliceSampler` ``"surr-site"`` (M&A's
-      representation; bench_default_method.txt), also for a PoissonGP with per-bin exposure, where
-      the importance estimator does not apply.
+    * GPRegressor: :class:`RandomWalkMH` for p <= :data:`MAX_RANDOM_WALK_HYPERPARAMETERS` (3-9x
+      faster to converge than NUTS at p = 3 and 6, bench_default_method.txt), :class:`NUTS` above
+      (Boston Housing ARD, p = 15: 3.13x NumPyro's NUTS, bench_peers_housing_4x500.txt).
+    * GPClassifier, PoissonGP: :class:`PseudoMarginal` (Laplace, N_imp 64) for p <=
+      :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS` (Pima isotropic, p = 2: 10-13x NumPyro's joint
+      NUTS, issue 24; ahead of the slice samplers and SURR at p = 2 and 5); above, and for a
+      PoissonGP with per-bin exposure (where the importance estimator does not apply),
+      :class:`SliceSampler` ``"surr-site"`` (M&A's surrogate-data representation; ahead at p = 9).
     * SparseGPClassifier: :class:`JointHMC` -- Hensman et al.'s claim, reproduced
       (default_scale/sparse_mcmc.json: PSRF < 1.1 in 93 vs 922 iterations with the RBF kernel;
       Gibbs did not reach it with ARD).
@@ -1423,10 +1440,16 @@ def default_method(model) -> tuple[Method, str]:
     """
     p = len(model.hyperparameter_names)
     if isinstance(model, GPRegressor):
-        return NUTS(), (f"GPRegressor with {p} hyperparameters: NUTS, the fastest to converge measured on the "
-                        "exact marginal (Boston Housing ARD, 15 hyperparameters: 3.13x NumPyro's NUTS in min bulk "
-                        "ESS per CPU-second, benchmarks/results/bench_peers_housing_4x500.txt; few "
-                        "hyperparameters: benchmarks/results/bench_default_method.txt)")
+        if p <= MAX_RANDOM_WALK_HYPERPARAMETERS:
+            return RandomWalkMH(), (
+                f"GPRegressor with {p} hyperparameters (<= {MAX_RANDOM_WALK_HYPERPARAMETERS}): random-walk MH on "
+                "the exact marginal, the fastest to converge measured with few hyperparameters (CPU seconds to "
+                "R-hat < 1.01 and bulk ESS > 400, RWMH vs NUTS: 1.2 vs 10.6 with 3, 3.1 vs 9.2 with 6; "
+                f"{_EVIDENCE})")
+        return NUTS(), (f"GPRegressor with {p} hyperparameters (> {MAX_RANDOM_WALK_HYPERPARAMETERS}): NUTS, the "
+                        "fastest measured with many hyperparameters (Boston Housing ARD, 15: 3.13x NumPyro's NUTS in "
+                        "min bulk ESS per CPU-second, benchmarks/results/bench_peers_housing_4x500.txt; random-walk "
+                        "MH is not measured there)")
     if isinstance(model, SparseGPClassifier):
         return JointHMC(), ("SparseGPClassifier: joint HMC on (v, psi), Hensman et al.'s method, which reached "
                             "PSRF < 1.1 in fewer iterations than Gibbs (benchmarks/results/default_scale/"
@@ -1437,16 +1460,16 @@ def default_method(model) -> tuple[Method, str]:
     pm = PseudoMarginal()
     if p <= MAX_PSEUDO_MARGINAL_HYPERPARAMETERS and pm.why_not(model) is None:
         return pm, (f"{name} with {p} hyperparameters (<= {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): pseudo-marginal "
-                    "MH (Laplace, N_imp 64), the fastest to converge measured with few hyperparameters (Pima "
-                    "isotropic, 2: 13x NumPyro's joint NUTS in min bulk ESS per CPU-second, issue 24; "
-                    "benchmarks/results/bench_default_method.txt)")
+                    "MH (Laplace, N_imp 64), the fastest measured with few hyperparameters (Pima isotropic, 2: 13x "
+                    "NumPyro's joint NUTS in min bulk ESS per CPU-second, issue 24; ahead of slice surr-site and "
+                    f"SURR with 2 and 5, {_EVIDENCE})")
     why = (f"{p} hyperparameters (> {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): random-walk pseudo-marginal MH mixes "
-           "slowly there (a 13-feature ARD problem: R-hat 1.56 after 4 x 1,500, issue 24)"
-           if p > MAX_PSEUDO_MARGINAL_HYPERPARAMETERS else pm.why_not(model))
+           f"slowly there (9: min ESS 36, R-hat 1.108 after 4 x 8000 draws, {_EVIDENCE}; 15: R-hat 1.56 after "
+           "4 x 1,500, issue 24)" if p > MAX_PSEUDO_MARGINAL_HYPERPARAMETERS else pm.why_not(model))
     return SliceSampler(representation="surr-site"), (
-        f"{name}: slice sampling in the surrogate-data representation (M&A Alg. 4, surr-site), the fastest to "
-        f"converge measured with many hyperparameters (benchmarks/results/bench_default_method.txt); "
-        f"not pseudo-marginal MH: {why}")
+        f"{name}: slice sampling in the surrogate-data representation (M&A Alg. 4, surr-site), the fastest "
+        f"measured with many hyperparameters (9: min bulk ESS per CPU-second 0.89 vs PM-MH's 0.80 and a lower "
+        f"R-hat, {_EVIDENCE}); not pseudo-marginal MH: {why}")
 
 
 # ---------------------------------------------------------------------------
