@@ -126,3 +126,48 @@ def test_runs_in_this_process_where_processes_do_not_apply():
     weighted = gb.sample(reg, "amis", n_iterations=3, n_per_iteration=20, n_resample=50, cores=2, progress=False)
     assert weighted.posterior.attrs["cores"] == 1
     assert not inference.Method.independent_chains and not gb.AMIS.independent_chains
+
+
+class _CtrlC(runner.Progress):
+    """Raises KeyboardInterrupt in the calling process (as Ctrl-C would) once ``n_running`` chains have
+    reported at least ``after`` iterations each."""
+
+    def __init__(self, after, n_running, **kw):
+        super().__init__(**kw)
+        self.after, self.n_running = after, n_running
+
+    def advance(self, chain, n_new, n_total, *args):
+        super().advance(chain, n_new, n_total, *args)
+        done = sorted((d for d, _ in self._per_chain.values()), reverse=True)
+        if len(done) >= self.n_running and done[self.n_running - 1] >= self.after:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_an_interrupt_in_the_calling_process_stops_the_workers_and_keeps_every_chain(blocks):
+    """Ctrl-C while the workers sample: every chain's draws so far come back, cut to a common length,
+    flagged interrupted, and they are the first draws of the uninterrupted chains.  Fixed length: 3
+    chains on 2 workers, chains 0 and 1 running, chain 2 not begun -> 2 chains; blocks under
+    until_converged: all 3 advance together -> 3 chains."""
+    X, y = _data()
+    reg = gb.GPRegressor(X, y)
+    kw = dict(chains=3, n_warmup=20, seed=6, cores=2)
+    if blocks:
+        kw.update(until_converged={"check_every": 20, "ess_bulk": 10**6}, budget=10**6)
+    else:
+        kw.update(draws=10**6)
+    n_running = 3 if blocks else 2
+    with pytest.warns(RuntimeWarning, match=r"sampling interrupted \(Ctrl-C\): returning \d chain\(s\)"):
+        part = gb.sample(reg, "rwmh", progress=_CtrlC(60, n_running, bar=False, n_chains=3), **kw)
+    k, n = part.posterior.sizes["chain"], part.posterior.sizes["draw"]
+    assert part.posterior.attrs["interrupted"] == 1 and n >= 20
+    # blocks: equal lengths, all 3 kept; fixed length: the running chains (2, or the longer alone if it
+    # holds more than twice the other's draws -- api._kept keeps the most draws, as PyMC)
+    assert k == 3 if blocks else k in (1, 2)
+    full = gb.api.psi_draws(gb.sample(reg, "rwmh", chains=3, n_warmup=20, seed=6, cores=1, draws=n,
+                                               progress=False)).values
+    got = gb.api.psi_draws(part).values
+    if k == n_running:
+        np.testing.assert_array_equal(got, full[:k])
+    else:
+        assert any(np.array_equal(got[0], full[c]) for c in range(n_running))

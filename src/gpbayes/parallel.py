@@ -157,6 +157,13 @@ class _SyncedStop(runner.StopRule):
     sync: object = dataclasses.field(default=None, compare=False)
 
 
+def _orphaned() -> bool:
+    """True when the process that started this worker has died (killed without the chance to set the
+    stop event): the worker then stops instead of sampling on for nobody."""
+    parent = multiprocessing.parent_process()
+    return parent is not None and not parent.is_alive()
+
+
 def _error_message(c, err):
     try:
         pickle.dumps(err)
@@ -189,9 +196,16 @@ def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepar
                 if stop.is_set():
                     raise KeyboardInterrupt from None
 
+    last = [time.perf_counter()]
+
     def callback(iteration, n_total, state, info):
         if stop.is_set():
             raise KeyboardInterrupt
+        now = time.perf_counter()
+        if now - last[0] >= _REPORT_EVERY:
+            last[0] = now
+            if _orphaned():
+                raise KeyboardInterrupt
 
     synced = _SyncedStop(**{f.name: getattr(rule, f.name) for f in dataclasses.fields(runner.StopRule)}, sync=sync)
     try:
@@ -245,6 +259,8 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
                     pending[2] += 1
                 now = time.perf_counter()
                 if now - pending[3] >= _REPORT_EVERY or iteration + 1 >= n_total:
+                    if _orphaned():
+                        raise KeyboardInterrupt
                     out.put(("progress", c, pending[0], int(n_total), pending[1], pending[2]))
                     pending[:] = [0, 0.0, 0, now]
 
