@@ -95,5 +95,8 @@ def test_an_explicit_method_runs_as_before_and_bad_budgets_are_named():
         gb.sample(reg, budget=0)
     with pytest.raises(ValueError, match=r"\['max_draws'\] given in until_converged and in budget"):
         gb.sample(reg, "rwmh", until_converged={"max_draws": 50}, budget=100)
+    with pytest.warns(inference.DefaultMethodWarning):  # the default method at a fixed length, if asked
+        fixed = gb.sample(reg, until_converged=False, chains=2, draws=30, n_warmup=10, progress=False)
+    assert fixed.posterior.sizes["draw"] == 30 and fixed.sample_stats.attrs["stopped"] == "length"
     rule = gb.api._stop_rule(True, 1000, {"draws": 300, "seconds": 60})
     assert (rule.max_draws, rule.max_seconds, rule.rhat, rule.ess_bulk) == (300, 60.0, 1.01, 400.0)

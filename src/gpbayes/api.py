@@ -346,8 +346,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         method, reason = inference.default_method(model)
         if until_converged is None:
             until_converged = True
-        if draws is None and budget is None:
-            draws = DEFAULT_BUDGET_DRAWS
+        if draws is None and budget is None and until_converged is not False:
+            draws = DEFAULT_BUDGET_DRAWS  # the most draws per chain of the run until converged
     draws = 1000 if draws is None else draws
     if isinstance(method, str) and method in inference.registry():
         cls, _ = inference.registry()[method]
@@ -362,9 +362,10 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     seed = _count("seed", seed, 0, what="a non-negative integer (the entropy of numpy.random.SeedSequence)")
     stop = _stop_rule(until_converged, draws, budget)
     if reason is not None:
-        warnings.warn(f"gb.sample: no method given; running {meth.label!r} until split R-hat < {stop.rhat:g} and "
-                      f"bulk ESS > {stop.ess_bulk:g} on every hyperparameter, within {_describe(stop)} "
-                      f"(budget=...). Why {meth.label!r}: {reason}", inference.DefaultMethodWarning, stacklevel=2)
+        plan = (f"until split R-hat < {stop.rhat:g} and bulk ESS > {stop.ess_bulk:g} on every hyperparameter, "
+                f"within {_describe(stop)} (budget=...)" if stop is not None else f"for {draws} draws per chain")
+        warnings.warn(f"gb.sample: no method given; running {meth.label!r} {plan}. Why {meth.label!r}: {reason}",
+                      inference.DefaultMethodWarning, stacklevel=2)
     if stop is not None and not meth.stoppable:
         stoppable = [a for a, (cls, _) in inference.registry().items() if cls.stoppable]
         raise ValueError(f"until_converged is available for the methods {stoppable}, not {meth.label!r}")
@@ -410,7 +411,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         if interrupted and g in groups:
             groups[g].attrs["interrupted"] = 1
     idata = az.InferenceData(**groups)
-    if reason is not None and not interrupted:
+    if reason is not None and stop is not None and not interrupted:
         _warn_if_not_converged(idata, stop)
     if log_likelihood:
         compute_log_likelihood(model, idata)
