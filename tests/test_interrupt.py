@@ -106,8 +106,14 @@ def test_sigint_with_chains_in_processes_returns_every_chain_so_far():
     assert proc.returncode == 0, err
     flags, warned = out.strip().splitlines()[-2:]
     interrupted, cores, n_chains, n_draws, finite = map(int, flags.split())
-    assert (interrupted, cores, n_chains, finite) == (1, 3, 3, 1) and n_draws >= 30
-    assert "sampling interrupted (Ctrl-C): returning 3 chain(s)" in warned
+    assert (interrupted, cores, finite) == (1, 3, 1) and n_draws >= 30
+    # all three chains came back from their workers with their draws so far; gb.sample keeps the chains and
+    # common length holding the most draws (PyMC's choice), so a chain far behind the others may be dropped
+    import re
+
+    lengths = [int(x) for x in re.search(r"draws per chain when interrupted: \[([0-9, ]+)\]", warned).group(1).split(",")]
+    assert len(lengths) == 3 and min(lengths) >= 30, lengths
+    assert f"returning {n_chains} chain(s) of {n_draws} draws" in warned
 
 
 def test_an_interrupt_in_pseudo_marginal_keeps_the_draws_so_far(monkeypatch):

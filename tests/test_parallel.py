@@ -134,12 +134,13 @@ class _CtrlC(runner.Progress):
 
     def __init__(self, after, n_running, **kw):
         super().__init__(**kw)
-        self.after, self.n_running = after, n_running
+        self.after, self.n_running, self.pressed = after, n_running, False
 
     def advance(self, chain, n_new, n_total, *args):
         super().advance(chain, n_new, n_total, *args)
         done = sorted((d for d, _ in self._per_chain.values()), reverse=True)
-        if len(done) >= self.n_running and done[self.n_running - 1] >= self.after:
+        if len(done) >= self.n_running and done[self.n_running - 1] >= self.after and not self.pressed:
+            self.pressed = True  # one Ctrl-C
             raise KeyboardInterrupt
 
 

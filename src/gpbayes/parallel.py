@@ -348,7 +348,8 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
                 for reply in replies:
                     reply.put(verdict)
         elif kind == "progress":
-            if progress is not None and hasattr(progress, "advance"):
+            # after Ctrl-C (stop set) the display is not fed: only the chains are collected
+            if progress is not None and hasattr(progress, "advance") and not stop.is_set():
                 progress.advance(msg[1], msg[2], msg[3], msg[4], msg[5])
         elif kind == "chain":
             chains[msg[1]] = msg[2]
