@@ -30,7 +30,7 @@ CHILD = textwrap.dedent("""
     reg = gb.GPRegressor(X, np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(15), ard=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        idata = gb.sample(reg, "slice", chains=2, draws=10**7, n_warmup=10, seed=1,
+        idata = gb.sample(reg, "slice", chains=2, draws=10**7, n_warmup=10, seed=1, cores=1,
                           progress=Signal(bar=False, n_chains=2))
     post = idata.posterior
     print(post.attrs["interrupted"], idata.sample_stats.attrs["interrupted"], post.sizes["chain"], post.sizes["draw"],
@@ -58,6 +58,64 @@ def test_sigint_during_sample_returns_a_partial_inference_data():
     assert "sampling interrupted (Ctrl-C): returning 1 chain(s)" in warned
 
 
+PARALLEL_CHILD = textwrap.dedent("""
+    import signal
+    import warnings
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in CHILD: a user's process has it
+    import numpy as np
+    import gpbayes as gb
+    from gpbayes.mcmc.runner import Progress
+
+    class Signal(Progress):  # the chains report from their worker processes through ``advance``
+        def advance(self, chain, n_new, n_total, *args):
+            super().advance(chain, n_new, n_total, *args)
+            if len(getattr(self, "_per_chain", {})) == 3 and min(d for d, _ in self._per_chain.values()) > 40 \\
+                    and not getattr(self, "said", False):
+                self.said = True
+                print("sampling", flush=True)
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(15, 1))
+    reg = gb.GPRegressor(X, np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(15), ard=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        idata = gb.sample(reg, "slice", chains=3, draws=10**7, n_warmup=10, seed=1, cores=3,
+                          progress=Signal(bar=False, n_chains=3))
+    post = idata.posterior
+    print(post.attrs["interrupted"], post.attrs["cores"], post.sizes["chain"], post.sizes["draw"],
+          int(np.isfinite(gb.api.psi_draws(idata).values).all()))
+    print([str(w.message) for w in caught if "interrupted" in str(w.message)])
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_sigint_with_chains_in_processes_returns_every_chain_so_far():
+    """cores=3: the three chains run in worker processes (which ignore SIGINT); Ctrl-C in the calling
+    process stops them through the stop event and their draws so far come back, cut to a common
+    length, flagged interrupted -- no hang, no lost chain."""
+    proc = subprocess.Popen([sys.executable, "-c", PARALLEL_CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == "sampling", (line, proc.stderr.read() if proc.poll() is not None else "")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    flags, warned = out.strip().splitlines()[-2:]
+    interrupted, cores, n_chains, n_draws, finite = map(int, flags.split())
+    assert (interrupted, cores, finite) == (1, 3, 1) and n_draws >= 30
+    # all three chains came back from their workers with their draws so far; gb.sample keeps the chains and
+    # common length holding the most draws (PyMC's choice), so a chain far behind the others may be dropped
+    import re
+
+    lengths = [int(x) for x in re.search(r"draws per chain when interrupted: \[([0-9, ]+)\]", warned).group(1).split(",")]
+    assert len(lengths) == 3 and min(lengths) >= 30, lengths
+    assert f"returning {n_chains} chain(s) of {n_draws} draws" in warned
+
+
 def test_an_interrupt_in_pseudo_marginal_keeps_the_draws_so_far(monkeypatch):
     """Ctrl-C (a KeyboardInterrupt from inside the MH step) after 7 kept draws of chain 0: the result is
     that chain's first 7 draws, as an uninterrupted run gives them, flagged interrupted, with a warning."""
@@ -69,7 +127,7 @@ def test_an_interrupt_in_pseudo_marginal_keeps_the_draws_so_far(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(15, 2))
     clf = gb.GPClassifier(X, X[:, 0] + 0.3 * rng.standard_normal(15) > 0)
-    kw = dict(n_imp=2, chains=2, draws=30, n_warmup=5, seed=3, progress=False)
+    kw = dict(n_imp=2, chains=2, draws=30, n_warmup=5, seed=3, progress=False, cores=1)  # monkeypatched: in-process
     full = gb.sample(clf, "pseudo-marginal", **kw)
     pm_step, step, calls = pseudo_marginal.step, random_walk.step, [0]
 

@@ -89,7 +89,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from . import inference, linalg, predictive, threads
+from . import inference, linalg, parallel, predictive, threads
 from .classification import mcmc_predictive
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, JointHMC, LatentGibbs,
@@ -98,7 +98,7 @@ from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, Sparse
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
+__all__ = ["DEFAULT_BUDGET_DRAWS", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
            "hyperparameter_names", "Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS",
            "TypeIIML", "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
@@ -118,16 +118,50 @@ def _progress(progress, n_chains: int):
     return Progress("sampling", n_chains=n_chains) if progress else None
 
 
-def _stop_rule(until_converged, draws: int):
+#: draws per chain that ``gb.sample(model)`` (no method: run until converged) spends at most by default
+DEFAULT_BUDGET_DRAWS = 10_000
+#: ``budget`` keys -> the StopRule budgets they set
+_BUDGET_KEYS = {"draws": "max_draws", "seconds": "max_seconds", "cubic": "max_cubic"}
+
+
+def _budget(budget) -> dict:
+    """``budget`` (draws per chain, or a mapping with keys draws/seconds/cubic) as StopRule fields."""
+    if budget is None:
+        return {}
+    if not isinstance(budget, dict):
+        return {"max_draws": _count("budget", budget, 1, what="an integer >= 1 (draws per chain) or a dict with "
+                                                             f"keys {sorted(_BUDGET_KEYS)}")}
+    unknown = sorted(set(budget) - set(_BUDGET_KEYS))
+    if unknown or not budget:
+        raise ValueError(f"budget has no key(s) {unknown}; its keys are {sorted(_BUDGET_KEYS)} (draws per chain, "
+                         "seconds of wall time, O(n^3) operations over all chains)")
+    out = {}
+    for key, value in budget.items():
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+        if not ok:
+            raise ValueError(f"budget[{key!r}] must be a positive number, got {value!r}")
+        out[_BUDGET_KEYS[key]] = _count(f"budget['draws']", value, 1) if key == "draws" else float(value)
+    return out
+
+
+def _stop_rule(until_converged, draws: int, budget=None):
+    limits = _budget(budget)
     if until_converged is None or until_converged is False:
+        if limits:
+            raise ValueError("budget bounds a run until converged: give until_converged=True (or a dict), or leave "
+                             "method out (gb.sample(model) runs until converged)")
         return None
     if isinstance(until_converged, runner.StopRule):
-        return until_converged
+        return dataclasses.replace(until_converged, **limits) if limits else until_converged
     opts = {} if until_converged is True else dict(until_converged)
     known = {f.name for f in dataclasses.fields(runner.StopRule)}
     unknown = sorted(set(opts) - known)
     if unknown:
         raise ValueError(f"until_converged has no key(s) {unknown}; its keys are {sorted(known)}")
+    twice = sorted(set(opts) & set(limits))
+    if twice:
+        raise ValueError(f"{twice} given in until_converged and in budget; give each once")
+    opts.update(limits)
     opts.setdefault("max_draws", draws)
     return runner.StopRule(**opts)
 
@@ -161,10 +195,22 @@ def _kept(chains: list[Chain]) -> tuple[list[Chain], str]:
     return out, f"returning {len(out)} chain(s) of {n_best} draws (draws per chain when interrupted: {lengths})"
 
 
-def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int | None = None, seed: int = 0,
-           progress=None, until_converged=None, posterior_predictive: bool = False, log_likelihood: bool = False,
-           warmup: int | None = None, **options):
+def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_warmup: int | None = None,
+           seed: int = 0, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
+           log_likelihood: bool = False, warmup: int | None = None, cores: int | None = None, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
+
+    ``gb.sample(model)``, with no method, picks the method the committed benchmarks show fastest
+    to converge for the model and its number of hyperparameters
+    (:func:`gpbayes.inference.default_method`: for GPRegressor random-walk MH with few
+    hyperparameters, NUTS with more; pseudo-marginal MH for a GPClassifier/PoissonGP with few
+    hyperparameters, slice sampling in the surrogate-data representation with more; joint HMC for
+    SparseGPClassifier; the GPLVM's sampler) and runs it
+    until converged -- split rank R-hat < 1.01 and bulk ESS > 400 on every hyperparameter --
+    within ``budget`` (default :data:`DEFAULT_BUDGET_DRAWS` draws per chain).  The choice and its
+    reason are shown once (a :class:`gpbayes.inference.DefaultMethodWarning`) and recorded in the
+    result's attributes (``method_default`` 1, ``method_reason``); a run that spends its budget
+    without converging warns.  An explicit ``method`` runs exactly as it always has.
 
     Parameters
     ----------
@@ -176,7 +222,8 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         ``gpbayes.inference``: its fields are its options, its docstring the paper's equation or
         algorithm) or one of the strings ``methods(model)`` (an alias: ``"nuts"`` is ``gb.NUTS()``;
         ``options`` then set its fields, e.g. ``approximation="ep"``, ``n_imp=64``).
-    chains, draws, n_warmup : MCMC chains and their lengths; the ``n_warmup`` warm-up
+    chains, draws, n_warmup : MCMC chains and their lengths (``draws`` default 1000; with the
+        default method or ``until_converged``, the most draws per chain); the ``n_warmup`` warm-up
         iterations (default 500) tune the sampler and are discarded (their cost is in
         ``sample_stats`` as ``warmup_n_cubic``); for pseudo-marginal MH they are F&G's adaptive
         phase.  ``warmup`` and the pseudo-marginal option ``n_adapt`` are deprecated names
@@ -194,8 +241,25 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         says which).  For the methods of the one chain runner (``Method.stoppable``: the MCMC
         methods of the exact marginal, pseudo-marginal MH, AA/SURR, the slice representations,
         sparse joint HMC/Gibbs, the GPLVM sampler; not importance sampling or point estimates).
+    budget : what a run until converged may spend at most: draws per chain (an int), or a dict
+        with keys ``draws`` (per chain), ``seconds`` (wall time) and ``cubic`` (O(n^3) operations
+        over all chains) -- the budgets of ``StopRule``.  For the default method (default
+        :data:`DEFAULT_BUDGET_DRAWS` draws) or with ``until_converged``; otherwise an error.
     progress : a progress bar over all chains, warm-up included (default: when stderr is a
-        terminal); or a ``gpbayes.mcmc.runner.Progress``.
+        terminal); or a ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar
+        shows every chain's count (``Progress.advance``).
+    cores : worker processes for the chains (default None: the cores available to this
+        process, at most ``chains``; 1 runs them here, one after the other).  For the methods
+        whose chains are independent (``Method.independent_chains``: every MCMC method of
+        ``methods(model)``); importance sampling and point estimates run in this process.  Each worker runs one BLAS
+        thread and gets its chain's generator in the state the sequential run gives it, so the
+        draws are those of ``cores=1`` (bit for bit under the library's thread policy, i.e. below
+        ``gpbayes.threads.CROSSOVER_N`` rows with no thread variable set); with
+        ``until_converged`` the workers advance block by block and this process decides when to
+        stop.  Workers are started with the ``forkserver`` (else ``spawn``) context and without
+        the main module, so a script needs no ``__main__`` guard; a model or method using
+        classes defined in the main script or a notebook runs in this process (a warning).
+        ``attrs["cores"]`` records the number of processes used.
     posterior_predictive, log_likelihood : add the groups ``posterior_predictive``
         (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
         and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
@@ -274,6 +338,17 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     options = dict(options)
     n_warmup = inference.deprecated_warmup(options, n_warmup, warmup)
     n_warmup = 500 if n_warmup is None else n_warmup
+    reason = None
+    if method is None:  # the default: the method the benchmarks show fastest to converge, run until converged
+        if options:
+            raise ValueError(f"options {sorted(options)} belong to a method: name it (method='...', see "
+                             f"gb.methods(model)) or pass a method object; gb.sample(model) chooses one itself")
+        method, reason = inference.default_method(model)
+        if until_converged is None:
+            until_converged = True
+        if draws is None and budget is None and until_converged is not False:
+            draws = DEFAULT_BUDGET_DRAWS  # the most draws per chain of the run until converged
+    draws = 1000 if draws is None else draws
     if isinstance(method, str) and method in inference.registry():
         cls, _ = inference.registry()[method]
         if not isinstance(model, cls.models):
@@ -285,14 +360,29 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
     draws = _count("draws", draws, 1)
     n_warmup = _count("n_warmup", n_warmup, 0)
     seed = _count("seed", seed, 0, what="a non-negative integer (the entropy of numpy.random.SeedSequence)")
-    stop = _stop_rule(until_converged, draws)
+    stop = _stop_rule(until_converged, draws, budget)
+    if reason is not None:
+        plan = (f"until split R-hat < {stop.rhat:g} and bulk ESS > {stop.ess_bulk:g} on every hyperparameter, "
+                f"within {_describe(stop)} (budget=...)" if stop is not None else f"for {draws} draws per chain")
+        warnings.warn(f"gb.sample: no method given; running {meth.label!r} {plan}. Why {meth.label!r}: {reason}",
+                      inference.DefaultMethodWarning, stacklevel=2)
     if stop is not None and not meth.stoppable:
         stoppable = [a for a, (cls, _) in inference.registry().items() if cls.stoppable]
         raise ValueError(f"until_converged is available for the methods {stoppable}, not {meth.label!r}")
+    n_cores = parallel.resolve_cores(cores, chains)
+    in_processes = n_cores > 1 and meth.independent_chains
+    if in_processes:
+        why = parallel.needs_main(meth, model)
+        if why is not None:
+            in_processes = False
+            warnings.warn(f"gb.sample: the chains run in this process (cores=1): {why}; define such classes in an "
+                          "importable module to run the chains in parallel", RuntimeWarning, stacklevel=2)
     seeds = np.random.SeedSequence(int(seed)).spawn(chains)
     rngs = [np.random.default_rng(s) for s in seeds]
     attrs = {**model._attrs(), "method": meth.label, "method_class": type(meth).__name__, "seed": int(seed),
-             "options": meth.to_json(), "n_warmup": int(n_warmup)}
+             "options": meth.to_json(), "n_warmup": int(n_warmup), "cores": n_cores if in_processes else 1}
+    if reason is not None:
+        attrs.update({"method_default": 1, "method_reason": reason})
     bar = _progress(progress, chains)
     interrupted = False
     try:
@@ -300,7 +390,11 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
             # the library's BLAS thread policy (gpbayes.threads): one thread for the n x n work of
             # small and medium n unless the user set a thread variable
             with threads.sampling_threads(getattr(model, "n", None)):
-                result = meth.run(model, rngs, n_draws=draws, n_warmup=n_warmup, callback=bar, stop=stop)
+                if in_processes:  # gpbayes.parallel: the same chains, each worker on one BLAS thread
+                    result = parallel.run_chains_in_processes(meth, model, rngs, n_draws=draws, n_warmup=n_warmup,
+                                                              cores=n_cores, progress=bar, stop=stop)
+                else:
+                    result = meth.run(model, rngs, n_draws=draws, n_warmup=n_warmup, callback=bar, stop=stop)
         except runner.Interrupted as err:
             result, message = _kept(err.chains)
             if not result:
@@ -317,11 +411,37 @@ def sample(model, method, *, chains: int = 4, draws: int = 1000, n_warmup: int |
         if interrupted and g in groups:
             groups[g].attrs["interrupted"] = 1
     idata = az.InferenceData(**groups)
+    if reason is not None and stop is not None and not interrupted:
+        _warn_if_not_converged(idata, stop)
     if log_likelihood:
         compute_log_likelihood(model, idata)
     if posterior_predictive:
         sample_posterior_predictive(model, idata, seed=seed)
     return idata
+
+
+def _describe(stop: runner.StopRule) -> str:
+    parts = [f"{stop.max_draws:,} draws per chain"]
+    if np.isfinite(stop.max_seconds):
+        parts.append(f"{stop.max_seconds:g} s")
+    if np.isfinite(stop.max_cubic):
+        parts.append(f"{stop.max_cubic:g} O(n^3) operations")
+    return " or ".join(parts)
+
+
+def _warn_if_not_converged(idata, stop: runner.StopRule) -> None:
+    """The default run's budget was spent before convergence: say so, with the worst diagnostics."""
+    stopped = str(idata.sample_stats.attrs.get("stopped", ""))
+    if stopped == "converged" or "unconstrained_posterior" not in idata.groups():
+        return
+    from . import diagnostics
+
+    psi = psi_draws(idata).values
+    rhat = max(diagnostics.split_rhat(psi[:, :, j], rank_normalize=True) for j in range(psi.shape[2]))
+    ess = min(diagnostics.ess(psi[:, :, j], method="bulk") for j in range(psi.shape[2]))
+    warnings.warn(f"gb.sample: not converged within the budget ({stopped or 'stopped'}): max R-hat {rhat:.3f} "
+                  f"(target < {stop.rhat:g}), min bulk ESS {ess:.0f} (target > {stop.ess_bulk:g}); raise budget=... or "
+                  "choose a method (gb.methods(model))", RuntimeWarning, stacklevel=3)
 
 
 def summary(idata, **kwargs):

@@ -50,7 +50,8 @@ from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, Sparse
 
 __all__ = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS", "TypeIIML",
            "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
-           "GPLVMPseudoMarginal", "resolve", "methods", "registry"]
+           "GPLVMPseudoMarginal", "resolve", "methods", "registry", "default_method", "DefaultMethodWarning",
+           "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS", "MAX_RANDOM_WALK_HYPERPARAMETERS"]
 
 #: alias -> (method class, the fields the alias fixes), filled by ``Method.__init_subclass__``
 _ALIASES: dict[str, tuple[type, dict]] = {}
@@ -143,6 +144,9 @@ class Method:
       accepts for it and the fields each fixes (``{"aa": {"representation": "aa"}}``);
     * ``models``: the model classes it applies to (``why_not`` may refuse more);
     * ``stoppable``: runs under ``until_converged`` (a method of the chain runner);
+    * ``independent_chains``: chain c's draws depend only on generator c once :meth:`prepare`
+      has run, so ``gb.sample(..., cores=k)`` may run the chains in separate processes
+      (``gpbayes.parallel``) with the draws of the sequential run (default False: in-process);
     * ``library``: ``{field: function}``, the library function whose keyword
       of the same name holds the field's default (``library_names`` maps a
       field to another keyword name); ``own_defaults``: ``{field: reason}``
@@ -156,6 +160,7 @@ class Method:
     aliases: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     models: ClassVar[tuple[type, ...]] = ()
     stoppable: ClassVar[bool] = False
+    independent_chains: ClassVar[bool] = False
     library: ClassVar[Mapping[str, Callable]] = {}
     library_names: ClassVar[Mapping[str, str]] = {}
     own_defaults: ClassVar[Mapping[str, str]] = {}
@@ -201,6 +206,14 @@ class Method:
             raise ValueError(f"{reason}; choose one of {methods(model)}")
 
     # -- running ------------------------------------------------------------------------------
+    def prepare(self, model, rngs: Sequence[np.random.Generator], n_warmup: int):
+        """What the chains share, computed once before any chain runs, drawing from the generators as
+        the sequential run does (e.g. the MAP of the exact marginal from chain 0's generator); with
+        ``cores > 1`` it runs in the calling process and travels (pickled) to the workers, which pass
+        it to ``chain_specs(..., prepared=...)``.  Default: nothing to share (None; the workers then
+        call :meth:`run` with their own generators)."""
+        return None
+
     def chain_specs(self, model, rngs: Sequence[np.random.Generator], n_warmup: int) -> list[runner.ChainSpec]:
         """One ``runner.ChainSpec`` per chain (methods of the chain runner)."""
         raise NotImplementedError(f"{type(self).__name__} is not a method of the chain runner")
@@ -355,16 +368,25 @@ class _ExactMarginal(Method, register=False):
 
     models: ClassVar = (GPRegressor,)
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
 
-    def chain_specs(self, model, rngs, n_warmup):
+    def prepare(self, model, rngs, n_warmup):
+        """The MAP psi and (-H)^-1 there (:func:`_mode_and_cov`, from chain 0's generator), shared by
+        the chains' starting points and kernels."""
+        fit, cov = _mode_and_cov(model, rngs[0])
+        return np.asarray(fit.psi), cov
+
+    def chain_specs(self, model, rngs, n_warmup, prepared=None):
+        """Per chain, the sampler's specification started at a draw of N(MAP, (-H)^-1) from the chain's
+        generator; ``prepared`` is :meth:`prepare`'s result (None: computed here first)."""
         from .posterior import log_posterior, log_posterior_value_and_grad
 
-        fit, cov = _mode_and_cov(model, rngs[0])
+        mode, cov = self.prepare(model, rngs, n_warmup) if prepared is None else prepared
         logp = log_posterior(model.gp, model.prior)
         vg = log_posterior_value_and_grad(model.gp, model.prior)
         specs = []
         for r in rngs:
-            start = r.multivariate_normal(fit.psi, cov)  # over-dispersed starts: draws of the Gaussian at the mode
+            start = r.multivariate_normal(mode, cov)  # over-dispersed starts: draws of the Gaussian at the mode
             specs.append(self._spec(start, logp, vg, cov, n_warmup, r))
         return specs
 
@@ -874,6 +896,7 @@ class PseudoMarginal(_Latent):
 
     aliases: ClassVar = {"pseudo-marginal": {}}
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.pseudo_marginal", "run_chain")
                          for f in ("target_accept", "adapt_on", "initial_scale", "adapt_covariance", "rho")}
     own_defaults: ClassVar = {
@@ -1055,6 +1078,7 @@ class LatentGibbs(_Latent):
 
     aliases: ClassVar = {"aa": {"representation": "aa"}, "surr": {"representation": "surr"}}
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.latent_gibbs", "chain_spec")
                          for f in ("n_latent_updates", "target_accept", "initial_scale")}
     library_names: ClassVar = {"representation": "method"}
@@ -1113,6 +1137,7 @@ class SliceSampler(_Latent):
 
     aliases: ClassVar = {f"slice-{r}": {"representation": r} for r in _REPRESENTATIONS}
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     library: ClassVar = {"n_latent_updates": _lazy("mcmc.hyper_slice", "chain_spec")}
     own_defaults: ClassVar = {"representation": "M&A's recommended surrogate-data representation; "
                                                 "hyper_slice.chain_spec has no default"}
@@ -1168,6 +1193,7 @@ class EPML(Method):
 class _Sparse(Method, register=False):
     models: ClassVar = (SparseGPClassifier,)
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
 
     def chain_specs(self, model, rngs, n_warmup):
         from .sparse.target import initial_position
@@ -1315,6 +1341,7 @@ class GPLVMPseudoMarginal(Method):
     aliases: ClassVar = {"pm-within-gibbs": {}}
     models: ClassVar = (GPLVMRegressor,)
     stoppable: ClassVar = True
+    independent_chains: ClassVar = True
     own_defaults: ClassVar = {
         "n_imp": "Q = 20 (gplvm.PMGibbsConfig's default is 10; gplvm/ is owned elsewhere, not changed here)",
         "adapt_start": "None: adapt after the warm-up (PMGibbsConfig's fixed default 200 ignores n_warmup)",
@@ -1358,6 +1385,91 @@ class GPLVMPseudoMarginal(Method):
         groups = posterior_groups(model, result, attrs)
         groups["posterior"]["Z"] = (("chain", "draw", *_LATENT_DIMS["Z"]), np.stack([c.extra["Z"] for c in result]))
         return groups
+
+
+# ---------------------------------------------------------------------------
+# the default method: gb.sample(model) with no method
+# ---------------------------------------------------------------------------
+#: The most hyperparameters for which ``gb.sample(model)`` picks random-walk MH for a GPRegressor (NUTS
+#: above).  Measured (benchmarks/results/bench_default_method.txt, synthetic, 4 chains run until split
+#: R-hat < 1.01 and bulk ESS > 400): CPU seconds to converge, RWMH vs NUTS, 1.2 vs 10.6 (n = 100, 3
+#: hyperparameters), 0.9 vs 3.4 (n = 30, 3), 3.1 vs 9.2 (n = 100, ARD, 6); NUTS's cost there is
+#: mostly its warm-up.  Not measured between 7 and 14; at 15 (Boston Housing ARD) NUTS is measured
+#: (3.13x NumPyro's NUTS), random-walk MH is not.
+MAX_RANDOM_WALK_HYPERPARAMETERS = 6
+
+#: The most hyperparameters for which ``gb.sample(model)`` picks pseudo-marginal MH for a latent-Gaussian
+#: model (GPClassifier, PoissonGP); above it, slice sampling in the surrogate-data representation.
+#: Measured (benchmarks/results/bench_default_method.txt, synthetic probit, n = 100, 4 chains):
+#: 2 hyperparameters: PM-MH 46.6 min bulk ESS per CPU-s, slice surr-site 4.6, SURR 4.3; 5: PM-MH
+#: 4 x 5000 draws gave min ESS 208 (R-hat 1.064) in 33 CPU-s, slice 4 x 1000 min ESS 59 (R-hat
+#: 1.046) in 43 CPU-s, SURR 4 x 5000 min ESS 20; 9: PM-MH 4 x 8000 min ESS 36 (R-hat 1.108) in
+#: 45 CPU-s, slice 4 x 1000 min ESS 58 (R-hat 1.059) in 64 CPU-s (neither converged; slice ahead
+#: in both).  Issue 24: 15 hyperparameters, PM-MH R-hat 1.56 after 4 x 1,500 and stuck chains at
+#: 4 x 10,000.  Not measured: 6-8.
+MAX_PSEUDO_MARGINAL_HYPERPARAMETERS = 5
+
+
+class DefaultMethodWarning(UserWarning):
+    """Which method ``gb.sample(model)`` chose with no ``method`` given, and why (shown once per
+    distinct choice by Python's default warning filter; filter this category to silence it)."""
+
+
+_EVIDENCE = "benchmarks/results/bench_default_method.txt"
+
+
+def default_method(model) -> tuple[Method, str]:
+    """The method ``gb.sample(model)`` runs when no ``method`` is given, and the reason (the evidence).
+
+    Per model and number of hyperparameters p, the method the committed benchmarks show fastest to
+    converge (CPU time to split R-hat < 1.01 and bulk ESS > 400, or min bulk ESS per CPU-second;
+    ``benchmarks/results/``):
+
+    * GPRegressor: :class:`RandomWalkMH` for p <= :data:`MAX_RANDOM_WALK_HYPERPARAMETERS` (3-9x
+      faster to converge than NUTS at p = 3 and 6, bench_default_method.txt), :class:`NUTS` above
+      (Boston Housing ARD, p = 15: 3.13x NumPyro's NUTS, bench_peers_housing_4x500.txt).
+    * GPClassifier, PoissonGP: :class:`PseudoMarginal` (Laplace, N_imp 64) for p <=
+      :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS` (Pima isotropic, p = 2: 10-13x NumPyro's joint
+      NUTS, issue 24; ahead of the slice samplers and SURR at p = 2 and 5); above, and for a
+      PoissonGP with per-bin exposure (where the importance estimator does not apply),
+      :class:`SliceSampler` ``"surr-site"`` (M&A's surrogate-data representation; ahead at p = 9).
+    * SparseGPClassifier: :class:`JointHMC` -- Hensman et al.'s claim, reproduced
+      (default_scale/sparse_mcmc.json: PSRF < 1.1 in 93 vs 922 iterations with the RBF kernel;
+      Gibbs did not reach it with ARD).
+    * GPLVMRegressor: :class:`GPLVMPseudoMarginal`, its only sampler.
+    """
+    p = len(model.hyperparameter_names)
+    if isinstance(model, GPRegressor):
+        if p <= MAX_RANDOM_WALK_HYPERPARAMETERS:
+            return RandomWalkMH(), (
+                f"GPRegressor with {p} hyperparameters (<= {MAX_RANDOM_WALK_HYPERPARAMETERS}): random-walk MH on "
+                "the exact marginal, the fastest to converge measured with few hyperparameters (CPU seconds to "
+                "R-hat < 1.01 and bulk ESS > 400, RWMH vs NUTS: 1.2 vs 10.6 with 3, 3.1 vs 9.2 with 6; "
+                f"{_EVIDENCE})")
+        return NUTS(), (f"GPRegressor with {p} hyperparameters (> {MAX_RANDOM_WALK_HYPERPARAMETERS}): NUTS, the "
+                        "fastest measured with many hyperparameters (Boston Housing ARD, 15: 3.13x NumPyro's NUTS in "
+                        "min bulk ESS per CPU-second, benchmarks/results/bench_peers_housing_4x500.txt; random-walk "
+                        "MH is not measured there)")
+    if isinstance(model, SparseGPClassifier):
+        return JointHMC(), ("SparseGPClassifier: joint HMC on (v, psi), Hensman et al.'s method, which reached "
+                            "PSRF < 1.1 in fewer iterations than Gibbs (benchmarks/results/default_scale/"
+                            "sparse_mcmc.json: 93 vs 922 with the RBF kernel; Gibbs not at all with ARD)")
+    if isinstance(model, GPLVMRegressor):
+        return GPLVMPseudoMarginal(), "GPLVMRegressor: Gadd et al.'s pseudo-marginal MH-within-Gibbs, its only sampler"
+    name = type(model).__name__
+    pm = PseudoMarginal()
+    if p <= MAX_PSEUDO_MARGINAL_HYPERPARAMETERS and pm.why_not(model) is None:
+        return pm, (f"{name} with {p} hyperparameters (<= {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): pseudo-marginal "
+                    "MH (Laplace, N_imp 64), the fastest measured with few hyperparameters (Pima isotropic, 2: 13x "
+                    "NumPyro's joint NUTS in min bulk ESS per CPU-second, issue 24; ahead of slice surr-site and "
+                    f"SURR with 2 and 5, {_EVIDENCE})")
+    why = (f"{p} hyperparameters (> {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): random-walk pseudo-marginal MH mixes "
+           f"slowly there (9: min ESS 36, R-hat 1.108 after 4 x 8000 draws, {_EVIDENCE}; 15: R-hat 1.56 after "
+           "4 x 1,500, issue 24)" if p > MAX_PSEUDO_MARGINAL_HYPERPARAMETERS else pm.why_not(model))
+    return SliceSampler(representation="surr-site"), (
+        f"{name}: slice sampling in the surrogate-data representation (M&A Alg. 4, surr-site), the fastest "
+        f"measured with many hyperparameters (9: min bulk ESS per CPU-second 0.89 vs PM-MH's 0.80 and a lower "
+        f"R-hat, {_EVIDENCE}); not pseudo-marginal MH: {why}")
 
 
 # ---------------------------------------------------------------------------

@@ -65,6 +65,7 @@ __all__ = [
     "Interrupted",
     "run_chain",
     "run_chains",
+    "converged",
 ]
 
 log = logging.getLogger("gpbayes")
@@ -199,6 +200,45 @@ class Progress:
             acc = self._acc / self._n if self._n else math.nan
             log.info("%s: iteration %d/%d (%.0f%%) over %d chain(s), acceptance %.2f, elapsed %.1f s, ETA %.1f s",
                      self.label, self.count, self.total, 100 * frac, self.n_chains, acc, elapsed, eta)
+
+    def advance(self, chain: int, n_new: int, n_total: int, acceptance_sum: float = 0.0, n_acceptance: int = 0) -> None:
+        """``n_new`` more iterations of chain ``chain`` (of ``n_total``, warm-up included; 0: unchanged),
+        as the worker processes of ``gb.sample(cores=...)`` report them (``gpbayes.parallel``).
+
+        The bar (or log line) counts all chains together and shows every chain's own count
+        (``chain 0: 120/1500 | chain 1: ...``).  Nothing here touches a generator.
+        """
+        if not hasattr(self, "_per_chain"):
+            self._per_chain: dict[int, list[int]] = {}
+        done = self._per_chain.setdefault(int(chain), [0, 0])
+        self.chain = max(self.chain, int(chain))  # the highest chain begun
+        done[0] += int(n_new)
+        if n_total:
+            done[1] = int(n_total)
+        self._acc += float(acceptance_sum)
+        self._n += int(n_acceptance)
+        self.count += int(n_new)
+        self.total = max(self.count, sum(t for _, t in self._per_chain.values())
+                         + max(0, self.n_chains - len(self._per_chain)) * max((t for _, t in self._per_chain.values()),
+                                                                                default=0))
+        chains = " | ".join(f"chain {c}: {d}/{t}" for c, (d, t) in sorted(self._per_chain.items()))
+        if self.bar:
+            if self._tqdm is None:
+                from tqdm.auto import tqdm
+
+                self._tqdm = tqdm(total=self.total, desc=self.label, leave=False)
+            self._tqdm.total = self.total
+            self._tqdm.set_postfix_str(chains, refresh=False)
+            self._tqdm.update(int(n_new))
+            return
+        every = max(1, math.ceil(self.every * max(self.total, 1)))
+        if self.count // every != (self.count - int(n_new)) // every or self.count == self.total:
+            frac = self.count / max(self.total, 1)
+            elapsed = time.perf_counter() - self._t0
+            eta = elapsed / frac - elapsed if frac > 0 else math.nan
+            acc = self._acc / self._n if self._n else math.nan
+            log.info("%s: iteration %d/%d (%.0f%%), acceptance %.2f, elapsed %.1f s, ETA %.1f s; %s",
+                     self.label, self.count, self.total, 100 * frac, acc, elapsed, eta, chains)
 
     def close(self) -> None:
         """Close the progress bar, if one is open."""
@@ -418,12 +458,18 @@ def _sample(rng, step, state, rec: _Recorder, n_steps: int, thin: int, callback,
 
 
 def _converged(recs: Sequence[_Recorder], rule: StopRule) -> bool:
+    n = min(len(r.draws) for r in recs)
+    return converged(np.stack([np.asarray(r.draws[:n]) for r in recs]) if n else np.zeros((len(recs), 0, 0)), rule)
+
+
+def converged(x: np.ndarray, rule: StopRule) -> bool:
+    """``rule``'s convergence test on draws ``x`` (chain, draw, p): enough draws, split rank R-hat <
+    ``rule.rhat`` and bulk ESS > ``rule.ess_bulk`` on every column (Vehtari et al. 2021)."""
     from .. import diagnostics
 
-    n = min(len(r.draws) for r in recs)
+    n = x.shape[1]
     if n < max(rule.min_draws, diagnostics.MIN_DRAWS):
         return False
-    x = np.stack([np.asarray(r.draws[:n]) for r in recs])  # (chain, draw, p)
     for j in range(x.shape[2]):
         col = x[:, :, j]
         if diagnostics.split_rhat(col, rank_normalize=True) >= rule.rhat:
@@ -488,6 +534,13 @@ def _blocks(t0, chains, rngs, specs, stop, thin, callback):
                            int(n_warmup) + stop.max_draws * thin)
             cubic += sum(rec.stats.get("n_cubic", [0])[-block:] or [0])
         n_done += block
+        sync = getattr(stop, "sync", None)
+        if sync is not None:  # chains in worker processes (gpbayes.parallel): the calling process decides
+            verdict = sync([c[5] for c in chains], n_done, cubic)
+            if verdict is None:
+                continue
+            reason = verdict
+            break
         if _converged([c[5] for c in chains], stop):
             reason = "converged"
             break

@@ -1,0 +1,132 @@
+"""Out of the box vs one BLAS thread, and cores=1 vs cores=k (issue 24 §3).
+
+Part 1 (``--part threads``): the same chain of ``gb.sample`` run in a fresh Python process twice,
+once with no thread variable set (what a user gets: the library's own policy,
+``gpbayes.threads.sampling_threads``) and once with ``OMP/OPENBLAS/MKL_NUM_THREADS=1``; CPU time
+of the process (all its threads, ``time.process_time`` around ``gb.sample``) and wall time, and
+whether the draws are the same bit for bit (a SHA-256 of the psi draws).  Done when the CPU ratio
+is <= 1.2 (issue 24 Done-when).  Problems: pseudo-marginal MH (Laplace, N_imp 64) and EP on a
+synthetic probit problem (n = 300, d = 8, isotropic), NUTS on a synthetic ARD regression (n = 300, d = 8).
+
+Part 2 (``--part cores``): a 4-chain run at ``cores=1`` and at ``cores=2`` in one process (no
+thread variable set), wall time and CPU time of the calling process (the workers' CPU is not
+in it; their wall is), and whether the draws are identical.
+
+    .venv/bin/python benchmarks/bench_out_of_the_box.py --part threads
+    .venv/bin/python benchmarks/bench_out_of_the_box.py --part cores
+
+No timing here is a test; the machine and its load are printed with the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+CHILD = r"""
+import hashlib, json, sys, time
+import numpy as np
+import gpbayes as gb
+which, draws = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(7)
+n, d = 300, 8
+X = rng.normal(size=(n, d))
+if which == "nuts":
+    model = gb.GPRegressor(X, np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.2 * rng.normal(size=n))
+    kw = dict(method="nuts")
+else:
+    f = np.sin(X[:, 0]) + 0.5 * X[:, 1]
+    model = gb.GPClassifier(X, f + 0.3 * rng.normal(size=n) > 0, ard=False)
+    kw = dict(method="pseudo-marginal", approximation=which, n_imp=64)
+w0, c0 = time.perf_counter(), time.process_time()
+idata = gb.sample(model, chains=1, draws=draws, n_warmup=draws // 2, seed=3, progress=False, cores=1, **kw)
+wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+psi = gb.api.psi_draws(idata).values
+print(json.dumps({"wall": wall, "cpu": cpu, "sha": hashlib.sha256(psi.tobytes()).hexdigest()[:16]}))
+"""
+
+
+def _machine() -> str:
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()}; load average {os.getloadavg()[0]:.2f} at start"
+
+
+def part_threads(args):
+    print(_machine())
+    print(f"{'problem':<10s} {'draws':>6s} {'default CPU s':>14s} {'1-thr CPU s':>12s} {'CPU ratio':>10s} "
+          f"{'default wall s':>15s} {'1-thr wall s':>13s} {'same draws':>10s}  load")
+    for which, draws in (("laplace", args.draws), ("ep", args.draws // 2), ("nuts", args.draws // 4)):
+        res = {}
+        for mode in ("default", "one"):
+            env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+            if mode == "one":
+                env.update({k: "1" for k in THREAD_VARS})
+            out = subprocess.run([sys.executable, "-c", CHILD, which, str(draws)], env=env, capture_output=True,
+                                 text=True, check=True)
+            res[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+        d, o = res["default"], res["one"]
+        print(f"{which:<10s} {draws:6d} {d['cpu']:14.2f} {o['cpu']:12.2f} {d['cpu'] / o['cpu']:10.2f} "
+              f"{d['wall']:15.2f} {o['wall']:13.2f} {str(d['sha'] == o['sha']):>10s}  {os.getloadavg()[0]:.2f}")
+
+
+def part_cores(args):
+    import numpy as np
+
+    import gpbayes as gb
+
+    print(_machine())
+    rng = np.random.default_rng(7)
+    n, d = 200, 4
+    X = rng.normal(size=(n, d))
+    problems = {
+        "pseudo-marginal (LA, N_imp 64), GPClassifier n=200 d=4 isotropic":
+            (gb.GPClassifier(X, np.sin(X[:, 0]) + 0.3 * rng.normal(size=n) > 0, ard=False),
+             dict(method="pseudo-marginal", n_imp=64)),
+        "nuts, GPRegressor n=200 d=4 ARD":
+            (gb.GPRegressor(X, np.sin(X[:, 0]) + 0.2 * rng.normal(size=n)), dict(method="nuts")),
+    }
+    print(f"{'problem':<66s} {'cores':>5s} {'wall s':>8s} {'caller CPU s':>12s} {'same draws':>10s}  load")
+    for label, (model, kw) in problems.items():
+        gb.sample(model, chains=2, draws=5, n_warmup=5, cores=2, progress=False, **kw)  # start the forkserver
+        ref = None
+        for cores in (1, 2):
+            w0, c0 = time.perf_counter(), time.process_time()
+            idata = gb.sample(model, chains=4, draws=args.chain_draws, n_warmup=args.chain_draws // 2, seed=1,
+                              cores=cores, progress=False, **kw)
+            wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+            psi = gb.api.psi_draws(idata).values
+            sha = hashlib.sha256(psi.tobytes()).hexdigest()
+            ref = sha if ref is None else ref
+            print(f"{label:<66s} {cores:5d} {wall:8.2f} {cpu:12.2f} {str(sha == ref):>10s}  "
+                  f"{os.getloadavg()[0]:.2f}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("threads", "cores"), required=True)
+    ap.add_argument("--draws", type=int, default=400, help="part threads: PM-LA draws (EP half, NUTS a quarter)")
+    ap.add_argument("--chain-draws", type=int, default=400, help="part cores: draws per chain (warm-up half)")
+    args = ap.parse_args(argv)
+    if args.part == "threads":
+        part_threads(args)
+    else:
+        part_cores(args)
+
+
+if __name__ == "__main__":
+    main()
