@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import csv
+import os
+import platform
 from pathlib import Path
-
-import xarray as xr
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,6 +24,9 @@ def write_csv(rows: list[dict], path) -> Path:
 
 def ionosphere_problem(n: int, n_burn: int, n_draws: int, n_chains: int, seed: int):
     """The workflow's M&A Ionosphere problem (config/config.yaml's slice_ma block): (cfg, settings, data)."""
+    import xarray as xr
+    import yaml
+
     from gpbayes_repro.experiments import slice_ma
 
     cfg = yaml.safe_load(open(REPO / "config" / "config.yaml"))["slice_ma"]
@@ -32,3 +34,16 @@ def ionosphere_problem(n: int, n_burn: int, n_draws: int, n_chains: int, seed: i
                 "ionosphere": {"n": n, "n_burn": n_burn, "n_draws": n_draws}}
     source = xr.load_dataset(REPO / "data" / "processed" / "ionosphere.nc")
     return cfg, settings, slice_ma.problem_data("ionosphere", cfg, settings, seed, source)
+
+
+def machine() -> str:
+    """CPU model, core count, OS and the load average at start: the line every benchmark result names its machine by."""
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()}; load average {os.getloadavg()[0]:.2f} at start"

@@ -15,22 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 
 import numpy as np
 
+from _common import machine
 
-def _machine() -> str:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()}; load average {os.getloadavg()[0]:.2f} at start"
+
 
 
 def problems(n: int):
@@ -72,7 +63,7 @@ def main(argv=None):
 
     import gpbayes as gb
 
-    print(_machine())
+    print(machine())
     print(f"4 chains x ({args.warmup} + {args.draws}), sequential (cores=1), seed 1")
     print(f"{'problem':<32s} {'p':>3s} {'method':<16s} {'min bulk ESS':>12s} {'max R-hat':>9s} {'CPU s':>8s} "
           f"{'ESS/CPU-s':>9s}  load")

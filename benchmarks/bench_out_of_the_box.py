@@ -24,10 +24,11 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
+
+from _common import machine
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -54,20 +55,10 @@ print(json.dumps({"wall": wall, "cpu": cpu, "sha": hashlib.sha256(psi.tobytes())
 """
 
 
-def _machine() -> str:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()}; load average {os.getloadavg()[0]:.2f} at start"
 
 
 def part_threads(args):
-    print(_machine())
+    print(machine())
     print(f"{'problem':<10s} {'draws':>6s} {'default CPU s':>14s} {'1-thr CPU s':>12s} {'CPU ratio':>10s} "
           f"{'default wall s':>15s} {'1-thr wall s':>13s} {'same draws':>10s}  load")
     for which, draws in (("laplace", args.draws), ("ep", args.draws // 2), ("nuts", args.draws // 4)):
@@ -89,7 +80,7 @@ def part_cores(args):
 
     import gpbayes as gb
 
-    print(_machine())
+    print(machine())
     rng = np.random.default_rng(7)
     n, d = 200, 4
     X = rng.normal(size=(n, d))

@@ -39,9 +39,9 @@ CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
-def test_sigint_during_sample_returns_a_partial_inference_data():
-    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _interrupted_child(source: str) -> tuple[str, str]:
+    """Run ``source`` in a child Python, send it SIGINT once it prints "sampling", return its last two lines."""
+    proc = subprocess.Popen([sys.executable, "-c", source], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         assert line.strip() == "sampling", (line, proc.stderr.read() if proc.poll() is not None else "")
@@ -52,6 +52,12 @@ def test_sigint_during_sample_returns_a_partial_inference_data():
             proc.kill()
     assert proc.returncode == 0, err
     flags, warned = out.strip().splitlines()[-2:]
+    return flags, warned
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_sigint_during_sample_returns_a_partial_inference_data():
+    flags, warned = _interrupted_child(CHILD)
     interrupted, stats_flag, n_chains, n_draws, finite = map(int, flags.split())
     # chain 0 was interrupted after >= 30 kept draws; chain 1 never started: one chain is returned
     assert (interrupted, stats_flag, n_chains, finite) == (1, 1, 1, 1) and n_draws >= 30
@@ -93,18 +99,7 @@ def test_sigint_with_chains_in_processes_returns_every_chain_so_far():
     """cores=3: the three chains run in worker processes (which ignore SIGINT); Ctrl-C in the calling
     process stops them through the stop event and their draws so far come back, cut to a common
     length, flagged interrupted -- no hang, no lost chain."""
-    proc = subprocess.Popen([sys.executable, "-c", PARALLEL_CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        line = proc.stdout.readline()
-        assert line.strip() == "sampling", (line, proc.stderr.read() if proc.poll() is not None else "")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
-    flags, warned = out.strip().splitlines()[-2:]
+    flags, warned = _interrupted_child(PARALLEL_CHILD)
     interrupted, cores, n_chains, n_draws, finite = map(int, flags.split())
     assert (interrupted, cores, finite) == (1, 3, 1) and n_draws >= 30
     # all three chains came back from their workers with their draws so far; gb.sample keeps the chains and
