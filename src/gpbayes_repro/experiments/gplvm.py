@@ -827,6 +827,14 @@ def _none(x: float):
     return None if not math.isfinite(x) else float(x)
 
 
+def _cases_features_gaps(marg: dict, ml_best: dict, features):
+    """The cases present, the feature labels (1..n by default) and each case's NMSE gap ML - marginalised."""
+    cases = [c for c in CASES if c in marg]
+    n_feat = len(next(iter(marg.values())))
+    features = list(features) if features is not None else list(range(1, n_feat + 1))
+    return cases, features, {c: np.asarray(ml_best[c], float) - np.asarray(marg[c], float) for c in cases}
+
+
 def claims_1_2(marg: dict[str, np.ndarray], boot: dict[str, np.ndarray], ml_best: dict[str, np.ndarray],
                gates: dict[str, str | None], *, min_gap_increase: float = 0.0, level: float = 0.95,
                n_chains: dict[str, int] | None = None, features=None, spread: pd.DataFrame | None = None) -> list[dict]:
@@ -843,10 +851,7 @@ def claims_1_2(marg: dict[str, np.ndarray], boot: dict[str, np.ndarray], ml_best
     ``min_gap_increase``.  Both: PASS / FAIL / INCONCLUSIVE by
     ``claims.decide`` on the percentile interval of the quantity's replicates.
     """
-    cases = [c for c in CASES if c in marg]
-    n_feat = len(next(iter(marg.values())))
-    features = list(features) if features is not None else list(range(1, n_feat + 1))
-    gap = {c: np.asarray(ml_best[c], float) - np.asarray(marg[c], float) for c in cases}
+    cases, features, gap = _cases_features_gaps(marg, ml_best, features)
     gap_b = {c: np.asarray(ml_best[c], float)[None, :] - np.asarray(boot[c], float) for c in cases}
     not_conv = {c: gates.get(c) for c in cases if gates.get(c)}
     method = (f"{level:.0%} percentile bootstrap over the pseudo-marginal chains of each case (chains resampled "
@@ -882,7 +887,7 @@ def claims_1_2(marg: dict[str, np.ndarray], boot: dict[str, np.ndarray], ml_best
         return rec
 
     # claim 1
-    cells = [(c, f) for c in cases for f in range(n_feat)]
+    cells = [(c, f) for c in cases for f in range(len(features))]
     gaps = np.array([gap[c][f] for c, f in cells])
     reps = np.min(np.column_stack([gap_b[c][:, f] for c, f in cells]), axis=1)
     cell_iv = {f"{c}/feature{features[f]}": [round(x, 4) for x in _interval(gap[c][f], gap_b[c][:, f], level)]
@@ -940,10 +945,7 @@ def claims_1_2_jackknife(marg: dict[str, np.ndarray], loo: dict[str, np.ndarray]
     two increases (Bonferroni over 2 for FAIL).  The convergence gate applies
     as in :func:`claims_1_2`.
     """
-    cases = [c for c in CASES if c in marg]
-    n_feat = len(next(iter(marg.values())))
-    features = list(features) if features is not None else list(range(1, n_feat + 1))
-    gap = {c: np.asarray(ml_best[c], float) - np.asarray(marg[c], float) for c in cases}
+    cases, features, gap = _cases_features_gaps(marg, ml_best, features)
     gap_loo = {c: np.asarray(ml_best[c], float)[None, :] - np.asarray(loo[c], float) for c in cases}
     not_conv = {c: gates.get(c) for c in cases if gates.get(c)}
     n_ch = {c: int(np.asarray(loo[c]).shape[0]) for c in cases}
@@ -996,7 +998,7 @@ def claims_1_2_jackknife(marg: dict[str, np.ndarray], loo: dict[str, np.ndarray]
         rec["verdict"], rec["passed"] = v, v == "PASS"
         return rec
 
-    cells = {f"{c}/feature{features[f]}": (float(gap[c][f]), [gap_loo[c][:, f]]) for c in cases for f in range(n_feat)}
+    cells = {f"{c}/feature{features[f]}": (float(gap[c][f]), [gap_loo[c][:, f]]) for c in cases for f in range(len(features))}
     gaps = np.array([e for e, _ in cells.values()])
     cell_iv = {m: [None if not math.isfinite(x) else round(x, 4) for x in intervals.jackknife_t(e, s, level)[1:]]
                for m, (e, s) in cells.items()}
