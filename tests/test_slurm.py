@@ -166,6 +166,10 @@ def test_workflow_smoke_through_slurm(slurm_cluster, tmp_path):
         # targets before --config, which would swallow them (nargs="*")
         "results/claims/foundation.json",
         "figures/regression_mh/housing_traces.pdf",
+        # two jobs of one rule (a few seconds each): the profile submits them as one job array (the
+        # foundation's chains are one job since they run together under the stop rule)
+        "results/pm_gpc/capacity/thyroid/n20_split0.nc",
+        "results/pm_gpc/capacity/glass/n20_split0.nc",
         "--snakefile", str(snakefile),
         "--profile", str(profile),
         # don't let workflow/profiles/default override the Slurm profile's
@@ -209,7 +213,7 @@ def test_workflow_smoke_through_slurm(slurm_cluster, tmp_path):
         )
 
     arrays = _ARRAY.findall(output)
-    # the profile submits every rule with several jobs as one job array (the smoke scale's two MH chains)
+    # the profile submits every rule with several jobs as one job array (the two capacity splits)
     assert arrays and any(len(ids.split(",")) >= 2 for ids, _ in arrays), "no job array:\n" + _tail(output)
     states = _slurm_states(job_ids + [a for _, a in arrays])
     not_completed = {j: states.get(j, "<not in squeue>") for j in job_ids if states.get(j) != "COMPLETED"}
