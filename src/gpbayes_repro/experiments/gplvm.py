@@ -827,6 +827,16 @@ def _none(x: float):
     return None if not math.isfinite(x) else float(x)
 
 
+def _restart_spread_text(spread) -> dict | None:
+    """Per case, one line on the ML restarts' spread (NMSE range, bound range, best-bound restart); None without them."""
+    if spread is None or not len(spread):
+        return None
+    return {c: f"ML NMSE over {int(g['n_restarts'].iloc[0])} restarts, any feature: {g['nmse_ml_restart_min'].min():.3g}"
+               f" to {g['nmse_ml_restart_max'].max():.3g} %, bound {g['bound_min'].iloc[0]:.4g}"
+               f"..{g['bound_max'].iloc[0]:.4g}, best-bound restart {int(g['best_bound_restart'].iloc[0])}"
+            for c, g in spread.groupby("case")}
+
+
 def _cases_features_gaps(marg: dict, ml_best: dict, features):
     """The cases present, the feature labels (1..n by default) and each case's NMSE gap ML - marginalised."""
     cases = [c for c in CASES if c in marg]
@@ -857,12 +867,7 @@ def claims_1_2(marg: dict[str, np.ndarray], boot: dict[str, np.ndarray], ml_best
     method = (f"{level:.0%} percentile bootstrap over the pseudo-marginal chains of each case (chains resampled "
               f"with replacement, marginalised density and NMSE recomputed; chains per case: "
               f"{n_chains if n_chains else 'see predictive files'}); ML = best-bound restart, held fixed")
-    spread_txt = None
-    if spread is not None and len(spread):
-        spread_txt = {c: f"ML NMSE over {int(g['n_restarts'].iloc[0])} restarts, any feature: {g['nmse_ml_restart_min'].min():.3g}"
-                         f" to {g['nmse_ml_restart_max'].max():.3g} %, bound {g['bound_min'].iloc[0]:.4g}"
-                         f"..{g['bound_max'].iloc[0]:.4g}, best-bound restart {int(g['best_bound_restart'].iloc[0])}"
-                      for c, g in spread.groupby("case")}
+    spread_txt = _restart_spread_text(spread)
 
     def finish(rec, est, reps, thr, quantity):
         lo, hi = _interval(est, reps, level)
@@ -949,12 +954,7 @@ def claims_1_2_jackknife(marg: dict[str, np.ndarray], loo: dict[str, np.ndarray]
     gap_loo = {c: np.asarray(ml_best[c], float)[None, :] - np.asarray(loo[c], float) for c in cases}
     not_conv = {c: gates.get(c) for c in cases if gates.get(c)}
     n_ch = {c: int(np.asarray(loo[c]).shape[0]) for c in cases}
-    spread_txt = None
-    if spread is not None and len(spread):
-        spread_txt = {c: f"ML NMSE over {int(g['n_restarts'].iloc[0])} restarts, any feature: {g['nmse_ml_restart_min'].min():.3g}"
-                         f" to {g['nmse_ml_restart_max'].max():.3g} %, bound {g['bound_min'].iloc[0]:.4g}"
-                         f"..{g['bound_max'].iloc[0]:.4g}, best-bound restart {int(g['best_bound_restart'].iloc[0])}"
-                      for c, g in spread.groupby("case")}
+    spread_txt = _restart_spread_text(spread)
 
     def verdict_all(items: dict, thr: float):
         """items: {label: (est, loo sets)} -> verdict, deciding label, plain and Bonferroni intervals."""
