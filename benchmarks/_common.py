@@ -36,14 +36,27 @@ def ionosphere_problem(n: int, n_burn: int, n_draws: int, n_chains: int, seed: i
     return cfg, settings, slice_ma.problem_data("ionosphere", cfg, settings, seed, source)
 
 
-def machine() -> str:
-    """CPU model, core count, OS and the load average at start: the line every benchmark result names its machine by."""
-    cpu = "?"
+def cpu_name() -> str:
+    """The CPU model from /proc/cpuinfo ("unknown" where there is none)."""
     try:
         for line in open("/proc/cpuinfo"):
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
+                return line.split(":", 1)[1].strip()
+    except OSError:  # pragma: no cover
         pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()}; load average {os.getloadavg()[0]:.2f} at start"
+    return platform.processor() or "unknown"
+
+
+def machine() -> str:
+    """CPU model, core count, OS and the load average at start: the line every benchmark result names its machine by."""
+    return f"{cpu_name()}, {os.cpu_count()} cores, {platform.system()}; load average {os.getloadavg()[0]:.2f} at start"
+
+
+def boston():
+    """Boston Housing as shipped in data/raw: the 13 covariates and the target medv, unstandardised."""
+    import numpy as np
+
+    with open(REPO / "data" / "raw" / "Boston.csv") as fh:
+        rows = list(csv.reader(fh))[1:]
+    A = np.array([[float(v) for v in r[1:]] for r in rows])
+    return A[:, :13], A[:, 13]

@@ -20,23 +20,20 @@ thread (``threadpoolctl``).
 from __future__ import annotations
 
 import argparse
-import csv
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+import _common
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def boston() -> tuple[np.ndarray, np.ndarray]:
     """Boston Housing: 13 covariates, target medv, both standardised."""
-    with open(REPO / "data" / "raw" / "Boston.csv") as fh:
-        rows = list(csv.reader(fh))[1:]
-    A = np.array([[float(v) for v in r[1:]] for r in rows])
-    X, y = A[:, :13], A[:, 13]
+    X, y = _common.boston()
     return (X - X.mean(0)) / X.std(0), (y - y.mean()) / y.std()
 
 
@@ -50,16 +47,6 @@ def load_package(src: Path, name: str):
     shutil.copytree(src, tmp / name)
     sys.path.insert(0, str(tmp))
     return importlib.import_module(f"{name}.regression"), importlib.import_module(f"{name}.kernels")
-
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:  # pragma: no cover
-        pass
-    return platform.processor() or "unknown"
 
 
 def main(argv=None):
@@ -113,7 +100,7 @@ def main(argv=None):
                 f()
                 times[name].append(time.thread_time() - t0)
     print(f"\n{label}, kernel SE ARD ({args.parameterisation}), {args.rounds} rounds, one BLAS thread; "
-          f"CPU: {cpu_name()}, load average {open('/proc/loadavg').read().split()[0]}")
+          f"CPU: {_common.cpu_name()}, load average {open('/proc/loadavg').read().split()[0]}")
     print(f"{'call':40s} {'median ms':>10s} {'IQR ms':>16s}")
     for name, ts in times.items():
         ms = 1e3 * np.asarray(ts)

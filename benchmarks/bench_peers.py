@@ -45,7 +45,6 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1 --x
                                    "intra_op_parallelism_threads=1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -53,25 +52,10 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from _common import boston, cpu_name  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-
-
-def boston():
-    with open(REPO / "data" / "raw" / "Boston.csv") as fh:
-        rows = list(csv.reader(fh))[1:]
-    A = np.array([[float(v) for v in r[1:]] for r in rows])
-    return A[:, :13], A[:, 13]
-
-
-def cpu_name() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:  # pragma: no cover
-        pass
-    return "unknown"
 
 
 def load_average() -> str:
