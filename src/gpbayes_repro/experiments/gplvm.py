@@ -827,6 +827,16 @@ def _none(x: float):
     return None if not math.isfinite(x) else float(x)
 
 
+def _blocking_reasons(not_conv: dict, cases: list, claim_id: str) -> list[str]:
+    """Why claims 1-2 cannot be decided whatever the interval says: unconverged cases, a missing case (claim 2)."""
+    reasons = []
+    if not_conv:
+        reasons.append("; ".join(f"{c}: {r}" for c, r in not_conv.items()))
+    if len(cases) < len(CASES) and claim_id == "gap-widens-case1-to-case3":
+        reasons.append(f"needs all three cases, have {cases}")
+    return reasons
+
+
 def _restart_spread_text(spread) -> dict | None:
     """Per case, one line on the ML restarts' spread (NMSE range, bound range, best-bound restart); None without them."""
     if spread is None or not len(spread):
@@ -877,11 +887,7 @@ def claims_1_2(marg: dict[str, np.ndarray], boot: dict[str, np.ndarray], ml_best
             rec["measured"]["ml_restart_spread"] = spread_txt
         rec["interval"] = {"quantity": quantity, "estimate": float(est), "lo": _none(lo), "hi": _none(hi),
                            "threshold": float(thr), "side": "above", "method": method}
-        reasons = []
-        if not_conv:
-            reasons.append("; ".join(f"{c}: {r}" for c, r in not_conv.items()))
-        if len(cases) < len(CASES) and rec["id"] == "gap-widens-case1-to-case3":
-            reasons.append(f"needs all three cases, have {cases}")
+        reasons = _blocking_reasons(not_conv, cases, rec["id"])
         if v == "INCONCLUSIVE" and not reasons:
             reasons.append(f"the interval [{lo:.3g}, {hi:.3g}] contains the threshold {thr:g}" if math.isfinite(lo)
                            else "no interval (fewer than 2 chains)")
@@ -984,11 +990,7 @@ def claims_1_2_jackknife(marg: dict[str, np.ndarray], loo: dict[str, np.ndarray]
                        f"above the threshold at {level:.0%} (intersection-union), FAIL one {what} below it at "
                        f"{1 - (1 - level) / len(items):.2%} (Bonferroni over {len(items)}); ML = best-bound restart, "
                        f"held fixed")}
-        reasons = []
-        if not_conv:
-            reasons.append("; ".join(f"{c}: {r}" for c, r in not_conv.items()))
-        if len(cases) < len(CASES) and rec["id"] == "gap-widens-case1-to-case3":
-            reasons.append(f"needs all three cases, have {cases}")
+        reasons = _blocking_reasons(not_conv, cases, rec["id"])
         if v == "INCONCLUSIVE" and not reasons:
             reasons.append(f"the interval [{lo:.3g}, {hi:.3g}] of {bind} contains the threshold {thr:g}"
                            if math.isfinite(lo) else "no interval (fewer than 2 chains)")
