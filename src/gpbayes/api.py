@@ -92,8 +92,8 @@ import xarray as xr
 from . import inference, linalg, parallel, predictive, threads
 from .classification import mcmc_predictive
 from .predictive import compute_log_likelihood, sample_posterior_predictive
-from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, JointHMC, LatentGibbs,
-                      Method, PseudoMarginal, RandomWalkMH, Slice, SliceSampler, SparseGibbs, TypeIIML, methods)
+from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, ISCorrectedNUTS,
+                      JointHMC, LatentGibbs, Method, PseudoMarginal, RandomWalkMH, Slice, SliceSampler, SparseGibbs, TypeIIML, methods)
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
@@ -102,7 +102,7 @@ __all__ = ["DEFAULT_BUDGET_DRAWS", "GPRegressor", "GPClassifier", "PoissonGP", "
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
            "hyperparameter_names", "Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS",
            "TypeIIML", "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
-           "GPLVMPseudoMarginal"]
+           "GPLVMPseudoMarginal", "ISCorrectedNUTS"]
 
 _MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor)
 
@@ -308,6 +308,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     * ``PseudoMarginal`` ("pseudo-marginal"; GPClassifier, PoissonGP):
       ``approximation='laplace'``, ``n_imp=64``, ``proposal_cov=None``, ``target_accept=0.25``,
       ``adapt_on='laplace'``, ``initial_scale=None``, ``adapt_covariance=True``, ``rho=0.0``.
+    * ``ISCorrectedNUTS`` ("nuts-is"; GPClassifier, PoissonGP): ``n_imp=64``, ``max_tree_depth=10``,
+      ``target_accept=None`` (0.8), ``mass_adaptation='diagonal'``; weighted draws
+      (``sample_stats["log_weight"]``, Vihola, Helske & Franks 2020).
     * ``PMAMIS`` ("pm-amis"; GPClassifier): ``approximation=None``, ``n_imp=64``,
       ``n_iterations=20``, ``n_per_iteration=100``, ``covariance='full'``, ``n_resample=1000``.
     * ``LatentGibbs`` ("aa", "surr"; GPClassifier, PoissonGP): ``representation='aa'``,
@@ -366,6 +369,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
                 f"within {_describe(stop)} (budget=...)" if stop is not None else f"for {draws} draws per chain")
         warnings.warn(f"gb.sample: no method given; running {meth.label!r} {plan}. Why {meth.label!r}: {reason}",
                       inference.DefaultMethodWarning, stacklevel=2)
+    if stop is not None and getattr(meth, "log_weight_stat", None) and stop.weights is None:
+        stop = dataclasses.replace(stop, weights=meth.log_weight_stat)  # weighted draws: the corrected ESS
     if stop is not None and not meth.stoppable:
         stoppable = [a for a, (cls, _) in inference.registry().items() if cls.stoppable]
         raise ValueError(f"until_converged is available for the methods {stoppable}, not {meth.label!r}")
@@ -437,8 +442,12 @@ def _warn_if_not_converged(idata, stop: runner.StopRule) -> None:
     from . import diagnostics
 
     psi = psi_draws(idata).values
-    rhat = max(diagnostics.split_rhat(psi[:, :, j], rank_normalize=True) for j in range(psi.shape[2]))
-    ess = min(diagnostics.ess(psi[:, :, j], method="bulk") for j in range(psi.shape[2]))
+    if "log_weight" in idata.sample_stats:  # importance-corrected draws: the weighted estimator's ESS
+        summ = diagnostics.importance_corrected_summary(psi, idata.sample_stats["log_weight"].values)
+        rhat, ess = float(np.max(summ["rhat"])), float(np.min(summ["ess_bulk"]))
+    else:
+        rhat = max(diagnostics.split_rhat(psi[:, :, j], rank_normalize=True) for j in range(psi.shape[2]))
+        ess = min(diagnostics.ess(psi[:, :, j], method="bulk") for j in range(psi.shape[2]))
     warnings.warn(f"gb.sample: not converged within the budget ({stopped or 'stopped'}): max R-hat {rhat:.3f} "
                   f"(target < {stop.rhat:g}), min bulk ESS {ess:.0f} (target > {stop.ess_bulk:g}); raise budget=... or "
                   "choose a method (gb.methods(model))", RuntimeWarning, stacklevel=3)
@@ -464,8 +473,11 @@ def summary(idata, **kwargs):
             warnings.simplefilter("ignore")
             table = az.summary(idata, var_names=names, kind="stats")
         return table[["mean"]].rename(columns={"mean": "estimate"})
-    table = az.summary(idata, var_names=names, **kwargs)
     ss = idata.sample_stats
+    if "log_weight" in ss:
+        table = _weighted_summary(idata, names)
+    else:
+        table = az.summary(idata, var_names=names, **kwargs)
     if "importance_psi" in ss:
         # the resampled draws' ESS overstates the weighted sample's: report Kish's 1 / sum w^2 beside it
         table["ess_importance"] = float(ss.attrs.get("ess", np.nan))
@@ -477,6 +489,36 @@ def summary(idata, **kwargs):
         if total > 0 and "ess_bulk" in table:
             table["ess_bulk_per_1k_cubic"] = table["ess_bulk"] / total * 1000.0
     return table
+
+
+def _weighted_summary(idata, names):
+    """``summary``'s table for importance-corrected draws (``sample_stats["log_weight"]``,
+    ``gpbayes.mcmc.is_corrected``): weighted mean and sd of theta = exp(psi), weighted 3 % and 97 %
+    quantiles (equal-tailed, ``q_3%``/``q_97%``), the Monte Carlo error and bulk/mean ESS of the
+    weighted estimator (``diagnostics.importance_corrected_summary``), the chain's R-hat and Kish's
+    ``importance_efficiency``; the unweighted chain's own columns (tail ESS, MCSE of the sd) are dropped."""
+    import arviz as az
+
+    from . import diagnostics
+
+    table = az.summary(idata, var_names=names, kind="diagnostics")[["r_hat"]]
+    theta = np.stack([idata.posterior[n].values for n in names], axis=-1)
+    lw = idata.sample_stats["log_weight"].values
+    summ = diagnostics.importance_corrected_summary(theta, lw)
+    w = np.exp(lw - np.max(lw)).ravel()
+    w /= w.sum()
+    flat = theta.reshape(-1, theta.shape[-1])
+    qs = np.empty((len(names), 2))
+    for j in range(len(names)):
+        order = np.argsort(flat[:, j])
+        cdf = np.cumsum(w[order])
+        qs[j] = [flat[order, j][min(int(np.searchsorted(cdf, p)), cdf.size - 1)] for p in (0.03, 0.97)]
+    for col, values in (("mean", summ["mean"]), ("sd", summ["sd"]), ("q_3%", qs[:, 0]), ("q_97%", qs[:, 1]),
+                        ("mcse_mean", summ["mcse_mean"]), ("ess_bulk", summ["ess_bulk"]), ("ess_mean", summ["ess_mean"]),
+                        ("r_hat", summ["rhat"])):
+        table[col] = values
+    table["importance_efficiency"] = summ["importance_efficiency"]
+    return table[["mean", "sd", "q_3%", "q_97%", "mcse_mean", "ess_bulk", "ess_mean", "r_hat", "importance_efficiency"]]
 
 
 def hyperparameter_names(idata) -> list[str]:

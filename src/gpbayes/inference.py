@@ -49,7 +49,7 @@ from .mcmc.runner import Chain
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 
 __all__ = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS", "TypeIIML",
-           "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
+           "PseudoMarginal", "ISCorrectedNUTS", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
            "GPLVMPseudoMarginal", "resolve", "methods", "registry", "default_method", "DefaultMethodWarning",
            "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS", "MAX_RANDOM_WALK_HYPERPARAMETERS"]
 
@@ -966,6 +966,80 @@ class PseudoMarginal(_Latent):
             return finish(run_specs(rngs, specs, n_draws=n_draws, callback=callback, stop=stop))
         except runner.Interrupted as err:
             raise runner.Interrupted(finish(err.chains)) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class ISCorrectedNUTS(_Latent):
+    """NUTS on the Laplace approximate posterior with an importance-sampling correction to the exact one
+    (Vihola, Helske & Franks 2020; ``gpbayes.mcmc.is_corrected``): an exact method that uses gradients.
+
+    The chain targets p(psi) q_LA(y | psi) (R&W eq. 3.32, gradient R&W Alg. 5.1), by Stan's NUTS and
+    warm-up (``gpbayes.mcmc.nuts``); every kept draw carries the log weight log p~(y | psi) - log
+    q_LA(y | psi) of one unbiased estimate p~ (F&G eq. 25, ``n_imp`` draws from the Laplace Gaussian),
+    in ``sample_stats["log_weight"]``.  Weighted averages are consistent for the exact posterior;
+    ``gb.summary`` reports them with their Monte Carlo error and effective sample size
+    (``diagnostics.importance_corrected_summary``), and ``until_converged`` judges that ESS.  The
+    ``posterior`` group holds the chain's (approximate, unweighted) draws.
+
+    Parameters
+    ----------
+    n_imp : int, default 64
+        Importance draws per weight (F&G's N_imp).
+    max_tree_depth : int, default 10
+        At most 2^max_tree_depth leapfrog steps per transition.
+    target_accept : float or None, default None
+        Dual-averaging target (None: 0.8, Stan's and NumPyro's).
+    mass_adaptation : {"diagonal", "dense"}, default "diagonal"
+        What Stan's windowed warm-up estimates of the inverse mass matrix.
+    """
+
+    n_imp: int = 64
+    max_tree_depth: int = 10
+    target_accept: float | None = None
+    mass_adaptation: str = "diagonal"
+
+    aliases: ClassVar = {"nuts-is": {}}
+    stoppable: ClassVar = True
+    independent_chains: ClassVar = True
+    #: the per-draw statistic ``until_converged`` weighs the draws by (``runner.StopRule.weights``)
+    log_weight_stat: ClassVar[str] = "log_weight"
+    library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec") for f in ("max_tree_depth", "target_accept",
+                                                                       "mass_adaptation")}
+    own_defaults: ClassVar = {"n_imp": "F&G's N_imp = 64, as gb.PseudoMarginal (PseudoMarginalTarget's default 1 "
+                                       "is the bare estimator)"}
+
+    def __post_init__(self):
+        _int(self, "n_imp", 1)
+        _int(self, "max_tree_depth", 1)
+        _float(self, "target_accept", 0.0, 1.0, optional=True)
+        _choice(self, "mass_adaptation", ("diagonal", "dense"))
+
+    def why_not(self, model):
+        """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar)."""
+        reason = super().why_not(model)
+        if reason is None and isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
+            return ("PoissonGP with per-bin exposure: the importance estimator takes a scalar exposure; "
+                    "use method 'aa', 'surr' or 'slice-<representation>'")
+        return reason
+
+    def chain_specs(self, model, rngs, n_warmup):
+        """Per chain, ``is_corrected.chain_spec`` from psi_0 = the kernel's initial psi plus N(0, 0.1^2)
+        noise, with its own Laplace warm start and importance estimator."""
+        from .estimators.importance import PseudoMarginalTarget
+        from .mcmc import is_corrected
+
+        if n_warmup == 0:
+            raise ValueError("nuts-is needs a warm-up to tune its step size: give n_warmup >= 1")
+        specs = []
+        for r in rngs:
+            psi0 = self._psi0(model, r)
+            logpost = is_corrected.LaplaceLogPosterior(model.kernel, model.X, model.y, model.likelihood, model.prior)
+            est = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
+                                       approx="laplace", n_imp=self.n_imp, warm_start=True)
+            specs.append(is_corrected.chain_spec(psi0, logpost, est, n_adapt=n_warmup,
+                                                 max_tree_depth=self.max_tree_depth, target_accept=self.target_accept,
+                                                 mass_adaptation=self.mass_adaptation))
+        return specs
 
 
 @dataclasses.dataclass(frozen=True)

@@ -185,6 +185,9 @@ def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepar
         new = {}
         for c, rec in zip(indices, recs):
             new[c] = np.asarray(rec.draws[sent[c]:n_done], dtype=np.float64)
+            if rule.weights is not None:  # the log weights travel as one more column
+                lw = np.asarray(rec.stats[rule.weights][sent[c]:n_done], dtype=np.float64)
+                new[c] = np.column_stack([new[c].reshape(len(lw), -1), lw])
             iterations = (int(n_warmup) if sent[c] == 0 else 0) + (n_done - sent[c]) * thin
             out.put(("progress", c, iterations, n_total, 0.0, 0))
             sent[c] = n_done
@@ -324,7 +327,10 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
     def decide(n_done: int, cubic: float):
         """runner._blocks' verdict after a block, on every chain's draws."""
         x = np.stack([np.concatenate(blocks[c]) for c in range(n_chains)])
-        if runner.converged(x, rule):
+        lw = None
+        if rule.weights is not None:
+            x, lw = x[:, :, :-1], x[:, :, -1]
+        if runner.converged(x, rule, lw):
             return "converged"
         if n_done >= rule.max_draws:
             return f"budget: {rule.max_draws} draws"

@@ -40,7 +40,8 @@ import numpy as np
 
 from .. import linalg
 
-__all__ = ["GaussianApproximation", "ConvergenceWarning", "laplace_approximation", "ep_approximation"]
+__all__ = ["GaussianApproximation", "ConvergenceWarning", "laplace_approximation", "laplace_log_marginal_and_grad",
+           "ep_approximation"]
 
 
 class ConvergenceWarning(RuntimeWarning):
@@ -187,4 +188,4 @@ class GaussianApproximation:
 
 
 from .ep import ep_approximation  # noqa: E402
-from .laplace import laplace_approximation  # noqa: E402
+from .laplace import laplace_approximation, laplace_log_marginal_and_grad  # noqa: E402

@@ -135,6 +135,10 @@ class StopRule:
     max_cubic: float = math.inf
     max_seconds: float = math.inf
     min_draws: int = 100
+    #: the per-draw statistic holding log importance weights (``gpbayes.mcmc.is_corrected``): R-hat of
+    #: the draws as they are, the ESS that of the weighted estimator
+    #: (``diagnostics.importance_corrected_summary``'s ``ess_bulk``); None: unweighted draws
+    weights: str | None = None
 
     def __post_init__(self):
         if self.check_every < 1 or self.max_draws < 1:
@@ -459,17 +463,28 @@ def _sample(rng, step, state, rec: _Recorder, n_steps: int, thin: int, callback,
 
 def _converged(recs: Sequence[_Recorder], rule: StopRule) -> bool:
     n = min(len(r.draws) for r in recs)
-    return converged(np.stack([np.asarray(r.draws[:n]) for r in recs]) if n else np.zeros((len(recs), 0, 0)), rule)
+    x = np.stack([np.asarray(r.draws[:n]) for r in recs]) if n else np.zeros((len(recs), 0, 0))
+    lw = None
+    if rule.weights is not None and n:
+        lw = np.stack([np.asarray(r.stats[rule.weights][:n], dtype=np.float64) for r in recs])
+    return converged(x, rule, lw)
 
 
-def converged(x: np.ndarray, rule: StopRule) -> bool:
+def converged(x: np.ndarray, rule: StopRule, log_weights: np.ndarray | None = None) -> bool:
     """``rule``'s convergence test on draws ``x`` (chain, draw, p): enough draws, split rank R-hat <
-    ``rule.rhat`` and bulk ESS > ``rule.ess_bulk`` on every column (Vehtari et al. 2021)."""
+    ``rule.rhat`` and bulk ESS > ``rule.ess_bulk`` on every column (Vehtari et al. 2021); with
+    ``log_weights`` (chain, draw) the ESS is the importance-corrected estimator's
+    (``diagnostics.importance_corrected_summary``)."""
     from .. import diagnostics
 
     n = x.shape[1]
     if n < max(rule.min_draws, diagnostics.MIN_DRAWS):
         return False
+    if log_weights is not None:
+        if not np.any(np.isfinite(log_weights)):
+            return False
+        summ = diagnostics.importance_corrected_summary(x, log_weights)
+        return bool(np.all(summ["rhat"] < rule.rhat) and np.all(summ["ess_bulk"] > rule.ess_bulk))
     for j in range(x.shape[2]):
         col = x[:, :, j]
         if diagnostics.split_rhat(col, rank_normalize=True) >= rule.rhat:

@@ -1,0 +1,177 @@
+"""NUTS on the Laplace approximate posterior, made exact by an importance-sampling correction.
+
+Pseudo-marginal MH (Filippone & Girolami 2014, Alg. 1) is exact but moves psi = log theta by a
+random walk, whose efficiency falls roughly as 1/p with the number p of hyperparameters (ARD
+kernels: p = d + 1 or d + 2).  This module uses the gradient instead and restores exactness
+afterwards, as Vihola, Helske & Franks (2020, "Importance sampling type estimators based on
+approximate marginal Markov chain Monte Carlo", Scand. J. Stat.) propose:
+
+1. **Approximate chain.**  NUTS (``gpbayes.mcmc.nuts``, Stan's warm-up) targets
+
+       pi_a(psi)  propto  p(psi) q_LA(y | psi),
+
+   q_LA the Laplace approximate marginal (R&W eq. 3.32) with its analytic gradient (R&W Alg. 5.1,
+   :func:`gpbayes.approx.laplace_log_marginal_and_grad`).  Each evaluation warm-starts Newton's
+   method from the mode of the previous one (:class:`LaplaceLogPosterior`).
+2. **Correction.**  After every kept draw psi_i, one unbiased estimate p~(y | psi_i) of the exact
+   marginal -- F&G eq. 25 with ``n_imp`` draws from the Laplace Gaussian at psi_i
+   (``gpbayes.estimators.PseudoMarginalTarget``) -- gives the weight
+
+       w_i = p~(y | psi_i) p(psi_i) / (p(psi_i) q_LA(y | psi_i)) = exp(log_weight_i),
+
+   the denominator being exactly the log density the chain targets (its state's
+   ``log_density``), so the tolerance of Newton's method cannot bias the weights.
+3. **Estimates.**  sum_i w_i h(psi_i) / sum_i w_i is consistent for E[h(psi) | y] under the exact
+   posterior (Vihola et al. 2020, Sec. 3, Theorem 3: the IS-type estimator of an approximate
+   marginal chain, with non-negative unbiased weights, is strongly consistent; their Sec. 5 gives
+   its CLT).  ``gpbayes.diagnostics.importance_corrected_summary`` computes it with a Monte Carlo
+   error of the delta method over the chains' autocorrelation, so the reported effective sample
+   size is the corrected estimator's, not the chain's alone.
+
+The weights are computed once per kept draw (not per leapfrog step): one Cholesky of K and a
+warm-started Laplace fit (a few Cholesky factorisations of B) next to a NUTS transition of many
+gradient evaluations.  The weights travel in ``sample_stats["log_weight"]``; the ``posterior``
+group holds the approximate chain's draws unweighted.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import linalg
+from ..approx.laplace import laplace_log_marginal_and_grad
+from . import nuts, runner
+
+__all__ = ["LaplaceLogPosterior", "ISCorrectionInfo", "WeightedAdaptation", "chain_spec"]
+
+_FAILURES = (np.linalg.LinAlgError, FloatingPointError, linalg.NotPositiveDefiniteError, ValueError)
+
+
+class LaplaceLogPosterior:
+    """psi -> (log q_LA(y | psi) + log p(psi), gradient) for HMC/NUTS (R&W eq. 3.32, Alg. 5.1).
+
+    The mode of the last successful evaluation warm-starts the next one's Newton iteration (the
+    chain's leapfrog points are close), which changes the path to the mode, not the mode (the
+    Laplace objective is strictly concave for the log-concave likelihoods of gpbayes).  One
+    object per chain: its warm start is that chain's history, so a chain's draws depend only on
+    its generator.  Outside the prior's support, or where the approximation fails numerically,
+    the value is -inf and the gradient NaN (NUTS then counts a divergence).
+    """
+
+    def __init__(self, kernel, X, y, likelihood, prior, *, tol: float = 1e-9):
+        self.kernel, self.prior, self.likelihood, self.tol = kernel, prior, likelihood, tol
+        self.X = np.asarray(X, dtype=np.float64)
+        self.y = likelihood.check_targets(y)
+        self.warm: np.ndarray | None = None
+        self.n_failures = 0
+
+    def __call__(self, psi) -> tuple[float, np.ndarray]:
+        """(log q_LA(y | psi) + log p(psi), its gradient in psi)."""
+        psi = np.asarray(psi, dtype=np.float64)
+        nan = np.full(psi.size, np.nan)
+        with np.errstate(over="ignore", invalid="ignore"):
+            lp = float(self.prior.log_density(psi))
+            if not math.isfinite(lp):
+                return -math.inf, nan
+            try:
+                value, grad, q = laplace_log_marginal_and_grad(self.kernel, psi, self.X, self.y, self.likelihood,
+                                                               f_init=self.warm, tol=self.tol,
+                                                               targets_checked=True)
+            except _FAILURES:
+                self.n_failures += 1
+                return -math.inf, nan
+            if not (math.isfinite(value) and np.all(np.isfinite(grad))):
+                return -math.inf, nan
+        self.warm = q.m
+        return value + lp, grad + self.prior.grad_log_density(psi)
+
+
+class ISCorrectionInfo(NamedTuple):
+    """A NUTS transition's statistics (``nuts.NUTSInfo``) plus the importance correction of the kept draw.
+
+    ``log_weight`` = log p~(y | psi) + log p(psi) - (the chain's log density at psi), where p~ is
+    F&G eq. 25 with the estimator's ``n_imp`` draws; ``n_cubic`` includes the estimate's O(n^3)
+    operations (one Cholesky of K plus the Laplace fit).
+    """
+
+    accepted: bool
+    acceptance_prob: float
+    n_cubic: int
+    n_grad_evals: int
+    n_leapfrog: int
+    tree_depth: int
+    diverging: bool
+    energy: float
+    log_weight: float
+
+
+def log_weight(rng: np.random.Generator, estimator, state, warm) -> tuple[float, int]:
+    """The IS correction of Vihola et al. (2020) at the chain's state: (log weight, O(n^3) operations).
+
+    ``estimator`` is a ``PseudoMarginalTarget`` (``warm_start=True``: its Laplace fit starts from
+    ``warm``, a ``GaussianApproximation``-like object with the mode ``m``, or None).
+    """
+    est = estimator.estimate(state.position, rng, warm=warm)
+    lw = est.value - state.log_density
+    return (float(lw) if not math.isnan(lw) else -math.inf), int(est.n_cubic)
+
+
+class _Warm(NamedTuple):
+    m: np.ndarray
+
+
+class WeightedAdaptation:
+    """An adaptation (``gpbayes.mcmc.adaptation`` protocol) whose frozen kernel also weighs each draw.
+
+    Warm-up runs the wrapped adaptation unchanged (no weights: warm-up draws are discarded); the
+    kernel returned by :meth:`finalize` makes the NUTS transition and then draws the importance
+    estimate at the new position from the same generator (:func:`log_weight`).
+    """
+
+    def __init__(self, adapt, estimator, log_posterior: LaplaceLogPosterior):
+        self.adapt, self.estimator, self.log_posterior = adapt, estimator, log_posterior
+
+    def init(self, rng, state):
+        """The wrapped adaptation's ``init``."""
+        return self.adapt.init(rng, state)
+
+    def kernel(self, astate):
+        """The wrapped adaptation's warm-up kernel."""
+        return self.adapt.kernel(astate)
+
+    def update(self, astate, iteration, state, info):
+        """The wrapped adaptation's ``update``."""
+        return self.adapt.update(astate, iteration, state, info)
+
+    def finalize(self, astate):
+        """The tuned NUTS kernel followed by the importance correction of its draw."""
+        step, params = self.adapt.finalize(astate)
+        return weighted_kernel(step, self.estimator, self.log_posterior), params
+
+
+def weighted_kernel(step, estimator, log_posterior: LaplaceLogPosterior):
+    """``step`` (a NUTS kernel) followed by :func:`log_weight` at the new state."""
+
+    def kernel(rng, state):
+        state, info = step(rng, state)
+        warm = _Warm(log_posterior.warm) if log_posterior.warm is not None else None
+        lw, cubic = log_weight(rng, estimator, state, warm)
+        return state, ISCorrectionInfo(*info, log_weight=lw)._replace(n_cubic=int(info.n_cubic) + cubic)
+
+    return kernel
+
+
+def chain_spec(position0, log_posterior: LaplaceLogPosterior, estimator, *, n_adapt: int = 1000,
+               step_size: float | None = None, **nuts_options) -> runner.ChainSpec:
+    """An IS-corrected NUTS chain: ``nuts.chain_spec`` on ``log_posterior`` (Stan's warm-up, its
+    options ``nuts_options``), the kept draws weighted by ``estimator`` (module docstring).
+
+    With ``n_adapt = 0`` the given ``step_size`` is used as it is (identity mass matrix).
+    """
+    spec = nuts.chain_spec(position0, log_posterior, n_adapt=n_adapt, step_size=step_size, **nuts_options)
+    if spec.adapt is None:
+        return runner.ChainSpec(spec.init, weighted_kernel(spec.step, estimator, log_posterior), 0)
+    return runner.ChainSpec(spec.init, None, spec.n_warmup, WeightedAdaptation(spec.adapt, estimator, log_posterior))
