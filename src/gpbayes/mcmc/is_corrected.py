@@ -37,11 +37,13 @@ group holds the approximate chain's draws unweighted.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import linalg
+from ..approx import ConvergenceWarning
 from ..approx.laplace import laplace_log_marginal_and_grad
 from . import nuts, runner
 
@@ -57,8 +59,9 @@ class LaplaceLogPosterior:
     chain's leapfrog points are close), which changes the path to the mode, not the mode (the
     Laplace objective is strictly concave for the log-concave likelihoods of gpbayes).  One
     object per chain: its warm start is that chain's history, so a chain's draws depend only on
-    its generator.  Outside the prior's support, or where the approximation fails numerically,
-    the value is -inf and the gradient NaN (NUTS then counts a divergence).
+    its generator.  Outside the prior's support, where the approximation fails numerically or
+    Newton's method stops short of its tolerance, the value is -inf and the gradient NaN (NUTS then
+    counts a divergence; ``n_failures`` counts them, and ``sample_stats`` the non-converged fits).
     """
 
     def __init__(self, kernel, X, y, likelihood, prior, *, tol: float = 1e-9):
@@ -77,13 +80,18 @@ class LaplaceLogPosterior:
             if not math.isfinite(lp):
                 return -math.inf, nan
             try:
-                value, grad, q = laplace_log_marginal_and_grad(self.kernel, psi, self.X, self.y, self.likelihood,
-                                                               f_init=self.warm, tol=self.tol,
-                                                               targets_checked=True)
+                with warnings.catch_warnings():  # counted (sample_stats n_not_converged), not printed
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    value, grad, q = laplace_log_marginal_and_grad(self.kernel, psi, self.X, self.y, self.likelihood,
+                                                                   f_init=self.warm, tol=self.tol,
+                                                                   targets_checked=True)
             except _FAILURES:
                 self.n_failures += 1
                 return -math.inf, nan
-            if not (math.isfinite(value) and np.all(np.isfinite(grad))):
+            if not (q.converged and math.isfinite(value) and np.all(np.isfinite(grad))):
+                # Newton's method did not reach its tolerance (e.g. amplitudes of 1e20 in an early
+                # step-size search): the gradient formula needs the mode, so the point is refused
+                self.n_failures += 1
                 return -math.inf, nan
         self.warm = q.m
         return value + lp, grad + self.prior.grad_log_density(psi)
