@@ -1,9 +1,10 @@
 """Which method converges fastest, per model and number of hyperparameters: the evidence behind
 ``gb.sample(model)``'s default choice (issue 24 §4; ``gpbayes.defaults``).
 
-For small synthetic problems, each candidate runs 4 chains x (``--warmup`` + ``--draws``), one
+For small synthetic problems (probit classification, Poisson counts, regression), each candidate runs 4 chains x (``--warmup`` + ``--draws``), one
 after the other in this process, one BLAS thread, from the same seed; the table gives min bulk ESS
-over the hyperparameters (ArviZ, rank-normalised), max split R-hat, CPU seconds of ``gb.sample``
+over the hyperparameters (ArviZ, rank-normalised; for the importance-corrected ``nuts-is`` the weighted estimator's,
+``gpbayes.diagnostics.importance_corrected_summary``), max split R-hat, CPU seconds of ``gb.sample``
 (``time.process_time``: warm-up included) and min bulk ESS per CPU-second.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_default_method.py
@@ -34,7 +35,13 @@ def problems(n: int):
         f = np.sin(1.5 * X[:, 0]) + 0.7 * X[:, 1]
         clf = gb.GPClassifier(X, f + 0.3 * rng.normal(size=n) > 0, ard=ard)
         out.append((f"GPClassifier n={n} d={d} {'ARD' if ard else 'iso'}", clf,
-                    [("pseudo-marginal", {"n_imp": 64}), ("surr", {}), ("slice-surr-site", {})]))
+                    [("pseudo-marginal", {"n_imp": 64}), ("surr", {}), ("slice-surr-site", {}), ("nuts-is", {})]))
+    # a Poisson (log-Gaussian Cox) problem: counts in 100 bins of a smooth intensity, isotropic and ARD
+    for d, ard in ((1, False), (4, True)):
+        X = rng.uniform(-2, 2, size=(n, d))
+        counts = rng.poisson(np.exp(0.8 * np.sin(2 * X[:, 0]) + 0.5))
+        out.append((f"PoissonGP n={n} d={d} {'ARD' if ard else 'iso'}", gb.PoissonGP(X, counts, ard=ard),
+                    [("pseudo-marginal", {"n_imp": 64}), ("slice-surr-site", {}), ("nuts-is", {})]))
     X = rng.normal(size=(n, 4))
     reg = gb.GPRegressor(X, np.sin(1.5 * X[:, 0]) + 0.7 * X[:, 1] + 0.2 * rng.normal(size=n), ard=False)
     out.append((f"GPRegressor n={n} d=4 iso", reg, [("nuts", {}), ("rwmh", {}), ("slice", {})]))
@@ -83,8 +90,15 @@ def main(argv=None):
                                   progress=False, **kw)
             cpu = time.process_time() - c0
             unc = idata.unconstrained_posterior
-            ess = float(min(az.ess(unc, method="bulk")[v] for v in unc.data_vars))
-            rhat = float(max(az.rhat(unc)[v] for v in unc.data_vars))
+            if "log_weight" in idata.sample_stats:  # importance-corrected draws: the weighted estimator's ESS
+                from gpbayes.diagnostics import importance_corrected_summary
+
+                s = importance_corrected_summary(gb.api.psi_draws(idata).values,
+                                                 idata.sample_stats["log_weight"].values)
+                ess, rhat = float(s["ess_bulk"].min()), float(s["rhat"].max())
+            else:
+                ess = float(min(az.ess(unc, method="bulk")[v] for v in unc.data_vars))
+                rhat = float(max(az.rhat(unc)[v] for v in unc.data_vars))
             stop = (f"  {idata.sample_stats.attrs['stopped']} after {idata.posterior.sizes['draw']} draws"
                     if args.until_converged else "")
             print(f"{label:<32s} {p:3d} {method:<16s} {ess:12.0f} {rhat:9.3f} {cpu:8.1f} {ess / cpu:9.2f}  "

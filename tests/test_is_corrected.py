@@ -123,12 +123,14 @@ def _weighted_z(x, lw, post):
     return out
 
 
-@pytest.fixture(scope="module")
-def chain9():
+@pytest.fixture(scope="module", params=["laplace", "ep"])
+def chain9(request):
+    """The chain on the Laplace marginal, weighted with a Laplace or an EP importance density."""
     logpost = is_corrected.LaplaceLogPosterior(KERNEL9, T.X10, T.Y10, T.PROBIT, T.PRIOR)
-    est = PseudoMarginalTarget(T.X10, T.Y10, KERNEL9, T.PROBIT, T.PRIOR, n_imp=64, warm_start=True)
+    est = PseudoMarginalTarget(T.X10, T.Y10, KERNEL9, T.PROBIT, T.PRIOR, approx=request.param, n_imp=64,
+                               warm_start=True)
     spec = is_corrected.chain_spec(np.array([0.0]), logpost, est, n_adapt=300)
-    return runner.run_spec(stream(SEED, "is-corrected", "exact"), spec, n_draws=8000)
+    return runner.run_spec(stream(SEED, "is-corrected", "exact", request.param), spec, n_draws=8000)
 
 
 def test_weighted_chain_matches_exact_posterior(chain9, exact9, laplace9):
@@ -239,9 +241,24 @@ def test_until_converged_uses_the_corrected_ess():
     assert np.all(s["ess_bulk"] > 150) and np.all(s["rhat"] < 1.05)
 
 
+def test_importance_density_default_and_record():
+    model = _classifier()
+    assert gb.ISCorrectedNUTS().importance_density(model) == "ep"  # the probit offers EP
+    logistic = gb.GPClassifier(model.X, model.y, likelihood="logistic")
+    assert gb.ISCorrectedNUTS().importance_density(logistic) == "laplace"
+    with pytest.raises(ValueError, match="approximation 'ep' is not offered"):
+        gb.sample(logistic, method=gb.ISCorrectedNUTS(approximation="ep"), progress=False)
+    idata = gb.sample(logistic, method=gb.ISCorrectedNUTS(n_imp=4), chains=1, draws=10, n_warmup=10, seed=0,
+                      progress=False)
+    assert idata.posterior.attrs["importance_density"] == "laplace"
+    assert np.all(np.isfinite(idata.sample_stats["log_weight"].values))
+
+
 def test_bad_options_are_named():
     with pytest.raises(ValueError, match="n_imp"):
         gb.ISCorrectedNUTS(n_imp=0)
+    with pytest.raises(ValueError, match="approximation"):
+        gb.ISCorrectedNUTS(approximation="vb")
     with pytest.raises(ValueError, match="mass_adaptation"):
         gb.ISCorrectedNUTS(mass_adaptation="full")
     with pytest.raises(ValueError, match="does not apply"):

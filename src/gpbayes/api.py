@@ -308,7 +308,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     * ``PseudoMarginal`` ("pseudo-marginal"; GPClassifier, PoissonGP):
       ``approximation='laplace'``, ``n_imp=64``, ``proposal_cov=None``, ``target_accept=0.25``,
       ``adapt_on='laplace'``, ``initial_scale=None``, ``adapt_covariance=True``, ``rho=0.0``.
-    * ``ISCorrectedNUTS`` ("nuts-is"; GPClassifier, PoissonGP): ``n_imp=64``, ``max_tree_depth=10``,
+    * ``ISCorrectedNUTS`` ("nuts-is"; GPClassifier, PoissonGP): ``n_imp=64``, ``approximation=None``
+      (EP where offered, else Laplace), ``max_tree_depth=10``,
       ``target_accept=None`` (0.8), ``mass_adaptation='diagonal'``; weighted draws
       (``sample_stats["log_weight"]``, Vihola, Helske & Franks 2020).
     * ``PMAMIS`` ("pm-amis"; GPClassifier): ``approximation=None``, ``n_imp=64``,
