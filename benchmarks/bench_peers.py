@@ -464,6 +464,19 @@ def summarise(name, res, names):
             "ess_tail": ess_t, "rhat": rhat, "weighted": False, **res}
 
 
+def describe_prior(prior, names) -> str:
+    """The prior's components, runs of equal ones grouped: ``tau_0..tau_7 ~ Gamma(shape=1.0, rate=0.35)``."""
+    parts, comps, i = [], list(prior.components), 0
+    while i < len(comps):
+        j = i
+        while j + 1 < len(comps) and comps[j + 1] == comps[i]:
+            j += 1
+        who = names[i] if i == j else f"{names[i]}..{names[j]}"
+        parts.append(f"{who} ~ {comps[i]}")
+        i = j + 1
+    return "; ".join(parts)
+
+
 def _num(x, fmt: str, width: int) -> str:
     return f"{'-':>{width}s}" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:{width}{fmt}}"
 
@@ -533,7 +546,7 @@ def run_problem(problem: str, methods, args) -> list[str]:
     except ImportError:
         pass
     out("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    out(f"prior: {model.prior}")
+    out(f"prior on theta (density on psi = log theta with the Jacobian): {describe_prior(model.prior, names)}")
     if PEER in methods:
         try:
             check_mirror(model, starts[0], latent, out)
