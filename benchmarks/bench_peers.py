@@ -39,7 +39,8 @@ prior on psi.  Before sampling the script checks the mirror: NumPyro's log joint
 (the first chain's start) minus gpbayes' (log prior + log p(y | f) + log N(v; 0, I), or the log
 posterior of the regression) must be within 1e-8 (printed; the run stops otherwise).
 
-Methods (``--methods``; a method that does not apply to a problem is skipped with the reason):
+Methods (``--methods``: a bare name on every problem given, skipped with the reason where it does not
+apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its defaults):
 
 ``gpbayes-nuts``  (housing)
     ``gpbayes.mcmc.nuts.run_chain`` with its defaults (issue 24): multinomial NUTS, Stan's windowed
@@ -75,7 +76,8 @@ the log density (gpbayes: ``log_posterior_value_and_grad``, housing; NumPyro: it
 ``potential_fn``).  Diagnostics by ArviZ for all unweighted methods: rank-normalised split R-hat,
 bulk and tail ESS, MCSE of the mean; |z| = |mean_a - mean_b| / sqrt(MCSE_a^2 + MCSE_b^2) per
 log-hyperparameter against numpyro-nuts.  The ratio: min bulk ESS per CPU-s of each gpbayes method
-over NumPyro's; "best" is the gpbayes method with the highest.
+over NumPyro's; "best" is the gpbayes method with the highest, and a second line names the best among
+those meeting issue 24's Done-when in the run (max R-hat <= 1.01, every |z| <= 4).
 """
 
 from __future__ import annotations
@@ -107,6 +109,8 @@ PEER = "numpyro-nuts"
 METHODS = REGRESSION_METHODS + LATENT_METHODS + (PEER,)
 DEFAULT_METHODS = {"housing": ("gpbayes-nuts", PEER),
                    **{p: LATENT_METHODS + (PEER,) for p in PROBLEMS if p != "housing"}}
+#: issue 24's Done-when: converged (split R-hat) and agreeing with the peer (|z| of every posterior mean)
+DONE_RHAT, DONE_Z = 1.01, 4.0
 #: largest |NumPyro log joint - gpbayes log joint| accepted at the test point
 MIRROR_TOL = 1e-8
 
@@ -504,11 +508,23 @@ def report(results, names, out) -> None:
         out()
         rate = {r["name"]: r["ess_bulk"].min() / r["cpu"] for r in results}
         best = max(ours, key=lambda r: rate[r["name"]])
+        zmax = {}
         for r in ours:
             z = np.abs(r["mean"] - peer["mean"]) / np.sqrt(r["mcse"] ** 2 + peer["mcse"] ** 2)
+            zmax[r["name"]] = float(z.max())
             out(f"{r['name']} / {PEER}, min bulk ESS per CPU-s: {rate[r['name']] / rate[PEER]:.2f}x; "
                 f"max |z| of the posterior means: {z.max():.2f} ({names[int(np.argmax(z))]})"
                 + ("   <- gpbayes best" if r is best else ""))
+        # the issue's Done-when asks for agreement too: the best among the converged, agreeing methods
+        ok = [r for r in ours if r["rhat"].max() <= DONE_RHAT and zmax[r["name"]] <= DONE_Z]
+        peer_ok = peer["rhat"].max() <= DONE_RHAT
+        if ok:
+            b = max(ok, key=lambda r: rate[r["name"]])
+            out(f"best gpbayes method with max R-hat <= {DONE_RHAT} and max |z| <= {DONE_Z:g}: {b['name']}, "
+                f"{rate[b['name']] / rate[PEER]:.2f}x {PEER} (whose max R-hat is {peer['rhat'].max():.3f}"
+                f"{'' if peer_ok else ', above ' + str(DONE_RHAT)})")
+        else:
+            out(f"no gpbayes method has max R-hat <= {DONE_RHAT} and max |z| <= {DONE_Z:g} in this run")
     out()
     head = f"{'parameter':16s}" + "".join(f" {r['name'] + ' mean (MCSE)':>34s} {'sd':>6s} {'ESS':>6s}" for r in results)
     with_z = peer is not None and ours
@@ -576,6 +592,26 @@ def run_problem(problem: str, methods, args) -> list[str]:
     return lines
 
 
+def methods_per_problem(entries, problems, error) -> dict:
+    """``--methods`` entries (METHOD for every problem, PROBLEM:METHOD for one) as {problem: [methods]},
+    in the order given; a problem without any entry gets DEFAULT_METHODS; a bad name calls ``error``."""
+    plain, own = [], {p: [] for p in problems}
+    for e in entries:
+        prob, _, meth = e.rpartition(":")
+        if meth not in METHODS:
+            error(f"--methods: unknown method {meth!r} in {e!r}; the methods are {', '.join(METHODS)}")
+        if prob and prob not in PROBLEMS:
+            error(f"--methods: unknown problem {prob!r} in {e!r}; the problems are {', '.join(PROBLEMS)}")
+        if prob and prob not in problems:
+            error(f"--methods: {e!r} names problem {prob!r}, which is not among --problem {' '.join(problems)}")
+        (own[prob] if prob else plain).append(meth)
+    out = {}
+    for p in problems:
+        ms = plain + own[p]
+        out[p] = list(dict.fromkeys(ms)) if ms else list(DEFAULT_METHODS[p])
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problem", nargs="+", default=["housing"], choices=PROBLEMS,
@@ -584,9 +620,10 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--methods", nargs="+", choices=METHODS,
-                    help="methods run on every problem given (one that does not apply is skipped); default per "
-                         f"problem: {DEFAULT_METHODS}")
+    ap.add_argument("--methods", nargs="+", metavar="[PROBLEM:]METHOD",
+                    help=f"methods ({', '.join(METHODS)}): a bare name runs on every problem given (skipped where "
+                         "it does not apply), PROBLEM:METHOD on that problem only; a problem with no entry runs "
+                         f"its defaults {DEFAULT_METHODS}")
     ap.add_argument("--housing-noise-prior", choices=("library", "gamma-1-1"), default="library",
                     help="housing: the model's default noise prior (InverseGamma(1, 0.01)) or Gamma(1, 1), the "
                          "prior of the committed bench_peers_housing_4x500.txt run")
@@ -596,8 +633,9 @@ def main(argv=None):
     for name in ("chains", "warmup", "draws"):
         if getattr(args, name) < (0 if name == "warmup" else 1):
             ap.error(f"--{name} must be >= {0 if name == 'warmup' else 1}, got {getattr(args, name)}")
+    chosen = methods_per_problem(args.methods or [], args.problem, ap.error)
     for problem in args.problem:
-        lines = run_problem(problem, list(args.methods or DEFAULT_METHODS[problem]), args)
+        lines = run_problem(problem, chosen[problem], args)
         path = args.out_dir / f"bench_peers_{problem}_{args.chains}x{args.warmup + args.draws}.txt"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n")
