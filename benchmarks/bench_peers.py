@@ -3,36 +3,81 @@
 Run it in the peer venv (NumPyro, JAX and ArviZ beside an editable gpbayes; recipe in
 benchmarks/README.md) -- NumPyro is never a dependency of gpbayes or its tests:
 
-    /work/peer-venv/bin/python benchmarks/bench_peers.py --chains 2 --warmup 200 --draws 300
+    /work/peer-venv/bin/python benchmarks/bench_peers.py --problem housing --chains 4 --warmup 200 --draws 300
+    /work/peer-venv/bin/python benchmarks/bench_peers.py --problem pima-iso pima-ard coal --chains 4 \\
+        --warmup 500 --draws 1000
 
-Problem (so far): Boston Housing ARD regression (``data/raw/Boston.csv``, n = 506, d = 13, 15
-log-hyperparameters), the model ``gpbayes.GPRegressor(X, y)`` builds: covariates and target
-standardised, F&G's eq. 5 squared exponential with one lengthscale per covariate, and its default
-prior on psi = log theta (tau_i ~ Gamma(1, 1/sqrt(d)), sigma ~ Gamma(1.1, 0.1), lambda ~ Gamma(1, 1),
-shape/rate; the density of psi includes the Jacobian).  NumPyro samples the same psi (an improper
-flat site plus a ``factor`` with the same log prior) with the same likelihood
-``MultivariateNormal(0, K + lambda I)``, in float64.
+One report per problem, ``<out-dir>/bench_peers_<problem>_<chains>x<warmup + draws>.txt`` (default
+out-dir benchmarks/results).
 
-Methods:
+Problems (every model is the gpbayes model object a user builds; its input standardisation, kernel
+and default prior are what NumPyro is given):
 
-``gpbayes-nuts``
+``housing``
+    Boston Housing ARD regression (``data/raw/Boston.csv``, n = 506, d = 13, 15 log-hyperparameters),
+    ``gb.GPRegressor(X, y)``: covariates and target standardised, F&G's eq. 5 squared exponential with
+    one lengthscale per covariate, no nugget, the default prior on psi = log theta (tau_i ~ Gamma(1,
+    1/sqrt(d)), sigma ~ Gamma(1.1, 0.1), noise variance lambda ~ InverseGamma(1, 0.01) since issue 23;
+    ``--housing-noise-prior gamma-1-1`` gives the Gamma(1, 1) of the committed 4 x 500 run).  NumPyro:
+    ``MultivariateNormal(0, K + lambda I)``.
+``pima-iso``, ``pima-ard``
+    Pima, 300 of its 768 rows (``_common.pima``: the rows ``bench_marginal`` draws for a 300-row
+    subset, seed 1), ``gb.GPClassifier(X, y, ard=False)`` (2 hyperparameters) and ``ard=True`` (9).
+``ionosphere-ard``
+    Ionosphere, all 351 rows, its 33 covariates (this copy has no constant column: UCI attribute 2 is
+    already absent; the loader would drop one and say so), ``gb.GPClassifier(X, y)``: 34 hyperparameters.
+``coal``
+    coal-mining disasters in 112 yearly bins (1851-1963, as the M&A reproduction bins them),
+    ``gb.PoissonGP(X, counts)``: y_i ~ Poisson(exp(f_i + m)), m = log mean count per bin (fixed),
+    2 hyperparameters.
+
+The classification and Poisson models: K = sigma (exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2) + 1e-6 I)
+(the models' relative nugget); NumPyro samples (psi, v) jointly with f = L(psi) v, L the Cholesky
+factor of that K, v ~ N(0, I) (whitened), the log-likelihood ``log_ndtr(y f)`` (probit, y in
+{-1, +1}) or ``y (log E + f + m) - E exp(f + m) - log y!`` (Poisson, exposure E), and the same
+prior on psi.  Before sampling the script checks the mirror: NumPyro's log joint at a test point
+(the first chain's start) minus gpbayes' (log prior + log p(y | f) + log N(v; 0, I), or the log
+posterior of the regression) must be within 1e-8 (printed; the run stops otherwise).
+
+Methods (``--methods``: a bare name on every problem given, skipped with the reason where it does not
+apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its defaults):
+
+``gpbayes-nuts``  (housing)
     ``gpbayes.mcmc.nuts.run_chain`` with its defaults (issue 24): multinomial NUTS, Stan's windowed
     warm-up (diagonal mass matrix from the identity, dual averaging to 0.8), the fused gradient.
-``gpbayes-nuts-before``
+``gpbayes-nuts-before``  (housing)
     what ``gb.sample(model, method="nuts")`` ran before issue 24: H&G's slice NUTS, dense mass
     (-H)^-1 at the MAP, dual averaging of the step size only (delta 0.65, t0 30), the per-parameter
     gradient.
+``gpbayes-pm-la``, ``gpbayes-pm-ep``  (latent models; EP for the probit only)
+    ``gb.sample(model, method=gb.PseudoMarginal(n_imp=64))`` / ``approximation="ep"``: F&G Alg. 1.
+``gpbayes-slice-surr-site``  (latent models)
+    ``gb.SliceSampler(representation="surr-site")``: M&A Alg. 4 in the surrogate-data representation.
+``gpbayes-nuts-is``  (latent models)
+    ``gb.ISCorrectedNUTS()`` where gpbayes has it ("not available" otherwise): NUTS on the Laplace
+    marginal with importance-sampling correction; its ``sample_stats["log_weight"]`` (chain, draw)
+    weights are summarised by ``gpbayes.diagnostics.importance_corrected_summary``.
 ``numpyro-nuts``
     ``numpyro.infer.NUTS`` with its defaults (diagonal mass, target 0.8, max tree depth 10).
 
-Every chain of every method starts from the same point (``regression.default_init`` plus 0.3 N(0, I),
-one seeded draw per chain); chains run one after another in this process, with one BLAS/XLA thread.
-CPU time is the process's (``time.process_time``: all threads).  NumPyro compiles its sampler once per
-shape: a first chain of the same length is run and discarded, and its CPU time minus the mean of the
-measured chains is reported as compilation.  Per gradient: the median CPU time of one value and
-gradient of the log posterior (gpbayes: ``log_posterior_value_and_grad``; NumPyro: its jitted
-``potential_fn``).  Diagnostics by ArviZ for both: rank-normalised split R-hat, bulk and tail ESS,
-MCSE of the mean.  |z| = |mean_a - mean_b| / sqrt(MCSE_a^2 + MCSE_b^2) per log-hyperparameter.
+Starts.  Housing: every method starts chain c at ``regression.default_init`` plus 0.3 N(0, I), one
+seeded draw per chain (as in the committed run).  Latent models: the gpbayes methods start where
+``gb.sample`` starts them (chain c's generator, the c-th child of SeedSequence(seed): psi_0 = the
+kernel's initial psi + 0.1 N(0, I), then f_0 = L(psi_0) z, z ~ N(0, I)); NumPyro starts at the same
+(psi_0, v_0 = z).
+
+Timing.  Chains run one after another in this process, one BLAS/XLA thread (threadpoolctl and
+XLA flags).  CPU time is the process's (``time.process_time``, all threads).  gpbayes' latent methods:
+the whole ``gb.sample(..., cores=1)`` call (warm-up or adaptive phase included; nothing is compiled,
+so the set-up column is "-").  NumPyro compiles its sampler once per shape: a first chain of the
+same length is run and discarded, and its CPU time minus the mean of the measured chains is
+reported as compilation.  Per gradient (ms/grad): the median CPU time of one value and gradient of
+the log density (gpbayes: ``log_posterior_value_and_grad``, housing; NumPyro: its jitted
+``potential_fn``).  Diagnostics by ArviZ for all unweighted methods: rank-normalised split R-hat,
+bulk and tail ESS, MCSE of the mean; |z| = |mean_a - mean_b| / sqrt(MCSE_a^2 + MCSE_b^2) per
+log-hyperparameter against numpyro-nuts.  The ratio: min bulk ESS per CPU-s of each gpbayes method
+over NumPyro's; "best" is the gpbayes method with the highest, and a second line names the best among
+those meeting issue 24's Done-when in the run (max R-hat <= 1.01, every |z| <= 4).
 """
 
 from __future__ import annotations
@@ -52,10 +97,22 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from _common import boston, cpu_name  # noqa: E402
+from _common import boston, coal, cpu_name, ionosphere, pima  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+
+PROBLEMS = ("housing", "pima-iso", "pima-ard", "ionosphere-ard", "coal")
+REGRESSION_METHODS = ("gpbayes-nuts", "gpbayes-nuts-before")
+LATENT_METHODS = ("gpbayes-pm-la", "gpbayes-pm-ep", "gpbayes-slice-surr-site", "gpbayes-nuts-is")
+PEER = "numpyro-nuts"
+METHODS = REGRESSION_METHODS + LATENT_METHODS + (PEER,)
+DEFAULT_METHODS = {"housing": ("gpbayes-nuts", PEER),
+                   **{p: LATENT_METHODS + (PEER,) for p in PROBLEMS if p != "housing"}}
+#: issue 24's Done-when: converged (split R-hat) and agreeing with the peer (|z| of every posterior mean)
+DONE_RHAT, DONE_Z = 1.01, 4.0
+#: largest |NumPyro log joint - gpbayes log joint| accepted at the test point
+MIRROR_TOL = 1e-8
 
 
 def load_average() -> str:
@@ -76,9 +133,56 @@ def median_cpu(fn, reps: int = 30) -> float:
 
 
 # ---------------------------------------------------------------------------
+# problems
+# ---------------------------------------------------------------------------
+def build_problem(name: str, args) -> dict:
+    """The gpbayes model of ``name``, a one-line description and the chains' starts."""
+    import gpbayes as gb
+    from gpbayes import priors, regression
+
+    if name == "housing":
+        X, y = boston()
+        model = gb.GPRegressor(X, y)
+        if args.housing_noise_prior == "gamma-1-1":
+            model = gb.GPRegressor(X, y, prior=priors.default_kernel_prior(model.kernel, (priors.Gamma(1.0, 1.0),)))
+        rng = np.random.default_rng(args.seed)
+        psi0 = regression.default_init(model.gp)
+        starts = [{"psi": psi0 + 0.3 * rng.standard_normal(psi0.size)} for _ in range(args.chains)]
+        title = (f"Boston Housing ARD regression (n = {model.n}, d = {X.shape[1]}, {len(model.param_names)} "
+                 f"log-hyperparameters; noise prior {model.prior.components[-1]})")
+        return {"model": model, "title": title, "starts": starts, "latent": False}
+    if name in ("pima-iso", "pima-ard"):
+        X, y, rows = pima(300)
+        model = gb.GPClassifier(X, y, ard=name == "pima-ard")
+        title = (f"Pima, {len(rows)} of 768 rows (_common.pima, seed 1), {'ARD' if name == 'pima-ard' else 'isotropic'} "
+                 f"SE, probit (n = {model.n}, d = {X.shape[1]}, {len(model.param_names)} log-hyperparameters)")
+    elif name == "ionosphere-ard":
+        X, y, dropped = ionosphere()
+        model = gb.GPClassifier(X, y, ard=True)
+        title = (f"Ionosphere ARD classification, probit (n = {model.n}, d = {X.shape[1]} covariates, "
+                 f"{len(model.param_names)} log-hyperparameters; constant columns dropped: {dropped or 'none'})")
+    elif name == "coal":
+        X, counts = coal()
+        model = gb.PoissonGP(X, counts)
+        title = (f"coal-mining disasters, LGCP (PoissonGP), {int(counts.sum())} events in {model.n} yearly bins "
+                 f"1851-1963, offset m = {model.offset:.4f} ({len(model.param_names)} log-hyperparameters)")
+    else:  # pragma: no cover - argparse's choices
+        raise SystemExit(f"--problem must be one of {PROBLEMS}, got {name!r}")
+    # the starts gb.sample gives the latent methods (inference._Latent._psi0 and _f0, chain c's generator)
+    starts = []
+    for s in np.random.SeedSequence(int(args.seed)).spawn(args.chains):
+        r = np.random.default_rng(s)
+        init = model.kernel.initial_psi(model.X)
+        psi0 = init + 0.1 * r.standard_normal(init.size)
+        starts.append({"psi": psi0, "v": r.standard_normal(model.n)})
+    return {"model": model, "title": title, "starts": starts, "latent": True}
+
+
+# ---------------------------------------------------------------------------
 # gpbayes
 # ---------------------------------------------------------------------------
-def run_gpbayes(model, starts, n_warmup, n_draws, seed, before: bool):
+def run_gpbayes_nuts(model, starts, n_warmup, n_draws, seed, before: bool):
+    """Housing: gpbayes' NUTS chains from the given starts (the committed run's path)."""
     from threadpoolctl import threadpool_limits
 
     from gpbayes import linalg, regression
@@ -86,6 +190,7 @@ def run_gpbayes(model, starts, n_warmup, n_draws, seed, before: bool):
     from gpbayes.mcmc import hmc, nuts
     from gpbayes.posterior import log_posterior_value_and_grad
 
+    starts = [s["psi"] for s in starts]
     gp = model.gp
     if before:
         gp = regression.GPRegression(gp.X, gp.y, gp.kernel, gradient="per_parameter")
@@ -116,49 +221,211 @@ def run_gpbayes(model, starts, n_warmup, n_draws, seed, before: bool):
             "steps": float(np.mean(np.concatenate(steps))), "divergences": div}
 
 
+def latent_method(name: str, model):
+    """(method object, None) for a gpbayes latent method, or (None, why it is skipped)."""
+    import gpbayes as gb
+
+    if name == "gpbayes-pm-la":
+        meth = gb.PseudoMarginal(n_imp=64)
+    elif name == "gpbayes-pm-ep":
+        if "ep" not in getattr(model.likelihood, "approximations", ()):
+            return None, f"not offered for {type(model).__name__} ({model.likelihood.name}: EP is the probit's)"
+        meth = gb.PseudoMarginal(approximation="ep", n_imp=64)
+    elif name == "gpbayes-slice-surr-site":
+        meth = gb.SliceSampler(representation="surr-site")
+    elif name == "gpbayes-nuts-is":
+        cls = getattr(gb, "ISCorrectedNUTS", None)
+        if cls is None:
+            return None, "not available (this gpbayes has no gb.ISCorrectedNUTS)"
+        meth = cls()
+    else:
+        return None, f"not a method of the latent models (they have {LATENT_METHODS + (PEER,)})"
+    why = meth.why_not(model)
+    return (None, why) if why else (meth, None)
+
+
+def run_gb_sample(model, meth, n_chains, n_warmup, n_draws, seed):
+    """One ``gb.sample(..., cores=1)`` call under one BLAS thread: its psi draws and CPU time."""
+    from threadpoolctl import threadpool_limits
+
+    import gpbayes as gb
+
+    with threadpool_limits(limits=1):
+        t0 = time.process_time()
+        idata = gb.sample(model, method=meth, chains=n_chains, draws=n_draws, n_warmup=n_warmup, seed=seed,
+                          cores=1, progress=False)
+        cpu = time.process_time() - t0
+    psi = gb.api.psi_draws(idata)
+    names = [str(p) for p in psi.coords["param"].values]
+    if names != list(model.hyperparameter_names):
+        raise SystemExit(f"bench_peers: psi_draws' parameters {names} are not the model's {model.hyperparameter_names}")
+    ss = idata.sample_stats
+    lw = ss["log_weight"] if "log_weight" in ss else None
+    log_weight = np.asarray(lw.values) if lw is not None and tuple(lw.dims) == ("chain", "draw") else None
+
+    def stat_mean(k):
+        return float(ss[k].mean()) if k in ss and ss[k].dims[:2] == ("chain", "draw") else math.nan
+
+    div = int(ss["diverging"].sum()) if "diverging" in ss else -1
+    return {"draws": np.asarray(psi.values), "cpu": cpu, "compile": math.nan, "per_grad": math.nan,
+            "steps": stat_mean("n_steps"), "divergences": div, "log_weight": log_weight,
+            "accept": stat_mean("acceptance_rate")}
+
+
 # ---------------------------------------------------------------------------
-# NumPyro
+# NumPyro: the same posterior
 # ---------------------------------------------------------------------------
-def run_numpyro(model, starts, n_warmup, n_draws, seed):
-    import jax
+def jax_log_prior(prior):
+    """psi -> the density of psi of ``prior`` (Gamma / InverseGamma components, Jacobian included) in JAX."""
+    import jax.numpy as jnp
+    from jax.scipy.special import gammaln
+
+    from gpbayes.priors import Gamma, InverseGamma
+
+    comps = prior.components
+    kinds = {type(c) for c in comps}
+    if not kinds <= {Gamma, InverseGamma}:
+        raise SystemExit(f"bench_peers: the NumPyro model mirrors Gamma and InverseGamma priors only, got {kinds}")
+    g = np.array([i for i, c in enumerate(comps) if isinstance(c, Gamma)], dtype=int)
+    ig = np.array([i for i, c in enumerate(comps) if isinstance(c, InverseGamma)], dtype=int)
+    ga, gb_ = jnp.array([comps[i].shape for i in g]), jnp.array([comps[i].rate for i in g])
+    ia, ib = jnp.array([comps[i].shape for i in ig]), jnp.array([comps[i].scale for i in ig])
+
+    def log_prior(psi):
+        x = psi[g]  # Gamma(a, b): a log b - lgamma(a) + a psi - b e^psi
+        total = jnp.sum(ga * jnp.log(gb_) - gammaln(ga) + ga * x - gb_ * jnp.exp(x))
+        if ig.size:  # InverseGamma(a, b): a log b - lgamma(a) - a psi - b e^-psi
+            z = psi[ig]
+            total = total + jnp.sum(ia * jnp.log(ib) - gammaln(ia) - ia * z - ib * jnp.exp(-z))
+        return total
+
+    return log_prior
+
+
+def jax_fg_kernel(kernel, X):
+    """psi -> K(X, X) of an F&G eq. 5 ``SquaredExponential`` (isotropic or ARD, relative nugget) in JAX."""
+    import jax.numpy as jnp
+
+    if kernel.parameterisation != "fg" or kernel.fixed_amplitude:
+        raise SystemExit(f"bench_peers: the NumPyro model mirrors F&G's eq. 5 kernel only, got {kernel!r}")
+    X = jnp.asarray(X)
+    n, d = X.shape
+    ns, nugget = kernel.n_scale, float(kernel.nugget)
+    eye = jnp.eye(n)
+
+    def K(psi):
+        w = jnp.broadcast_to(jnp.exp(-2.0 * psi[:ns]), (d,))  # w_d = 1 / tau_d^2
+        A = X * jnp.sqrt(w)
+        nA = jnp.sum(A * A, 1)
+        sq = jnp.maximum(nA[:, None] + nA[None, :] - 2.0 * A @ A.T, 0.0) * (1.0 - eye)  # diagonal 0, as gpbayes
+        return jnp.exp(psi[ns]) * (jnp.exp(-0.5 * sq) + nugget * eye)
+
+    return K
+
+
+def numpyro_model(model, latent: bool):
+    """The NumPyro model of the same posterior as the gpbayes ``model``."""
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
-    from jax.scipy.special import gammaln
+    from jax.scipy.special import gammaln, log_ndtr
     from numpyro.distributions import constraints
+
+    from gpbayes.likelihoods import Poisson, Probit
+
+    numpyro.enable_x64()
+    p = len(model.param_names)
+    log_prior = jax_log_prior(model.prior)
+    y = jnp.asarray(model.y)
+    n = model.n
+    if not latent:
+        X = jnp.asarray(model.X)
+        d = model.X.shape[1]
+
+        def gp_model():
+            psi = numpyro.sample("psi", dist.ImproperUniform(constraints.real_vector, (), event_shape=(p,)))
+            numpyro.factor("log_prior", log_prior(psi))  # the density of psi (Jacobian included)
+            Xs = X / jnp.exp(psi[:d])
+            sq = jnp.sum(Xs**2, 1)[:, None] + jnp.sum(Xs**2, 1)[None, :] - 2.0 * Xs @ Xs.T
+            K = jnp.exp(psi[d]) * jnp.exp(-0.5 * jnp.maximum(sq, 0.0)) + jnp.exp(psi[d + 1]) * jnp.eye(n)
+            numpyro.sample("y", dist.MultivariateNormal(jnp.zeros(n), covariance_matrix=K), obs=y)
+
+        return gp_model
+
+    K = jax_fg_kernel(model.kernel, model.X)
+    lik = model.likelihood
+    if isinstance(lik, Probit):
+        def log_lik(f):
+            return jnp.sum(log_ndtr(y * f))
+    elif isinstance(lik, Poisson):
+        log_e = jnp.broadcast_to(jnp.log(jnp.asarray(lik.exposure, dtype=jnp.float64)), (n,))
+        offset = jnp.broadcast_to(jnp.asarray(lik.offset, dtype=jnp.float64), (n,))
+
+        def log_lik(f):
+            lr = log_e + f + offset
+            return jnp.sum(y * lr - jnp.exp(lr) - gammaln(y + 1.0))
+    else:
+        raise SystemExit(f"bench_peers: the NumPyro model mirrors the probit and Poisson likelihoods, got {lik!r}")
+
+    def latent_model():
+        psi = numpyro.sample("psi", dist.ImproperUniform(constraints.real_vector, (), event_shape=(p,)))
+        v = numpyro.sample("v", dist.Normal(jnp.zeros(n), 1.0).to_event(1))
+        numpyro.factor("log_prior", log_prior(psi))
+        f = jnp.linalg.cholesky(K(psi)) @ v  # f = L(psi) v, whitened
+        numpyro.factor("log_lik", log_lik(f))
+
+    return latent_model
+
+
+def gpbayes_log_joint(model, point: dict, latent: bool) -> float:
+    """gpbayes' own log joint at ``point``: log p(psi) + log p(y | f) + log N(v; 0, I), f = L(psi) v
+    (latent models), or the log posterior of the regression."""
+    from gpbayes import linalg
+    from gpbayes.posterior import log_posterior
+
+    psi = np.asarray(point["psi"])
+    if not latent:
+        return float(log_posterior(model.gp, model.prior)(psi))
+    v = np.asarray(point["v"])
+    L = linalg.cholesky(model.kernel(psi, model.X), name="K", count=False)
+    f = L @ v
+    return float(model.prior.log_density(psi) + np.sum(model.likelihood.log_lik(model.y, f))
+                 - 0.5 * float(v @ v) - 0.5 * v.size * math.log(2.0 * math.pi))
+
+
+def check_mirror(model, point: dict, latent: bool, out) -> None:
+    """Stop unless NumPyro's log joint equals gpbayes' at ``point`` to MIRROR_TOL."""
+    import jax.numpy as jnp
+    from numpyro.infer.util import log_density
+
+    gm = numpyro_model(model, latent)
+    params = {k: jnp.asarray(v) for k, v in point.items()}
+    lp_np = float(log_density(gm, (), {}, params)[0])
+    lp_gb = gpbayes_log_joint(model, point, latent)
+    diff = lp_np - lp_gb
+    out(f"mirror check at the first chain's start: NumPyro log joint {lp_np:.10f}, gpbayes {lp_gb:.10f}, "
+        f"difference {diff:.2e} (tolerance {MIRROR_TOL:g})")
+    if not abs(diff) <= MIRROR_TOL:
+        raise SystemExit(f"bench_peers: the NumPyro model is not gpbayes' posterior (difference {diff:.3e})")
+
+
+def run_numpyro(model, starts, n_warmup, n_draws, seed, latent: bool):
+    import jax
+    import jax.numpy as jnp
     from numpyro.infer import MCMC, NUTS
     from numpyro.infer.util import initialize_model
 
-    from gpbayes.priors import Gamma
-
-    numpyro.enable_x64()
-    comps = model.prior.components
-    if not all(isinstance(c, Gamma) for c in comps):
-        raise SystemExit("bench_peers: the NumPyro model mirrors Gamma priors only")
-    shape = jnp.array([c.shape for c in comps])
-    rate = jnp.array([c.rate for c in comps])
-    X, y = jnp.asarray(model.X), jnp.asarray(model.y)
-    n, d = model.X.shape
-    p = len(comps)
-
-    def gp_model():
-        psi = numpyro.sample("psi", dist.ImproperUniform(constraints.real_vector, (), event_shape=(p,)))
-        # the same density of psi = log theta as gpbayes.priors.Gamma (Jacobian included)
-        numpyro.factor("log_prior", jnp.sum(shape * jnp.log(rate) - gammaln(shape) + shape * psi - rate * jnp.exp(psi)))
-        Xs = X / jnp.exp(psi[:d])
-        sq = jnp.sum(Xs**2, 1)[:, None] + jnp.sum(Xs**2, 1)[None, :] - 2.0 * Xs @ Xs.T
-        K = jnp.exp(psi[d]) * jnp.exp(-0.5 * jnp.maximum(sq, 0.0)) + jnp.exp(psi[d + 1]) * jnp.eye(n)
-        numpyro.sample("y", dist.MultivariateNormal(jnp.zeros(n), covariance_matrix=K), obs=y)
-
-    info = initialize_model(jax.random.PRNGKey(0), gp_model)
+    gm = numpyro_model(model, latent)
+    info = initialize_model(jax.random.PRNGKey(0), gm)
     pot = jax.jit(jax.value_and_grad(info.potential_fn))
-    per_grad = median_cpu(lambda: jax.block_until_ready(pot({"psi": jnp.asarray(starts[0])})))
+    first = {k: jnp.asarray(v) for k, v in starts[0].items()}
+    per_grad = median_cpu(lambda: jax.block_until_ready(pot(first)))
 
-    mcmc = MCMC(NUTS(gp_model), num_warmup=n_warmup, num_samples=n_draws, num_chains=1, progress_bar=False)
+    mcmc = MCMC(NUTS(gm), num_warmup=n_warmup, num_samples=n_draws, num_chains=1, progress_bar=False)
 
     def one(c, start):
         t0 = time.process_time()
-        mcmc.run(jax.random.PRNGKey(seed * 1000 + c), init_params={"psi": jnp.asarray(start)},
+        mcmc.run(jax.random.PRNGKey(seed * 1000 + c), init_params={k: jnp.asarray(v) for k, v in start.items()},
                  extra_fields=("num_steps", "diverging"))
         jax.block_until_ready(mcmc.get_samples())
         return time.process_time() - t0
@@ -177,47 +444,113 @@ def run_numpyro(model, starts, n_warmup, n_draws, seed):
 
 # ---------------------------------------------------------------------------
 def summarise(name, res, names):
+    """Posterior mean, sd, MCSE, bulk/tail ESS and R-hat per log-hyperparameter: ArviZ on the draws, or
+    ``gpbayes.diagnostics.importance_corrected_summary`` where the method returned log-weights."""
+    draws = res["draws"]
+    if res.get("log_weight") is not None:
+        from gpbayes.diagnostics import importance_corrected_summary
+
+        s = importance_corrected_summary(draws, res["log_weight"])
+        nan = np.full(draws.shape[-1], np.nan)
+        return {"name": name, "mean": np.asarray(s["mean"]), "sd": np.asarray(s["sd"]),
+                "mcse": np.asarray(s["mcse_mean"]), "ess_bulk": np.asarray(s["ess_bulk"]), "ess_tail": nan,
+                "ess_mean": np.asarray(s["ess_mean"]), "rhat": np.asarray(s["rhat"]),
+                "importance_efficiency": float(s["importance_efficiency"]), "weighted": True, **res}
     import arviz as az
 
-    post = az.convert_to_dataset({"psi": res["draws"]}, coords={"param": names}, dims={"psi": ["param"]})
+    post = az.convert_to_dataset({"psi": draws}, coords={"param": names}, dims={"psi": ["param"]})
     ess_b = az.ess(post, method="bulk")["psi"].values
     ess_t = az.ess(post, method="tail")["psi"].values
     rhat = az.rhat(post)["psi"].values
     mcse = az.mcse(post, method="mean")["psi"].values
-    flat = res["draws"].reshape(-1, res["draws"].shape[-1])
+    flat = draws.reshape(-1, draws.shape[-1])
     return {"name": name, "mean": flat.mean(0), "sd": flat.std(0, ddof=1), "mcse": mcse, "ess_bulk": ess_b,
-            "ess_tail": ess_t, "rhat": rhat, **res}
+            "ess_tail": ess_t, "rhat": rhat, "weighted": False, **res}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--chains", type=int, default=4)
-    ap.add_argument("--warmup", type=int, default=200)
-    ap.add_argument("--draws", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--methods", nargs="+", default=["gpbayes-nuts", "numpyro-nuts"],
-                    choices=["gpbayes-nuts", "gpbayes-nuts-before", "numpyro-nuts"])
-    ap.add_argument("--out", type=Path, help="also write the report to this file")
-    args = ap.parse_args(argv)
+def describe_prior(prior, names) -> str:
+    """The prior's components, runs of equal ones grouped: ``tau_0..tau_7 ~ Gamma(shape=1.0, rate=0.35)``."""
+    parts, comps, i = [], list(prior.components), 0
+    while i < len(comps):
+        j = i
+        while j + 1 < len(comps) and comps[j + 1] == comps[i]:
+            j += 1
+        who = names[i] if i == j else f"{names[i]}..{names[j]}"
+        parts.append(f"{who} ~ {comps[i]}")
+        i = j + 1
+    return "; ".join(parts)
 
-    import gpbayes as gb
-    from gpbayes import regression
 
-    X, y = boston()
-    model = gb.GPRegressor(X, y)
-    names = model.param_names
-    rng = np.random.default_rng(args.seed)
-    psi0 = regression.default_init(model.gp)
-    starts = [psi0 + 0.3 * rng.standard_normal(psi0.size) for _ in range(args.chains)]
+def _num(x, fmt: str, width: int) -> str:
+    return f"{'-':>{width}s}" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:{width}{fmt}}"
 
+
+def report(results, names, out) -> None:
+    out()
+    out(f"{'method':24s} {'min bulk ESS':>12s} {'min tail ESS':>12s} {'max R-hat':>9s} {'CPU-s':>8s} "
+        f"{'compile/setup CPU-s':>19s} {'ms/grad':>8s} {'steps/draw':>10s} {'div':>4s} {'accept':>6s} "
+        f"{'ESS/CPU-s':>9s}")
+    for r in results:
+        div = r["divergences"]
+        out(f"{r['name']:24s} {r['ess_bulk'].min():12.0f} {_num(float(np.min(r['ess_tail'])), '.0f', 12)} "
+            f"{r['rhat'].max():9.3f} {r['cpu']:8.1f} {_num(r['compile'], '.1f', 19)} "
+            f"{_num(1e3 * r['per_grad'], '.2f', 8)} {_num(r['steps'], '.1f', 10)} "
+            f"{(str(div) if div >= 0 else '-'):>4s} {_num(r.get('accept', math.nan), '.3f', 6)} "
+            f"{r['ess_bulk'].min() / r['cpu']:9.3f}")
+    for r in results:
+        if r["weighted"]:
+            out(f"{r['name']}: importance-corrected (gpbayes.diagnostics.importance_corrected_summary): "
+                f"min ESS of the mean {r['ess_mean'].min():.0f}, importance efficiency "
+                f"{r['importance_efficiency']:.3f}")
+    peer = next((r for r in results if r["name"] == PEER), None)
+    ours = [r for r in results if r is not peer]
+    if peer is not None and ours:
+        out()
+        rate = {r["name"]: r["ess_bulk"].min() / r["cpu"] for r in results}
+        best = max(ours, key=lambda r: rate[r["name"]])
+        zmax = {}
+        for r in ours:
+            z = np.abs(r["mean"] - peer["mean"]) / np.sqrt(r["mcse"] ** 2 + peer["mcse"] ** 2)
+            zmax[r["name"]] = float(z.max())
+            out(f"{r['name']} / {PEER}, min bulk ESS per CPU-s: {rate[r['name']] / rate[PEER]:.2f}x; "
+                f"max |z| of the posterior means: {z.max():.2f} ({names[int(np.argmax(z))]})"
+                + ("   <- gpbayes best" if r is best else ""))
+        # the issue's Done-when asks for agreement too: the best among the converged, agreeing methods
+        ok = [r for r in ours if r["rhat"].max() <= DONE_RHAT and zmax[r["name"]] <= DONE_Z]
+        peer_ok = peer["rhat"].max() <= DONE_RHAT
+        if ok:
+            b = max(ok, key=lambda r: rate[r["name"]])
+            out(f"best gpbayes method with max R-hat <= {DONE_RHAT} and max |z| <= {DONE_Z:g}: {b['name']}, "
+                f"{rate[b['name']] / rate[PEER]:.2f}x {PEER} (whose max R-hat is {peer['rhat'].max():.3f}"
+                f"{'' if peer_ok else ', above ' + str(DONE_RHAT)})")
+        else:
+            out(f"no gpbayes method has max R-hat <= {DONE_RHAT} and max |z| <= {DONE_Z:g} in this run")
+    out()
+    head = f"{'parameter':16s}" + "".join(f" {r['name'] + ' mean (MCSE)':>34s} {'sd':>6s} {'ESS':>6s}" for r in results)
+    with_z = peer is not None and ours
+    out(head + ("   |z| vs " + PEER + " (" + ", ".join(r["name"] for r in ours) + ")" if with_z else ""))
+    for i, nm in enumerate(names):
+        row = f"{nm:16s}"
+        for r in results:
+            row += f" {r['mean'][i]:>25.3f} ({r['mcse'][i]:.3f}) {r['sd'][i]:6.3f} {r['ess_bulk'][i]:6.0f}"
+        if with_z:
+            zs = [abs(r["mean"][i] - peer["mean"][i]) / math.hypot(r["mcse"][i], peer["mcse"][i]) for r in ours]
+            row += "  " + " ".join(f"{z:4.1f}" for z in zs)
+        out(row)
+
+
+def run_problem(problem: str, methods, args) -> list[str]:
     lines = []
 
     def out(s=""):
         print(s, flush=True)
         lines.append(s)
 
-    out(f"bench_peers: Boston Housing ARD regression (n = {model.n}, d = {X.shape[1]}, {len(names)} log-hyperparameters), "
-        f"{args.chains} chains x ({args.warmup} + {args.draws}), sequential, one BLAS/XLA thread")
+    prob = build_problem(problem, args)
+    model, starts, latent = prob["model"], prob["starts"], prob["latent"]
+    names = list(model.hyperparameter_names)
+    out(f"bench_peers --problem {problem}: {prob['title']}, {args.chains} chains x ({args.warmup} + {args.draws}), "
+        f"sequential, one BLAS/XLA thread, seed {args.seed}")
     out(f"CPU: {cpu_name()}, {os.cpu_count()} cores; load average at start {load_average()} (machine shared)")
     versions = {"numpy": np.__version__}
     try:
@@ -229,54 +562,84 @@ def main(argv=None):
     except ImportError:
         pass
     out("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    out(f"prior on theta (density on psi = log theta with the Jacobian): {describe_prior(model.prior, names)}")
+    if PEER in methods:
+        try:
+            check_mirror(model, starts[0], latent, out)
+        except ImportError as err:
+            out(f"{PEER}: not installed ({err})")
+            methods = [m for m in methods if m != PEER]
     results = []
-    for m in args.methods:
+    for m in methods:
         t0 = time.time()
-        if m == "numpyro-nuts":
-            try:
-                res = run_numpyro(model, starts, args.warmup, args.draws, args.seed)
-            except ImportError as err:
-                out(f"{m}: not installed ({err})")
+        if m == PEER:
+            res = run_numpyro(model, starts, args.warmup, args.draws, args.seed, latent)
+        elif not latent:
+            if m not in REGRESSION_METHODS:
+                out(f"{m}: skipped (not a method of the regression problem; it has {REGRESSION_METHODS + (PEER,)})")
                 continue
+            res = run_gpbayes_nuts(model, starts, args.warmup, args.draws, args.seed, before=m.endswith("before"))
         else:
-            res = run_gpbayes(model, starts, args.warmup, args.draws, args.seed, before=m.endswith("before"))
+            meth, why = latent_method(m, model)
+            if meth is None:
+                out(f"{m}: skipped, {why}")
+                continue
+            res = run_gb_sample(model, meth, args.chains, args.warmup, args.draws, args.seed)
         results.append(summarise(m, res, names))
         out(f"{m}: done in {time.time() - t0:.0f} s wall, load average {load_average()}")
-
-    out()
-    out(f"{'method':22s} {'min bulk ESS':>12s} {'min tail ESS':>12s} {'max R-hat':>9s} {'CPU-s':>8s} "
-        f"{'compile/setup CPU-s':>19s} {'ms/grad':>8s} {'steps/draw':>10s} {'div':>4s} {'ESS/CPU-s':>9s}")
-    for r in results:
-        out(f"{r['name']:22s} {r['ess_bulk'].min():12.0f} {r['ess_tail'].min():12.0f} {r['rhat'].max():9.3f} "
-            f"{r['cpu']:8.1f} {r['compile']:19.1f} {1e3 * r['per_grad']:8.2f} {r['steps']:10.1f} "
-            f"{r['divergences']:4d} {r['ess_bulk'].min() / r['cpu']:9.3f}")
-    peer = next((r for r in results if r["name"] == "numpyro-nuts"), None)
-    if peer is not None:
-        out()
-        for r in results:
-            if r is peer:
-                continue
-            ratio = (r["ess_bulk"].min() / r["cpu"]) / (peer["ess_bulk"].min() / peer["cpu"])
-            z = np.abs(r["mean"] - peer["mean"]) / np.sqrt(r["mcse"] ** 2 + peer["mcse"] ** 2)
-            out(f"{r['name']} / numpyro-nuts, min bulk ESS per CPU-s: {ratio:.2f}x; "
-                f"max |z| of the posterior means: {z.max():.2f} ({names[int(np.argmax(z))]})")
-    out()
-    head = f"{'parameter':16s}" + "".join(f" {r['name'] + ' mean (MCSE)':>30s} {'sd':>6s} {'ESS':>6s}" for r in results)
-    out(head + ("   |z|" if peer is not None and len(results) > 1 else ""))
-    for i, nm in enumerate(names):
-        row = f"{nm:16s}"
-        for r in results:
-            row += f" {r['mean'][i]:>21.3f} ({r['mcse'][i]:.3f}) {r['sd'][i]:6.3f} {r['ess_bulk'][i]:6.0f}"
-        if peer is not None and len(results) > 1:
-            zs = [abs(r["mean"][i] - peer["mean"][i]) / math.hypot(r["mcse"][i], peer["mcse"][i])
-                  for r in results if r is not peer]
-            row += "  " + " ".join(f"{z:4.1f}" for z in zs)
-        out(row)
+    report(results, names, out)
     out(f"load average at end {load_average()}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(lines) + "\n")
-        print(f"wrote {args.out}")
+    return lines
+
+
+def methods_per_problem(entries, problems, error) -> dict:
+    """``--methods`` entries (METHOD for every problem, PROBLEM:METHOD for one) as {problem: [methods]},
+    in the order given; a problem without any entry gets DEFAULT_METHODS; a bad name calls ``error``."""
+    plain, own = [], {p: [] for p in problems}
+    for e in entries:
+        prob, _, meth = e.rpartition(":")
+        if meth not in METHODS:
+            error(f"--methods: unknown method {meth!r} in {e!r}; the methods are {', '.join(METHODS)}")
+        if prob and prob not in PROBLEMS:
+            error(f"--methods: unknown problem {prob!r} in {e!r}; the problems are {', '.join(PROBLEMS)}")
+        if prob and prob not in problems:
+            error(f"--methods: {e!r} names problem {prob!r}, which is not among --problem {' '.join(problems)}")
+        (own[prob] if prob else plain).append(meth)
+    out = {}
+    for p in problems:
+        ms = plain + own[p]
+        out[p] = list(dict.fromkeys(ms)) if ms else list(DEFAULT_METHODS[p])
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problem", nargs="+", default=["housing"], choices=PROBLEMS,
+                    help="one report per problem (default: housing)")
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--draws", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--methods", nargs="+", metavar="[PROBLEM:]METHOD",
+                    help=f"methods ({', '.join(METHODS)}): a bare name runs on every problem given (skipped where "
+                         "it does not apply), PROBLEM:METHOD on that problem only; a problem with no entry runs "
+                         f"its defaults {DEFAULT_METHODS}")
+    ap.add_argument("--housing-noise-prior", choices=("library", "gamma-1-1"), default="library",
+                    help="housing: the model's default noise prior (InverseGamma(1, 0.01)) or Gamma(1, 1), the "
+                         "prior of the committed bench_peers_housing_4x500.txt run")
+    ap.add_argument("--out-dir", type=Path, default=REPO / "benchmarks" / "results",
+                    help="where bench_peers_<problem>_<chains>x<warmup+draws>.txt is written")
+    args = ap.parse_args(argv)
+    for name in ("chains", "warmup", "draws"):
+        if getattr(args, name) < (0 if name == "warmup" else 1):
+            ap.error(f"--{name} must be >= {0 if name == 'warmup' else 1}, got {getattr(args, name)}")
+    chosen = methods_per_problem(args.methods or [], args.problem, ap.error)
+    for problem in args.problem:
+        lines = run_problem(problem, chosen[problem], args)
+        path = args.out_dir / f"bench_peers_{problem}_{args.chains}x{args.warmup + args.draws}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
+        print(f"wrote {path}\n", flush=True)
 
 
 if __name__ == "__main__":
