@@ -57,6 +57,11 @@ apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its
     ``gb.ISCorrectedNUTS()`` where gpbayes has it ("not available" otherwise): NUTS on the Laplace
     marginal with importance-sampling correction; its ``sample_stats["log_weight"]`` (chain, draw)
     weights are summarised by ``gpbayes.diagnostics.importance_corrected_summary``.
+``gpbayes-default``  (every problem)
+    ``gb.sample(model, chains=..., seed=..., cores=1)`` with no method: the library's default choice
+    (``gpbayes.inference.default_method``), its own warm-up, run until split R-hat < 1.01 and bulk
+    ESS > 400 on every hyperparameter within the default budget; ``--warmup``/``--draws`` do not
+    apply.  The report names the method chosen and why sampling stopped.
 ``numpyro-nuts``
     ``numpyro.infer.NUTS`` with its defaults (diagonal mass, target 0.8, max tree depth 10).
 
@@ -93,6 +98,7 @@ import argparse  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -106,7 +112,9 @@ PROBLEMS = ("housing", "pima-iso", "pima-ard", "ionosphere-ard", "coal")
 REGRESSION_METHODS = ("gpbayes-nuts", "gpbayes-nuts-before")
 LATENT_METHODS = ("gpbayes-pm-la", "gpbayes-pm-ep", "gpbayes-slice-surr-site", "gpbayes-nuts-is")
 PEER = "numpyro-nuts"
-METHODS = REGRESSION_METHODS + LATENT_METHODS + (PEER,)
+#: ``gb.sample(model)`` with no method: the default choice, run until converged (issue 24 §4)
+DEFAULT = "gpbayes-default"
+METHODS = REGRESSION_METHODS + LATENT_METHODS + (DEFAULT, PEER)
 DEFAULT_METHODS = {"housing": ("gpbayes-nuts", PEER),
                    **{p: LATENT_METHODS + (PEER,) for p in PROBLEMS if p != "housing"}}
 #: issue 24's Done-when: converged (split R-hat) and agreeing with the peer (|z| of every posterior mean)
@@ -250,10 +258,14 @@ def run_gb_sample(model, meth, n_chains, n_warmup, n_draws, seed):
 
     import gpbayes as gb
 
-    with threadpool_limits(limits=1):
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", gb.inference.DefaultMethodWarning)
         t0 = time.process_time()
-        idata = gb.sample(model, method=meth, chains=n_chains, draws=n_draws, n_warmup=n_warmup, seed=seed,
-                          cores=1, progress=False)
+        if meth is None:  # the default: gb.sample(model) with its own method, warm-up and stop rule
+            idata = gb.sample(model, chains=n_chains, seed=seed, cores=1, progress=False)
+        else:
+            idata = gb.sample(model, method=meth, chains=n_chains, draws=n_draws, n_warmup=n_warmup, seed=seed,
+                              cores=1, progress=False)
         cpu = time.process_time() - t0
     psi = gb.api.psi_draws(idata)
     names = [str(p) for p in psi.coords["param"].values]
@@ -269,7 +281,8 @@ def run_gb_sample(model, meth, n_chains, n_warmup, n_draws, seed):
     div = int(ss["diverging"].sum()) if "diverging" in ss else -1
     return {"draws": np.asarray(psi.values), "cpu": cpu, "compile": math.nan, "per_grad": math.nan,
             "steps": stat_mean("n_steps"), "divergences": div, "log_weight": log_weight,
-            "accept": stat_mean("acceptance_rate")}
+            "accept": stat_mean("acceptance_rate"), "method": idata.posterior.attrs.get("method"),
+            "stopped": ss.attrs.get("stopped", "length")}
 
 
 # ---------------------------------------------------------------------------
@@ -574,6 +587,10 @@ def run_problem(problem: str, methods, args) -> list[str]:
         t0 = time.time()
         if m == PEER:
             res = run_numpyro(model, starts, args.warmup, args.draws, args.seed, latent)
+        elif m == DEFAULT:
+            res = run_gb_sample(model, None, args.chains, None, None, args.seed)
+            out(f"{m}: gb.sample(model) chose {res['method']!r}, stopped: {res['stopped']} "
+                f"({res['draws'].shape[1]} draws per chain)")
         elif not latent:
             if m not in REGRESSION_METHODS:
                 out(f"{m}: skipped (not a method of the regression problem; it has {REGRESSION_METHODS + (PEER,)})")

@@ -1,11 +1,12 @@
 """IS-corrected NUTS on the Laplace marginal (gpbayes.mcmc.is_corrected; Vihola, Helske & Franks 2020).
 
 (a) the Laplace log marginal's analytic gradient (R&W Alg. 5.1 through ``kernel.gradient_traces``)
-    against central finite differences, probit / logistic / Poisson, isotropic and ARD;
+    against central finite differences, probit / logistic / Poisson, isotropic and ARD; EP's (R&W
+    eq. 5.27) likewise for the probit;
 (b) exactness: the weighted estimates of the posterior of log tau match the exact posterior
     computed by quadrature from the probit marginal (orthant probabilities), on a problem where the
     Laplace approximation alone is detectably wrong (so the test has power against skipping the
-    correction);
+    correction), for chains on the Laplace and EP marginals with Laplace and EP importance densities;
 (c) ``diagnostics.importance_corrected_summary``: equal weights give the usual bulk ESS; the Monte
     Carlo error of the weighted mean matches the spread over independent replications;
 (d) the method through ``gb.sample``: same seed same draws, ``cores=2`` equals ``cores=1``,
@@ -19,7 +20,8 @@ from scipy import stats
 import gpbayes as gb
 import test_pseudo_marginal as T
 from gpbayes import diagnostics
-from gpbayes.approx import laplace_approximation, laplace_log_marginal_and_grad
+from gpbayes.approx import (ep_approximation, ep_log_marginal_and_grad, laplace_approximation,
+                            laplace_log_marginal_and_grad)
 from gpbayes.estimators import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Logistic, Poisson, Probit
@@ -69,6 +71,29 @@ class _FlippedD3:
 
     def d3(self, y, f):
         return -self._lik.d3(y, f)
+
+
+@pytest.mark.parametrize("ard", [True, False], ids=["ard", "iso"])
+def test_ep_gradient_matches_finite_differences(ard):
+    rng = np.random.default_rng(4)
+    n, d = 30, 3
+    X = rng.normal(size=(n, d))
+    y = np.sign(rng.normal(size=n))
+    kernel = SquaredExponential(d, ard=ard, nugget=1e-6)
+    psi = rng.normal(scale=0.4, size=kernel.n_params)
+
+    def value(p):
+        return ep_approximation(kernel(p, X), y, tol=1e-13, site_tol=1e-10).log_marginal
+
+    v, g, q = ep_log_marginal_and_grad(kernel, psi, X, y, tol=1e-13)
+    assert v == pytest.approx(value(psi), abs=1e-8)
+    h = 1e-4
+    fd = np.array([(value(psi + h * e) - value(psi - h * e)) / (2 * h) for e in np.eye(psi.size)])
+    assert np.allclose(g, fd, rtol=1e-4, atol=1e-6), (g, fd)
+    # the per-matrix form of the EP type-II ML agrees
+    from gpbayes.classification import ep_log_marginal_and_grad as per_matrix
+
+    assert np.allclose(per_matrix(X, y, kernel, psi, tol=1e-13)[1], g, rtol=1e-8, atol=1e-10)
 
 
 # ---------------------------------------------------------------------------
@@ -123,32 +148,37 @@ def _weighted_z(x, lw, post):
     return out
 
 
-@pytest.fixture(scope="module", params=["laplace", "ep"])
+@pytest.fixture(scope="module", params=[("laplace", "laplace"), ("laplace", "ep"), ("ep", "ep")],
+                ids=["la-chain-la-weights", "la-chain-ep-weights", "ep-chain-ep-weights"])
 def chain9(request):
-    """The chain on the Laplace marginal, weighted with a Laplace or an EP importance density."""
-    logpost = is_corrected.LaplaceLogPosterior(KERNEL9, T.X10, T.Y10, T.PROBIT, T.PRIOR)
-    est = PseudoMarginalTarget(T.X10, T.Y10, KERNEL9, T.PROBIT, T.PRIOR, approx=request.param, n_imp=64,
-                               warm_start=True)
+    """A chain on the Laplace or EP marginal, weighted with a Laplace or EP importance density."""
+    marginal, density = request.param
+    logpost = is_corrected.ApproximateLogPosterior(KERNEL9, T.X10, T.Y10, T.PROBIT, T.PRIOR, approximation=marginal)
+    est = PseudoMarginalTarget(T.X10, T.Y10, KERNEL9, T.PROBIT, T.PRIOR, approx=density, n_imp=64, warm_start=True)
     spec = is_corrected.chain_spec(np.array([0.0]), logpost, est, n_adapt=300)
-    return runner.run_spec(stream(SEED, "is-corrected", "exact", request.param), spec, n_draws=8000)
+    chain = runner.run_spec(stream(SEED, "is-corrected", "exact", marginal, density), spec, n_draws=8000)
+    return marginal, chain
 
 
 def test_weighted_chain_matches_exact_posterior(chain9, exact9, laplace9):
-    x = chain9.draws[:, 0]
-    lw = chain9.stats["log_weight"]
+    marginal, chain = chain9
+    x = chain.draws[:, 0]
+    lw = chain.stats["log_weight"]
     z = _weighted_z(x, lw, exact9)
     report = "\n".join(f"  {k:>14s}: weighted {m: .4f}  exact {v: .4f}  se {se:.4f}  ESS {n:.0f}  z {zz: .2f}"
                        for k, (zz, m, v, se, n) in z.items())
     assert all(abs(zz) < T.Z_CRIT for zz, *_ in z.values()), report
-    assert min(n for *_, n in z.values()) > 600, report
-    # power: the chain itself samples the Laplace posterior, whose mean is off by more than
-    # (critical |z| + 2) standard errors of the weighted mean -- the correction is what passes
-    assert abs(laplace9["mean"] - exact9["mean"]) > (T.Z_CRIT + 2) * z["mean"][3], report
-    unweighted = (x.mean() - exact9["mean"]) / (x.std() / np.sqrt(diagnostics.ess(x)))
-    assert abs(unweighted) > T.Z_CRIT, f"the uncorrected chain already matched (z {unweighted:.2f})\n{report}"
+    assert min(n for *_, n in z.values()) > 400, report  # not a vacuous comparison
+    if marginal == "laplace":
+        # power: the chain itself samples the Laplace posterior, whose mean is off by more than
+        # (critical |z| + 1) standard errors of the weighted mean (a bias that large fails the
+        # comparison above with probability > 0.84), and the unweighted draws do fail it
+        assert abs(laplace9["mean"] - exact9["mean"]) > (T.Z_CRIT + 1) * z["mean"][3], report
+        unweighted = (x.mean() - exact9["mean"]) / (x.std() / np.sqrt(diagnostics.ess(x)))
+        assert abs(unweighted) > T.Z_CRIT, f"the uncorrected chain already matched (z {unweighted:.2f})\n{report}"
     # every kept draw carries a finite weight and the estimate's cost
     assert np.all(np.isfinite(lw))
-    assert np.all(chain9.stats["n_cubic"] >= 3)
+    assert np.all(chain.stats["n_cubic"] >= 3)
 
 
 def test_same_seed_same_weighted_chain():

@@ -41,7 +41,7 @@ import numpy as np
 from .. import linalg
 
 __all__ = ["GaussianApproximation", "ConvergenceWarning", "laplace_approximation", "laplace_log_marginal_and_grad",
-           "ep_approximation"]
+           "ep_approximation", "ep_log_marginal_and_grad"]
 
 
 class ConvergenceWarning(RuntimeWarning):
@@ -187,5 +187,5 @@ class GaussianApproximation:
         return self.K - linalg.matmul(V.T, V)
 
 
-from .ep import ep_approximation  # noqa: E402
+from .ep import ep_approximation, ep_log_marginal_and_grad  # noqa: E402
 from .laplace import laplace_approximation, laplace_log_marginal_and_grad  # noqa: E402

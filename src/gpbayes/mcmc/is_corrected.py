@@ -1,4 +1,4 @@
-"""NUTS on the Laplace approximate posterior, made exact by an importance-sampling correction.
+"""NUTS on an approximate (Laplace or EP) posterior, made exact by an importance-sampling correction.
 
 Pseudo-marginal MH (Filippone & Girolami 2014, Alg. 1) is exact but moves psi = log theta by a
 random walk, whose efficiency falls roughly as 1/p with the number p of hyperparameters (ARD
@@ -8,11 +8,12 @@ approximate marginal Markov chain Monte Carlo", Scand. J. Stat.) propose:
 
 1. **Approximate chain.**  NUTS (``gpbayes.mcmc.nuts``, Stan's warm-up) targets
 
-       pi_a(psi)  propto  p(psi) q_LA(y | psi),
+       pi_a(psi)  propto  p(psi) q(y | psi),
 
-   q_LA the Laplace approximate marginal (R&W eq. 3.32) with its analytic gradient (R&W Alg. 5.1,
-   :func:`gpbayes.approx.laplace_log_marginal_and_grad`).  Each evaluation warm-starts Newton's
-   method from the mode of the previous one (:class:`LaplaceLogPosterior`).
+   q an approximate marginal with its analytic gradient: Laplace's (R&W eq. 3.32 and Alg. 5.1,
+   :func:`gpbayes.approx.laplace_log_marginal_and_grad`) or EP's (log Z_EP, R&W eq. 5.27,
+   :func:`gpbayes.approx.ep_log_marginal_and_grad`).  Each evaluation warm-starts from the fit of
+   the previous one (:class:`ApproximateLogPosterior`).
 2. **Correction.**  After every kept draw psi_i, one unbiased estimate p~(y | psi_i) of the exact
    marginal -- F&G eq. 25 with ``n_imp`` draws from a Gaussian approximation at psi_i, Laplace or
    EP (``gpbayes.estimators.PseudoMarginalTarget``; the estimate is unbiased whichever Gaussian is
@@ -20,7 +21,7 @@ approximate marginal Markov chain Monte Carlo", Scand. J. Stat.) propose:
    Ionosphere, n = 351 with 34 ARD hyperparameters, the sd of log p~ with 64 draws was 2.3 with
    Laplace's and 0.46 with EP's) -- gives the weight
 
-       w_i = p~(y | psi_i) p(psi_i) / (p(psi_i) q_LA(y | psi_i)) = exp(log_weight_i),
+       w_i = p~(y | psi_i) p(psi_i) / (p(psi_i) q(y | psi_i)) = exp(log_weight_i),
 
    the denominator being exactly the log density the chain targets (its state's
    ``log_density``), so the tolerance of Newton's method cannot bias the weights.
@@ -47,35 +48,56 @@ import numpy as np
 
 from .. import linalg
 from ..approx import ConvergenceWarning
+from ..approx.ep import ep_log_marginal_and_grad
 from ..approx.laplace import laplace_log_marginal_and_grad
 from . import nuts, runner
 
-__all__ = ["LaplaceLogPosterior", "ISCorrectionInfo", "WeightedAdaptation", "chain_spec"]
+__all__ = ["ApproximateLogPosterior", "LaplaceLogPosterior", "ISCorrectionInfo", "WeightedAdaptation", "chain_spec"]
 
 _FAILURES = (np.linalg.LinAlgError, FloatingPointError, linalg.NotPositiveDefiniteError, ValueError)
 
 
-class LaplaceLogPosterior:
-    """psi -> (log q_LA(y | psi) + log p(psi), gradient) for HMC/NUTS (R&W eq. 3.32, Alg. 5.1).
+class ApproximateLogPosterior:
+    """psi -> (log q(y | psi) + log p(psi), gradient) for HMC/NUTS, q the ``approximation``'s marginal.
 
-    The mode of the last successful evaluation warm-starts the next one's Newton iteration (the
-    chain's leapfrog points are close), which changes the path to the mode, not the mode (the
-    Laplace objective is strictly concave for the log-concave likelihoods of gpbayes).  One
-    object per chain: its warm start is that chain's history, so a chain's draws depend only on
-    its generator.  Outside the prior's support, where the approximation fails numerically or
-    Newton's method stops short of its tolerance, the value is -inf and the gradient NaN (NUTS then
+    ``"laplace"``: R&W eq. 3.32 with the gradient of R&W Alg. 5.1
+    (:func:`gpbayes.approx.laplace_log_marginal_and_grad`); ``"ep"``: log Z_EP with R&W eq. 5.27
+    (:func:`gpbayes.approx.ep_log_marginal_and_grad`; the likelihoods that offer EP, the probit).
+    The fit of the last successful evaluation (Laplace's mode, EP's sites) warm-starts the next
+    one (the chain's leapfrog points are close), which changes the path to the fixed point, not
+    the fixed point.  One object per chain: its warm start is that chain's history, so a chain's
+    draws depend only on its generator.  Outside the prior's support, where the approximation fails
+    numerically or stops short of its tolerance, the value is -inf and the gradient NaN (NUTS then
     counts a divergence; ``n_failures`` counts them, and ``sample_stats`` the non-converged fits).
     """
 
-    def __init__(self, kernel, X, y, likelihood, prior, *, tol: float = 1e-9):
-        self.kernel, self.prior, self.likelihood, self.tol = kernel, prior, likelihood, tol
+    def __init__(self, kernel, X, y, likelihood, prior, *, approximation: str = "laplace", tol: float | None = None):
+        if approximation not in ("laplace", "ep"):
+            raise ValueError(f"approximation must be 'laplace' or 'ep', got {approximation!r}")
+        self.kernel, self.prior, self.likelihood, self.approximation = kernel, prior, likelihood, approximation
+        # Laplace: Newton converges quadratically, so a tight tolerance costs at most one more step;
+        # EP converges linearly: 1e-6 on log Z_EP (its "logz" rule)
+        self.tol = tol if tol is not None else (1e-9 if approximation == "laplace" else 1e-6)
         self.X = np.asarray(X, dtype=np.float64)
         self.y = likelihood.check_targets(y)
-        self.warm: np.ndarray | None = None
+        self.last = None  # the approximation of the last successful evaluation
         self.n_failures = 0
 
+    @property
+    def warm(self):
+        """The warm start of the next evaluation: Laplace's last mode (None before the first)."""
+        return None if self.last is None or self.approximation != "laplace" else self.last.m
+
+    def _fit(self, psi):
+        if self.approximation == "laplace":
+            return laplace_log_marginal_and_grad(self.kernel, psi, self.X, self.y, self.likelihood, f_init=self.warm,
+                                                 tol=self.tol, targets_checked=True)
+        sites = None if self.last is None else (self.last.nu, self.last.w)
+        return ep_log_marginal_and_grad(self.kernel, psi, self.X, self.y, self.likelihood, sites, tol=self.tol,
+                                        targets_checked=True)
+
     def __call__(self, psi) -> tuple[float, np.ndarray]:
-        """(log q_LA(y | psi) + log p(psi), its gradient in psi)."""
+        """(log q(y | psi) + log p(psi), its gradient in psi)."""
         psi = np.asarray(psi, dtype=np.float64)
         nan = np.full(psi.size, np.nan)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -85,19 +107,22 @@ class LaplaceLogPosterior:
             try:
                 with warnings.catch_warnings():  # counted (sample_stats n_not_converged), not printed
                     warnings.simplefilter("ignore", ConvergenceWarning)
-                    value, grad, q = laplace_log_marginal_and_grad(self.kernel, psi, self.X, self.y, self.likelihood,
-                                                                   f_init=self.warm, tol=self.tol,
-                                                                   targets_checked=True)
+                    value, grad, q = self._fit(psi)
             except _FAILURES:
                 self.n_failures += 1
                 return -math.inf, nan
             if not (q.converged and math.isfinite(value) and np.all(np.isfinite(grad))):
-                # Newton's method did not reach its tolerance (e.g. amplitudes of 1e20 in an early
-                # step-size search): the gradient formula needs the mode, so the point is refused
+                # the fit did not reach its tolerance (e.g. amplitudes of 1e20 in an early step-size
+                # search): the gradient formulas hold at the fixed point only, so the point is refused
                 self.n_failures += 1
                 return -math.inf, nan
-        self.warm = q.m
+        self.last = q
         return value + lp, grad + self.prior.grad_log_density(psi)
+
+
+def LaplaceLogPosterior(kernel, X, y, likelihood, prior, *, tol: float = 1e-9) -> ApproximateLogPosterior:
+    """:class:`ApproximateLogPosterior` with the Laplace approximation (R&W eq. 3.32, Alg. 5.1)."""
+    return ApproximateLogPosterior(kernel, X, y, likelihood, prior, approximation="laplace", tol=tol)
 
 
 class ISCorrectionInfo(NamedTuple):
@@ -105,7 +130,7 @@ class ISCorrectionInfo(NamedTuple):
 
     ``log_weight`` = log p~(y | psi) + log p(psi) - (the chain's log density at psi), where p~ is
     F&G eq. 25 with the estimator's ``n_imp`` draws; ``n_cubic`` includes the estimate's O(n^3)
-    operations (one Cholesky of K plus the Laplace fit).
+    operations (one Cholesky of K plus the Laplace or EP fit).
     """
 
     accepted: bool
@@ -122,16 +147,12 @@ class ISCorrectionInfo(NamedTuple):
 def log_weight(rng: np.random.Generator, estimator, state, warm) -> tuple[float, int]:
     """The IS correction of Vihola et al. (2020) at the chain's state: (log weight, O(n^3) operations).
 
-    ``estimator`` is a ``PseudoMarginalTarget`` (``warm_start=True``: its Laplace fit starts from
-    ``warm``, a ``GaussianApproximation``-like object with the mode ``m``, or None).
+    ``estimator`` is a ``PseudoMarginalTarget`` (``warm_start=True``: its fit starts from ``warm``, a
+    ``GaussianApproximation`` of the same kind, or None).
     """
     est = estimator.estimate(state.position, rng, warm=warm)
     lw = est.value - state.log_density
     return (float(lw) if not math.isnan(lw) else -math.inf), int(est.n_cubic)
-
-
-class _Warm(NamedTuple):
-    m: np.ndarray
 
 
 class WeightedAdaptation:
@@ -142,7 +163,7 @@ class WeightedAdaptation:
     estimate at the new position from the same generator (:func:`log_weight`).
     """
 
-    def __init__(self, adapt, estimator, log_posterior: LaplaceLogPosterior):
+    def __init__(self, adapt, estimator, log_posterior: ApproximateLogPosterior):
         self.adapt, self.estimator, self.log_posterior = adapt, estimator, log_posterior
 
     def init(self, rng, state):
@@ -163,25 +184,25 @@ class WeightedAdaptation:
         return weighted_kernel(step, self.estimator, self.log_posterior), params
 
 
-def weighted_kernel(step, estimator, log_posterior: LaplaceLogPosterior):
+def weighted_kernel(step, estimator, log_posterior: ApproximateLogPosterior):
     """``step`` (a NUTS kernel) followed by :func:`log_weight` at the new state.
 
     The importance density's fit starts from the estimator's previous one (``last_approximation``:
-    the previous kept draw's Laplace mode or EP sites), else from the chain's last Laplace mode.
+    the previous kept draw's Laplace mode or EP sites), else from the chain's last fit of the same kind.
     """
 
     def kernel(rng, state):
         state, info = step(rng, state)
         warm = estimator.last_approximation
-        if warm is None and log_posterior.warm is not None and estimator.approx == "laplace":
-            warm = _Warm(log_posterior.warm)
+        if warm is None and estimator.approx == log_posterior.approximation:
+            warm = log_posterior.last
         lw, cubic = log_weight(rng, estimator, state, warm)
         return state, ISCorrectionInfo(*info, log_weight=lw)._replace(n_cubic=int(info.n_cubic) + cubic)
 
     return kernel
 
 
-def chain_spec(position0, log_posterior: LaplaceLogPosterior, estimator, *, n_adapt: int = 1000,
+def chain_spec(position0, log_posterior: ApproximateLogPosterior, estimator, *, n_adapt: int = 1000,
                step_size: float | None = None, **nuts_options) -> runner.ChainSpec:
     """An IS-corrected NUTS chain: ``nuts.chain_spec`` on ``log_posterior`` (Stan's warm-up, its
     options ``nuts_options``), the kept draws weighted by ``estimator`` (module docstring).
