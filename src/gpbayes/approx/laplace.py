@@ -61,6 +61,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from scipy.linalg import blas as _blas
 
 from .. import linalg
 from . import GaussianApproximation, _not_converged
@@ -278,11 +279,12 @@ def laplace_log_marginal_and_grad(
         diag_sigma = np.diagonal(K) - np.einsum("ij,ij->j", C, C)
         s2 = 0.5 * diag_sigma * likelihood.d3(y, q.m)
         v = s2 - R @ (K @ s2)
-        M = np.outer(q.alpha, q.alpha)
-        M -= R
-        M += np.outer(u, v)
-        M += np.outer(v, u)
-        M = np.asfortranarray(M)
+        # M = a a^T - R + u v^T + v u^T: -R in place, then the three rank-one terms as one GEMM of
+        # [a, u, v] against [a, v, u] (one pass over the n x n memory instead of three outer products)
+        M = np.asfortranarray(R)
+        M *= -1.0
+        M = _blas.dgemm(1.0, np.column_stack([q.alpha, u, v]), np.column_stack([q.alpha, v, u]), beta=1.0, c=M,
+                        trans_b=True, overwrite_c=True)
         grad = 0.5 * kernel.gradient_traces(psi, X, M, K, overwrite_W=True)
     q = dataclasses.replace(q, n_cubic=q.n_cubic + ops.cubic)
     return float(q.log_marginal), grad, q
