@@ -10,7 +10,8 @@ synthetic probit problem (n = 300, d = 8, isotropic), NUTS on a synthetic ARD re
 with ``--problems pima300`` the issue's own chain: PM-MH (Laplace, N_imp 64) on the repository's
 "Pima 300" (the 300 rows of ``bench_marginal.load_data(300, seed=1)``, covariates standardised,
 isotropic SE, probit).  "No thread variable" removes every ``*_NUM_THREADS`` variable from the child's
-environment; run it from a fresh venv to see what a new user gets.
+environment; run it from a fresh venv to see what a new user gets.  "BLAS pool" is the largest thread
+pool threadpoolctl reports in the child before ``gb.sample`` (default / one-thread run).
 
 Part 2 (``--part cores``): a 4-chain run at ``cores=1`` and at ``cores=2`` in one process (no
 thread variable set), wall time and CPU time of the calling process (the workers' CPU is not
@@ -58,20 +59,30 @@ else:
     f = np.sin(X[:, 0]) + 0.5 * X[:, 1]
     model = gb.GPClassifier(X, f + 0.3 * rng.normal(size=n) > 0, ard=False)
     kw = dict(method="pseudo-marginal", approximation=which, n_imp=64)
+import scipy.linalg  # noqa: F401  (scipy's OpenBLAS loaded too, as gb.sample will)
+from threadpoolctl import threadpool_info
+blas = max(i["num_threads"] for i in threadpool_info())  # the pools' size before the library's policy
 w0, c0 = time.perf_counter(), time.process_time()
 idata = gb.sample(model, chains=1, draws=draws, n_warmup=draws // 2, seed=3, progress=False, cores=1, **kw)
 wall, cpu = time.perf_counter() - w0, time.process_time() - c0
 psi = gb.api.psi_draws(idata).values
-print(json.dumps({"wall": wall, "cpu": cpu, "sha": hashlib.sha256(psi.tobytes()).hexdigest()[:16]}))
+print(json.dumps({"wall": wall, "cpu": cpu, "sha": hashlib.sha256(psi.tobytes()).hexdigest()[:16], "blas": blas}))
 """
 
 
 
 
+def _gpbayes_location() -> str:
+    out = subprocess.run([sys.executable, "-c", "import gpbayes; print(gpbayes.__file__)"], capture_output=True,
+                         text=True, check=True)
+    return out.stdout.strip()
+
+
 def part_threads(args):
     print(machine())
+    print(f"python {sys.executable}; gpbayes from {_gpbayes_location()}")
     print(f"{'problem':<10s} {'draws':>6s} {'default CPU s':>14s} {'1-thr CPU s':>12s} {'CPU ratio':>10s} "
-          f"{'default wall s':>15s} {'1-thr wall s':>13s} {'same draws':>10s}  load")
+          f"{'default wall s':>15s} {'1-thr wall s':>13s} {'same draws':>10s} {'BLAS pool':>9s}  load")
     sizes = {"laplace": args.draws, "ep": args.draws // 2, "nuts": args.draws // 4, "pima300": args.draws}
     for which in args.problems:
         draws = sizes[which]
@@ -86,7 +97,8 @@ def part_threads(args):
             res[mode] = json.loads(out.stdout.strip().splitlines()[-1])
         d, o = res["default"], res["one"]
         print(f"{which:<10s} {draws:6d} {d['cpu']:14.2f} {o['cpu']:12.2f} {d['cpu'] / o['cpu']:10.2f} "
-              f"{d['wall']:15.2f} {o['wall']:13.2f} {str(d['sha'] == o['sha']):>10s}  {os.getloadavg()[0]:.2f}")
+              f"{d['wall']:15.2f} {o['wall']:13.2f} {str(d['sha'] == o['sha']):>10s} {d['blas']:>4d}/{o['blas']:<4d}  "
+              f"{os.getloadavg()[0]:.2f}")
 
 
 def part_cores(args):
