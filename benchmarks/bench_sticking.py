@@ -23,7 +23,9 @@ the longest run of consecutive rejections (max and median over chains), min bulk
 rank-normalised split R-hat over the 14 log-hyperparameters (ArviZ), CPU seconds of ``gb.sample``
 (``time.process_time``), min bulk ESS per CPU-second, and the chosen N_imp and sd of log p~ at the
 approximate posterior's mode (for fixed N_imp: measured here at the Laplace-marginal mode, 32
-estimates; for "auto": what each chain measured, min-max over chains).
+estimates; for "auto": what each chain measured, min-max over chains).  And where the chains stuck:
+at the position of the longest rejection run, the sd of the noisy log posterior over 32 fresh
+estimates and how far above their mean the stored estimate was (in those sds).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_sticking.py \\
         --out benchmarks/results/bench_sticking.txt
@@ -48,6 +50,7 @@ VARIANTS = [  # (label, n_imp, rho)
     ("N_imp 64, rho 0.99", 64, 0.99),
     ("N_imp auto, rho 0", "auto", 0.0),
     ("N_imp auto, rho 0.99", "auto", 0.99),
+    ("N_imp 256, rho 0", 256, 0.0),
 ]
 
 
@@ -87,12 +90,37 @@ def sd_at_mode(model, n_imp: int, seed: int = 11) -> tuple[float, np.ndarray]:
     return sd, res.x
 
 
+def stuck_point(model, idata, accepted, runs, n_imps, seed: int = 12) -> tuple[int, float, float]:
+    """Where the longest rejection run of all chains sat: (its chain's N_imp, sd of the noisy log posterior there
+    over 32 fresh estimates with that N_imp, and the stored estimate's excess over their mean in those sds)."""
+    import gpbayes as gb
+    from gpbayes.estimators.importance import PseudoMarginalTarget
+
+    c = int(np.argmax(runs))
+    row = accepted[c]
+    best = cur = 0
+    end = 0
+    for i, a in enumerate(row):
+        cur = 0 if a else cur + 1
+        if cur > best:
+            best, end = cur, i
+    start = end - best + 1  # the chain sat at draw start - 1's position from draw start to draw end
+    psi = gb.api.psi_draws(idata).values[c, start]
+    stored = float(idata.sample_stats["lp"].values[c, start])
+    n_imp = int(n_imps[c])
+    target = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior, n_imp=n_imp)
+    rng = np.random.default_rng(seed)
+    fresh = np.array([target.estimate(psi, rng).value for _ in range(32)])
+    sd = float(fresh.std(ddof=1))
+    return n_imp, sd, (stored - float(fresh.mean())) / sd
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", type=int, default=10_000)
     ap.add_argument("--warmup", type=int, default=500)
     ap.add_argument("--chains", type=int, default=4)
-    ap.add_argument("--variants", default="0,1,2,3,4", help="indices into VARIANTS")
+    ap.add_argument("--variants", default="0,1,2,3,4,5", help="indices into VARIANTS")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
 
@@ -115,10 +143,12 @@ def main(argv=None):
     say(f"chains: {args.chains} x ({args.warmup} adaptive + {args.draws} kept), seed 1, cores=1, sequential")
     with threadpool_limits(1):
         sd64, mode = sd_at_mode(model, 64)
+    sd_mode = {64: sd64}
     say(f"sd of log p~ at the Laplace-marginal mode with N_imp 64 (32 estimates): {sd64:.3f}")
     say()
     head = (f"{'variant':<30s} {'acc@1000':>8s} {'acc all':>8s} {'rej run max':>11s} {'rej run med':>11s} "
-            f"{'min ESS':>8s} {'max R-hat':>9s} {'CPU s':>8s} {'ESS/CPU-s':>9s} {'N_imp':>9s} {'sd log p~':>11s}")
+            f"{'min ESS':>8s} {'max R-hat':>9s} {'CPU s':>8s} {'ESS/CPU-s':>9s} {'N_imp':>9s} {'sd log p~':>11s} "
+            f"{'stuck: sd':>9s} {'excess':>6s}")
     say(head)
     for i in (int(v) for v in args.variants.split(",")):
         label, n_imp, rho = VARIANTS[i]
@@ -139,9 +169,17 @@ def main(argv=None):
             n_txt = f"{ns.min()}-{ns.max()}" if ns.min() != ns.max() else f"{ns.min()}"
             sd_txt = f"{sds.min():.2f}-{sds.max():.2f}"
         else:
-            n_txt, sd_txt = str(n_imp), f"{sd64:.2f}"
+            ns = np.full(args.chains, n_imp)
+            n_txt = str(n_imp)
+            if n_imp not in sd_mode:
+                with threadpool_limits(1):
+                    sd_mode[n_imp] = sd_at_mode(model, n_imp)[0]
+            sd_txt = f"{sd_mode[n_imp]:.2f}"
+        with threadpool_limits(1):
+            _, sd_stuck, excess = stuck_point(model, idata, acc, runs, ns)
         say(f"{label:<30s} {acc[:, :1000].mean():8.3f} {acc.mean():8.3f} {runs.max():11d} {np.median(runs):11.0f} "
-            f"{ess:8.0f} {rhat:9.3f} {cpu:8.1f} {ess / cpu:9.2f} {n_txt:>9s} {sd_txt:>11s}")
+            f"{ess:8.0f} {rhat:9.3f} {cpu:8.1f} {ess / cpu:9.2f} {n_txt:>9s} {sd_txt:>11s} {sd_stuck:9.2f} "
+            f"{excess:6.1f}")
         if n_imp == "auto":
             say(f"    per chain: N_imp {list(map(int, ns))}, sd log p~ {[round(float(v), 2) for v in sds]}, "
                 f"sd log-ratio {[round(float(v), 2) for v in ss['tuned_n_imp_sd_log_ratio'].values]}, "
@@ -151,7 +189,9 @@ def main(argv=None):
     say(f"load average at end: {os.getloadavg()[0]:.2f} (1 min), {os.getloadavg()[1]:.2f} (5 min)")
     say("acc@1000: acceptance over the first 1,000 kept draws of every chain; rej run: longest run of consecutive "
         "rejections per chain (max, median over chains); min ESS: min over the 14 log-hyperparameters of ArviZ's "
-        "bulk ESS; CPU s: process time of gb.sample (adaptive phase, N_imp choice and draws)")
+        "bulk ESS; CPU s: process time of gb.sample (adaptive phase, N_imp choice and draws); stuck: at the "
+        "position of the longest rejection run (all chains), the sd of log p~ + log p(psi) over 32 fresh estimates "
+        "with that chain's N_imp, and 'excess' = (stored estimate there - their mean) / that sd")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(lines) + "\n")
