@@ -166,3 +166,16 @@ def test_auto_runs_and_records(small_model, rho):
     again = gb.sample(small_model, **kw)
     assert np.array_equal(gb.api.psi_draws(idata).values, gb.api.psi_draws(again).values)
     assert np.array_equal(n, again.sample_stats["tuned_n_imp"].values)
+
+
+def test_c_ratio_is_near_one_where_the_law_holds():
+    # finite Var(w) (K = e^-1, as above): c measured at N = 400 and again at the choice agree
+    target = one_point_target(-1.0)
+    psi = np.array([0.0, -1.0])
+    choice = choose_n_imp(target, psi, np.random.default_rng(7), target_sd=0.004, n_pilot=400, n_repeats=1000,
+                          n_rounds=2)
+    assert len(choice.measured) == 2 and choice.measured[1][0] != 400
+    assert 0.8 < choice.c_ratio < 1.25, choice
+    one = choose_n_imp(target, psi, np.random.default_rng(7), target_sd=0.004, n_pilot=400, n_repeats=1000,
+                       n_rounds=1)
+    assert one.c_ratio == 1.0

@@ -501,6 +501,10 @@ class NImpChoice(NamedTuple):
     c : the constant of Var = c / N_imp behind the choice (N_imp times the measured variance).
     measured : ((n_imp, sd_log_estimate, sd_log_ratio), ...) of every round, in order.
     n_cubic : O(n^3) operations counted while measuring.
+    c_ratio : the last round's c over the first's (1.0 with one round, or where both rounds measured at
+        the same N).  Near 1 where Var = c / N holds between the two N; far from 1 it does not (heavy-
+        tailed importance weights: Var(w) infinite or nearly so, so the variance of log p~ falls more
+        slowly than 1 / N), and the choice rests on an extrapolation that failed.
     """
 
     n_imp: int
@@ -509,6 +513,7 @@ class NImpChoice(NamedTuple):
     c: float
     measured: tuple
     n_cubic: int
+    c_ratio: float = 1.0
 
 
 def log_estimate_sd(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, n_imp: int, *,
@@ -602,6 +607,12 @@ def choose_n_imp(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, 
     n_min, n_max : bounds of the choice (1 <= n_min <= n_max).
     n_rounds : measurement rounds (>= 1); round k > 1 measures at round k-1's choice.
 
+    Where the weights are heavy-tailed (a q much narrower than p(f | y, theta) in some direction: Var(w)
+    infinite) the variance of log p~ does not fall as 1 / N and the sd at one psi says little about
+    the sd elsewhere; ``NImpChoice.c_ratio`` shows the first, nothing here the second.  Measured on a
+    13-feature ARD probit problem (benchmarks/bench_sticking.py): sd 0.41 at the mode with N = 64,
+    0.37 with N = 256, and 1.1-1.4 where the chains stuck.
+
     Returns
     -------
     :class:`NImpChoice`.  Cost: ``n_rounds`` x ``n_repeats`` x 2 estimates (no O(n^3) operation
@@ -620,7 +631,7 @@ def choose_n_imp(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, 
     if not 0.0 <= rho < 1.0:
         raise ValueError(f"rho must be in [0, 1), got {rho!r}")
     goal = float(target_sd) if rho == 0.0 else float(np.sqrt(2.0) * target_sd)
-    n, measured, cubic = int(n_pilot), [], 0
+    n, measured, cubic, cs = int(n_pilot), [], 0, []
     for k in range(int(n_rounds)):
         sd_log, sd_ratio, c3 = log_estimate_sd(target, psi, rng, n, n_repeats=n_repeats, rho=rho,
                                                psi_proposed=psi_proposed if rho > 0.0 else None)
@@ -628,6 +639,7 @@ def choose_n_imp(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, 
         measured.append((n, sd_log, sd_ratio))
         noise = sd_log if rho == 0.0 else sd_ratio
         c = n * noise * noise
+        cs.append(c)
         n_new = predicted_n_imp(c, goal, n_min=n_min, n_max=n_max)
         done = max(n_new, n) < 1.25 * min(n_new, n)
         n_prev, n = n, n_new
@@ -638,7 +650,8 @@ def choose_n_imp(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, 
     else:  # predicted from the last round by Var = c / N
         n_last, sd_log, sd_ratio = measured[-1]
         sd_log, sd_ratio = sd_log * np.sqrt(n_last / n), sd_ratio * np.sqrt(n_last / n)
-    return NImpChoice(int(n), float(sd_log), float(sd_ratio), float(c), tuple(measured), int(cubic))
+    c_ratio = cs[-1] / cs[0] if cs[0] > 0 and measured[-1][0] != measured[0][0] else 1.0
+    return NImpChoice(int(n), float(sd_log), float(sd_ratio), float(c), tuple(measured), int(cubic), float(c_ratio))
 
 
 def predicted_n_imp(c: float, target_sd: float, *, n_min: int = 1, n_max: int = 4096) -> int:
