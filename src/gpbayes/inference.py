@@ -1003,19 +1003,23 @@ class PseudoMarginal(_Latent):
         first estimate's O(n^3) operations are added to the warm-up's."""
         import time
 
+        from scipy import optimize
+
         from .estimators.importance import choose_n_imp
         from .mcmc import pseudo_marginal
 
-        from scipy import optimize
-
         start = np.asarray(prep.state.position, dtype=np.float64)
         t0, w0 = time.process_time(), time.perf_counter()
+        det = pilot.deterministic_log_density(reject_failures=True)
+
+        def objective(x):  # minus the deterministic approximate log posterior; a huge value where it fails
+            v = det(x)
+            return -v if np.isfinite(v) else 1e300
+
         with linalg.count_ops() as ops:
             # the approximate posterior's mode, climbed to from the adaptive phase's end point (no draw)
-            det = pilot.deterministic_log_density(reject_failures=True)
             lp0 = det(start)
-            res = optimize.minimize(lambda x: -det(x) if np.isfinite(det(x)) else 1e300, start,
-                                    method="L-BFGS-B", options={"maxiter": 100})
+            res = optimize.minimize(objective, start, method="L-BFGS-B", options={"maxiter": 100})
             found = bool(np.isfinite(res.fun) and res.fun < 1e300 and -res.fun >= lp0)
             psi = np.asarray(res.x, dtype=np.float64) if found else start
             psi_proposed = psi + factor @ rng.standard_normal(psi.size) if self.rho > 0.0 else None
@@ -1031,8 +1035,8 @@ class PseudoMarginal(_Latent):
         params = {**prep.params, "init_log_density": float(state.log_density), "n_imp": int(choice.n_imp),
                   "n_imp_sd_log_estimate": choice.sd_log_estimate, "n_imp_sd_log_ratio": choice.sd_log_ratio,
                   "n_imp_pilot_sd": float(choice.measured[0][1]), "n_imp_rounds": len(choice.measured),
-                  "n_imp_c_ratio": choice.c_ratio, "n_imp_time": float(cpu), "n_imp_n_cubic": int(ops.cubic), "n_imp_psi": psi.copy(),
-                  "n_imp_at_mode": found}
+                  "n_imp_c_ratio": choice.c_ratio, "n_imp_time": float(cpu), "n_imp_n_cubic": int(ops.cubic),
+                  "n_imp_psi": psi.copy(), "n_imp_at_mode": found}
         return dataclasses.replace(prep, state=state, warmup=warmup, params=params), target
 
 
