@@ -179,3 +179,23 @@ def test_c_ratio_is_near_one_where_the_law_holds():
     one = choose_n_imp(target, psi, np.random.default_rng(7), target_sd=0.004, n_pilot=400, n_repeats=1000,
                        n_rounds=1)
     assert one.c_ratio == 1.0
+
+
+def test_auto_falls_back_to_the_mode_where_the_proposal_fails(small_model, monkeypatch):
+    from gpbayes.estimators import importance
+
+    real = importance.choose_n_imp
+    calls = []
+
+    def failing_at_proposal(*args, psi_proposed=None, **kw):
+        calls.append(psi_proposed is not None)
+        if psi_proposed is not None:
+            raise ValueError("the importance estimate at psi' is not finite in every repeat")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(importance, "choose_n_imp", failing_at_proposal)
+    idata = gb.sample(small_model, method=gb.PseudoMarginal(n_imp="auto", rho=0.9), chains=1, draws=10,
+                      n_warmup=30, seed=2, progress=False, cores=1)
+    assert calls == [True, False]
+    assert idata.sample_stats["tuned_n_imp_ratio_at_proposal"].values.tolist() == [0]
+    assert 1 <= int(idata.sample_stats["tuned_n_imp"].values[0]) <= 4096

@@ -997,7 +997,8 @@ class PseudoMarginal(_Latent):
         """``n_imp="auto"``: choose N_imp (``choose_n_imp``, from the chain's generator) at the mode of
         the deterministic approximate posterior that the adaptive phase ran on, found by L-BFGS-B
         (finite differences) from the adaptive phase's end point (that end point where the climb
-        fails); with rho > 0 against one proposal psi + L z from the mode.  Phase 2 then starts at the
+        fails); with rho > 0 against one proposal psi + L z from the mode (against the mode itself where
+        the estimate fails there: ``n_imp_ratio_at_proposal`` False).  Phase 2 then starts at the
         end point, as for a fixed N_imp, with a fresh estimate of the chosen size.  Returns
         (prep, target) with the choice in prep's params; the climb's, the measurement's and the
         first estimate's O(n^3) operations are added to the warm-up's."""
@@ -1023,8 +1024,15 @@ class PseudoMarginal(_Latent):
             found = bool(np.isfinite(res.fun) and res.fun < 1e300 and -res.fun >= lp0)
             psi = np.asarray(res.x, dtype=np.float64) if found else start
             psi_proposed = psi + factor @ rng.standard_normal(psi.size) if self.rho > 0.0 else None
-            choice = choose_n_imp(pilot, psi, rng, rho=self.rho, psi_proposed=psi_proposed,
-                                  n_pilot=self.n_imp_pilot)
+            try:
+                choice = choose_n_imp(pilot, psi, rng, rho=self.rho, psi_proposed=psi_proposed,
+                                      n_pilot=self.n_imp_pilot)
+            except (ValueError, np.linalg.LinAlgError, FloatingPointError):
+                if psi_proposed is None:
+                    raise
+                # the proposal from the mode is numerically out of reach: the log-ratio at the mode itself
+                psi_proposed = None
+                choice = choose_n_imp(pilot, psi, rng, rho=self.rho, n_pilot=self.n_imp_pilot)
             target = _pm_target(model, self.approximation, choice.n_imp)
             target.n_failures = pilot.n_failures
             state = pseudo_marginal.init(start, target, rng)
@@ -1036,7 +1044,8 @@ class PseudoMarginal(_Latent):
                   "n_imp_sd_log_estimate": choice.sd_log_estimate, "n_imp_sd_log_ratio": choice.sd_log_ratio,
                   "n_imp_pilot_sd": float(choice.measured[0][1]), "n_imp_rounds": len(choice.measured),
                   "n_imp_c_ratio": choice.c_ratio, "n_imp_time": float(cpu), "n_imp_n_cubic": int(ops.cubic),
-                  "n_imp_psi": psi.copy(), "n_imp_at_mode": found}
+                  "n_imp_psi": psi.copy(), "n_imp_at_mode": found,
+                  "n_imp_ratio_at_proposal": psi_proposed is not None}
         return dataclasses.replace(prep, state=state, warmup=warmup, params=params), target
 
 
