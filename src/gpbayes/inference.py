@@ -879,8 +879,9 @@ class PseudoMarginal(_Latent):
         independent of ``cores``.  Recorded per chain in the params (``sample_stats`` variables
         ``tuned_n_imp``, ``tuned_n_imp_sd_log_estimate``, ``tuned_n_imp_sd_log_ratio``,
         ``tuned_n_imp_pilot_sd``, ``tuned_n_imp_rounds``, ``tuned_n_imp_time``, ``tuned_n_imp_n_cubic``,
-        ``tuned_n_imp_at_mode``, ``tuned_n_imp_c_ratio``: far from 1, the c / N law the choice
-        extrapolates by did not hold; the point measured at is ``n_imp_psi`` in the chain's params).
+        ``tuned_n_imp_at_mode``, ``tuned_n_imp_ratio_at_proposal``, ``tuned_n_imp_c_ratio``: far from
+        1, the c / N law the choice extrapolates by did not hold; the point measured at is
+        ``n_imp_psi`` in the chain's params).
         Measured on a 13-feature ARD probit problem (``benchmarks/bench_sticking.py``), ``"auto"``
         chose 5-10 draws and the chains stuck more than with 64: there the sd of log p~ (N_imp 64)
         was 0.41 at the mode but 1.1 where the chain stuck, and 0.37 with N_imp 256 at the mode (not
