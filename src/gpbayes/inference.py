@@ -867,8 +867,25 @@ class PseudoMarginal(_Latent):
     approximation : {"laplace", "ep"}, default "laplace"
         The Gaussian approximation of p(f | y, theta) used as importance density in the
         estimate of eq. 25 (EP where the likelihood offers it: the probit).
-    n_imp : int, default 64
-        Importance draws per estimate (F&G's N_imp).
+    n_imp : int or "auto", default 64
+        Importance draws per estimate (F&G's N_imp).  ``"auto"``: chosen per chain after its adaptive
+        phase by ``gpbayes.estimators.importance.choose_n_imp`` (noise-aware: the smallest N_imp whose
+        predicted sd of log p~ is Doucet, Pitt, Deligiannidis & Kohn's (2015) 1.2, measured from 32
+        repeated estimates at the mode of the deterministic approximate posterior -- climbed to from
+        the adaptive phase's end point -- first with 64 draws, then once more at the choice; with
+        ``rho > 0`` the noise of the log-ratio between the mode and one proposal from it, under the
+        Crank-Nicolson move, held at sqrt(2) x 1.2), bounded by 1 and 4096.
+        The measurement draws from the chain's own generator, so chains stay reproducible and
+        independent of ``cores``.  Recorded per chain in the params (``sample_stats`` variables
+        ``tuned_n_imp``, ``tuned_n_imp_sd_log_estimate``, ``tuned_n_imp_sd_log_ratio``,
+        ``tuned_n_imp_pilot_sd``, ``tuned_n_imp_rounds``, ``tuned_n_imp_time``, ``tuned_n_imp_n_cubic``,
+        ``tuned_n_imp_at_mode``, ``tuned_n_imp_ratio_at_proposal``, ``tuned_n_imp_c_ratio``: far from
+        1, the c / N law the choice extrapolates by did not hold; the point measured at is
+        ``n_imp_psi`` in the chain's params).
+        Measured on a 13-feature ARD probit problem (``benchmarks/bench_sticking.py``), ``"auto"``
+        chose 5-10 draws and the chains stuck more than with 64: there the sd of log p~ (N_imp 64)
+        was 0.41 at the mode but 1.1 where the chain stuck, and 0.37 with N_imp 256 at the mode (not
+        the 0.21 of c / N); correlated moves (``rho = 0.9``) helped, a larger N_imp did not.
     proposal_cov : (p, p) array or None, default None
         The starting proposal covariance of the adaptive phase; None: 0.1 I.
     target_accept : float, default 0.25
@@ -886,7 +903,7 @@ class PseudoMarginal(_Latent):
     """
 
     approximation: str = "laplace"
-    n_imp: int = 64
+    n_imp: Any = 64
     proposal_cov: Any = None
     target_accept: float = 0.25
     adapt_on: str = "laplace"
@@ -897,16 +914,23 @@ class PseudoMarginal(_Latent):
     aliases: ClassVar = {"pseudo-marginal": {}}
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
+    #: the pilot N_imp of ``n_imp="auto"`` (``choose_n_imp``'s first round): F&G's N_imp
+    n_imp_pilot: ClassVar[int] = 64
     library: ClassVar = {f: _lazy("mcmc.pseudo_marginal", "run_chain")
                          for f in ("target_accept", "adapt_on", "initial_scale", "adapt_covariance", "rho")}
     own_defaults: ClassVar = {
         "approximation": "F&G's Laplace importance density; PseudoMarginalTarget's default is the same",
-        "n_imp": "F&G's N_imp = 64 (PseudoMarginalTarget's default 1 is the bare estimator)",
+        "n_imp": "F&G's N_imp = 64 (PseudoMarginalTarget's default 1 is the bare estimator); 'auto' is opt-in",
         "proposal_cov": "None means 0.1 I, the starting proposal of the adaptive phase (dimension-dependent)"}
 
     def __post_init__(self):
         _choice(self, "approximation", _APPROXIMATIONS)
-        _int(self, "n_imp", 1)
+        if self.n_imp != "auto":
+            v = self.n_imp
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{_name(self, 'n_imp')} must be an integer >= 1, got {v!r} (or 'auto': "
+                                 f"chosen per chain by estimators.importance.choose_n_imp)")
+            object.__setattr__(self, "n_imp", int(v))
         _matrix(self, "proposal_cov")
         _float(self, "target_accept", 0.0, 1.0)
         _choice(self, "adapt_on", _APPROXIMATIONS)
@@ -936,11 +960,12 @@ class PseudoMarginal(_Latent):
         as in one ``pseudo_marginal.run_chain`` call, so the chains are the same."""
         from .mcmc import pseudo_marginal, random_walk
 
+        auto = self.n_imp == "auto"
         preps, specs = [], []
         try:
             for r in rngs:
                 psi0 = self._psi0(model, r)
-                target = _pm_target(model, self.approximation, self.n_imp)
+                target = _pm_target(model, self.approximation, self.n_imp_pilot if auto else self.n_imp)
                 cov = 0.1 * np.eye(psi0.size) if self.proposal_cov is None else np.array(self.proposal_cov)
                 failures0 = getattr(target, "n_failures", 0)
                 prep = pseudo_marginal.run_chain(r, target, psi0, n_adapt=n_warmup, n_burn=0, n_draws=0,
@@ -948,6 +973,8 @@ class PseudoMarginal(_Latent):
                                                  adapt_on=self.adapt_on, initial_scale=self.initial_scale,
                                                  adapt_covariance=self.adapt_covariance, rho=self.rho)
                 factor = prep.params["proposal_factor"]
+                if auto:
+                    prep, target = self._auto_n_imp(model, r, prep, target, factor)
                 if isinstance(prep.state, pseudo_marginal.PMState):  # the importance estimator's state
                     kernel = lambda rr, st, t=target, L=factor: pseudo_marginal.step(rr, st, t, L, self.rho)
                 else:
@@ -966,6 +993,61 @@ class PseudoMarginal(_Latent):
             return finish(run_specs(rngs, specs, n_draws=n_draws, callback=callback, stop=stop))
         except runner.Interrupted as err:
             raise runner.Interrupted(finish(err.chains)) from None
+
+    def _auto_n_imp(self, model, rng, prep, pilot, factor):
+        """``n_imp="auto"``: choose N_imp (``choose_n_imp``, from the chain's generator) at the mode of
+        the deterministic approximate posterior that the adaptive phase ran on, found by L-BFGS-B
+        (finite differences) from the adaptive phase's end point (that end point where the climb
+        fails); with rho > 0 against one proposal psi + L z from the mode (against the mode itself where
+        the estimate fails there: ``n_imp_ratio_at_proposal`` False).  Phase 2 then starts at the
+        end point, as for a fixed N_imp, with a fresh estimate of the chosen size.  Returns
+        (prep, target) with the choice in prep's params; the climb's, the measurement's and the
+        first estimate's O(n^3) operations are added to the warm-up's."""
+        import time
+
+        from scipy import optimize
+
+        from .estimators.importance import choose_n_imp
+        from .mcmc import pseudo_marginal
+
+        start = np.asarray(prep.state.position, dtype=np.float64)
+        t0, w0 = time.process_time(), time.perf_counter()
+        det = pilot.deterministic_log_density(reject_failures=True)
+
+        def objective(x):  # minus the deterministic approximate log posterior; a huge value where it fails
+            v = det(x)
+            return -v if np.isfinite(v) else 1e300
+
+        with linalg.count_ops() as ops:
+            # the approximate posterior's mode, climbed to from the adaptive phase's end point (no draw)
+            lp0 = det(start)
+            res = optimize.minimize(objective, start, method="L-BFGS-B", options={"maxiter": 100})
+            found = bool(np.isfinite(res.fun) and res.fun < 1e300 and -res.fun >= lp0)
+            psi = np.asarray(res.x, dtype=np.float64) if found else start
+            psi_proposed = psi + factor @ rng.standard_normal(psi.size) if self.rho > 0.0 else None
+            try:
+                choice = choose_n_imp(pilot, psi, rng, rho=self.rho, psi_proposed=psi_proposed,
+                                      n_pilot=self.n_imp_pilot)
+            except (ValueError, np.linalg.LinAlgError, FloatingPointError):
+                if psi_proposed is None:
+                    raise
+                # the proposal from the mode is numerically out of reach: the log-ratio at the mode itself
+                psi_proposed = None
+                choice = choose_n_imp(pilot, psi, rng, rho=self.rho, n_pilot=self.n_imp_pilot)
+            target = _pm_target(model, self.approximation, choice.n_imp)
+            target.n_failures = pilot.n_failures
+            state = pseudo_marginal.init(start, target, rng)
+        cpu = time.process_time() - t0
+        warmup = {**prep.warmup, "n_cubic": int(prep.warmup.get("n_cubic", 0) + ops.cubic)}
+        if "wall_time" in warmup:
+            warmup["wall_time"] = float(warmup["wall_time"] + time.perf_counter() - w0)
+        params = {**prep.params, "init_log_density": float(state.log_density), "n_imp": int(choice.n_imp),
+                  "n_imp_sd_log_estimate": choice.sd_log_estimate, "n_imp_sd_log_ratio": choice.sd_log_ratio,
+                  "n_imp_pilot_sd": float(choice.measured[0][1]), "n_imp_rounds": len(choice.measured),
+                  "n_imp_c_ratio": choice.c_ratio, "n_imp_time": float(cpu), "n_imp_n_cubic": int(ops.cubic),
+                  "n_imp_psi": psi.copy(), "n_imp_at_mode": found,
+                  "n_imp_ratio_at_proposal": psi_proposed is not None}
+        return dataclasses.replace(prep, state=state, warmup=warmup, params=params), target
 
 
 @dataclasses.dataclass(frozen=True)

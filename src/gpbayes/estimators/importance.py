@@ -46,6 +46,10 @@ __all__ = [
     "covariance_and_factor",
     "PseudoMarginalTarget",
     "DeterministicLogDensity",
+    "NImpChoice",
+    "log_estimate_sd",
+    "choose_n_imp",
+    "predicted_n_imp",
 ]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -484,3 +488,179 @@ class DeterministicLogDensity:
 
     def __call__(self, psi, rng=None) -> float:
         return self.evaluate_with_carry(psi, rng, None)[0]
+
+
+class NImpChoice(NamedTuple):
+    """What :func:`choose_n_imp` measured and chose.
+
+    n_imp : the chosen number of importance draws.
+    sd_log_estimate : sd of log p~(y | theta) over ``n_repeats`` independent estimates at psi with
+        ``n_imp`` draws (measured at the chosen N when ``n_rounds`` allowed the check, else predicted).
+    sd_log_ratio : sd of the log-ratio noise log p~(psi'; u') - log p~(psi; u) at the chosen N (measured
+        or predicted as ``sd_log_estimate``); for ``rho = 0`` it is sqrt(2) sd_log_estimate.
+    c : the constant of Var = c / N_imp behind the choice (N_imp times the measured variance).
+    measured : ((n_imp, sd_log_estimate, sd_log_ratio), ...) of every round, in order.
+    n_cubic : O(n^3) operations counted while measuring.
+    c_ratio : the last round's c over the first's (1.0 with one round, or where both rounds measured at
+        the same N).  Near 1 where Var = c / N holds between the two N; far from 1 it does not (heavy-
+        tailed importance weights: Var(w) infinite or nearly so, so the variance of log p~ falls more
+        slowly than 1 / N), and the choice rests on an extrapolation that failed.
+    """
+
+    n_imp: int
+    sd_log_estimate: float
+    sd_log_ratio: float
+    c: float
+    measured: tuple
+    n_cubic: int
+    c_ratio: float = 1.0
+
+
+def log_estimate_sd(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, n_imp: int, *,
+                    n_repeats: int = 32, rho: float = 0.0, psi_proposed=None) -> tuple[float, float, int]:
+    """(sd of log p~, sd of the log-ratio noise, O(n^3) operations) at ``psi`` with ``n_imp`` draws.
+
+    The spread of the importance estimate of F&G eq. 25 over ``n_repeats`` independent sets of
+    importance normals u at one psi (the Gaussian q and the factor of K are built once per psi; the
+    estimate's only randomness is u).  The log-ratio noise is the spread of
+    log p~(psi'; u') - log p~(psi; u) over the same repeats, with u' the Crank-Nicolson move
+    u' = rho u + sqrt(1 - rho^2) xi of the correlated pseudo-marginal chain (Deligiannidis, Doucet &
+    Pitt 2018, Sec. 2) and psi' = ``psi_proposed`` (None: psi itself): the noise the acceptance
+    ratio of PM-MH sees between the stored and the proposed estimate.  With ``rho = 0`` and psi' = psi
+    the two estimates are independent and the log-ratio's sd is sqrt(2) times the first (up to Monte
+    Carlo error); it is measured anyway.  Draws from ``rng``: the normals of the repeats at psi, then
+    the innovations xi and (psi' != psi) nothing else.  Both sds use ``ddof=1``.
+    """
+    n_imp, n_repeats = int(n_imp), int(n_repeats)
+    if n_imp < 1:
+        raise ValueError(f"n_imp must be an integer >= 1, got {n_imp}")
+    if n_repeats < 2:
+        raise ValueError(f"n_repeats must be an integer >= 2, got {n_repeats}")
+    rho = float(rho)
+    if not 0.0 <= rho < 1.0:
+        raise ValueError(f"rho must be in [0, 1), got {rho!r}")
+    psi = np.asarray(psi, dtype=np.float64)
+    psi2 = psi if psi_proposed is None else np.asarray(psi_proposed, dtype=np.float64)
+    if psi2.shape != psi.shape:
+        raise ValueError(f"psi_proposed must have the shape of psi {psi.shape}, got {psi2.shape}")
+    with linalg.count_ops() as ops:
+        built = []
+        for p in (psi, psi2) if psi_proposed is not None else (psi,):
+            K, K_chol = covariance_and_factor(target.kernel, p, target.X)
+            built.append((K_chol, target._approximate(K, K_chol, None)))
+        if len(built) == 1:
+            built.append(built[0])
+        (L1, q1), (L2, q2) = built
+        n = target.n
+        logs, ratios = np.empty(n_repeats), np.empty(n_repeats)
+        for r in range(n_repeats):
+            u = importance_normals(rng, n, n_imp)
+            logs[r] = _importance_sample(rng, L1, target.y, target.likelihood, q1, n_imp, u).log_estimate
+            u2 = rho * u + np.sqrt(1.0 - rho * rho) * rng.standard_normal(u.shape)
+            ratios[r] = _importance_sample(rng, L2, target.y, target.likelihood, q2, n_imp, u2).log_estimate - logs[r]
+    if not (np.all(np.isfinite(logs)) and np.all(np.isfinite(ratios))):
+        raise ValueError(f"the importance estimate at psi = {psi} is not finite in every repeat")
+    return float(np.std(logs, ddof=1)), float(np.std(ratios, ddof=1)), int(ops.cubic)
+
+
+def choose_n_imp(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, *, rho: float = 0.0,
+                 psi_proposed=None, target_sd: float = 1.2, n_pilot: int = 64, n_repeats: int = 32,
+                 n_min: int = 1, n_max: int = 4096, n_rounds: int = 2) -> NImpChoice:
+    """A noise-aware N_imp: the smallest N_imp whose predicted noise in log p~ is at ``target_sd``.
+
+    Doucet, Pitt, Deligiannidis & Kohn (2015, Biometrika 102(2), 295-313) show that pseudo-marginal
+    MH balances sticking against cost when the sd of the log-likelihood estimator is about 1.2 (their
+    recommendation when the efficiency of the exact chain is unknown: a little less where it mixes
+    well, more where it mixes badly), taking the variance of log p~ as c / N for large N (the delta
+    method for the log of an average of N i.i.d. weights: Var = Var(w) / (N E[w]^2) to first order).
+    So, at one psi (a central value of the posterior, e.g. the approximate posterior's mode or a draw
+    of it):
+
+    1. measure the sd s of log p~ over ``n_repeats`` estimates with ``n_pilot`` draws
+       (:func:`log_estimate_sd`); c = n_pilot s^2;
+    2. N = ceil(c / target_sd^2), clipped to [``n_min``, ``n_max``];
+    3. repeat at N (``n_rounds`` rounds in all; c / N holds only for large N, and the pilot's c is
+       itself an estimate) until N changes by less than a factor 1.25.
+
+    Correlated moves (``rho > 0``; Deligiannidis, Doucet & Pitt 2018): what enters the acceptance
+    ratio is the noise of the *log-ratio* of the proposed to the stored estimate, much smaller than
+    sqrt(2) s when u' is close to u, so a larger sd of log p~ is tolerated.  With ``rho > 0`` the rule
+    is applied to the log-ratio's noise: N is the smallest with predicted sd(log-ratio) at
+    sqrt(2) ``target_sd`` -- what the log-ratio of two independent estimates with sd ``target_sd``
+    has, i.e. the noise level uncorrelated PM-MH at its optimum sees -- measured between psi and
+    ``psi_proposed`` (a typical proposal from psi: the noise of the ratio grows as psi' moves away,
+    since q and the map from u to f change).  This equivalence is a heuristic of this library, not a
+    result of either paper; Deligiannidis et al. show that with rho close to 1 the ratio's noise stays
+    bounded while N grows much more slowly than the number of observations.  With ``rho = 0`` the
+    log-ratio's variance is twice that of log p~, so the two rules agree; for ``rho = 0`` the rule
+    uses the sd of log p~ as Doucet et al. do.
+
+    Parameters
+    ----------
+    target : the ``PseudoMarginalTarget`` (its ``n_imp`` is not used).
+    psi : where to measure.
+    rng : generator of every importance normal and innovation drawn.
+    rho : the chain's Crank-Nicolson correlation in [0, 1).
+    psi_proposed : psi' for the log-ratio (rho > 0); None: psi.
+    target_sd : the sd of log p~ aimed at (> 0; Doucet et al.'s 1.2 by default).
+    n_pilot, n_repeats : draws per estimate of the first round (>= 1), estimates per round (>= 2).
+    n_min, n_max : bounds of the choice (1 <= n_min <= n_max).
+    n_rounds : measurement rounds (>= 1); round k > 1 measures at round k-1's choice.
+
+    Where the weights are heavy-tailed (a q much narrower than p(f | y, theta) in some direction: Var(w)
+    infinite) the variance of log p~ does not fall as 1 / N and the sd at one psi says little about
+    the sd elsewhere; ``NImpChoice.c_ratio`` shows the first, nothing here the second.  Measured on a
+    13-feature ARD probit problem (benchmarks/bench_sticking.py): sd 0.41 at the mode with N = 64,
+    0.37 with N = 256, and 1.1-1.4 where the chains stuck.
+
+    Returns
+    -------
+    :class:`NImpChoice`.  Cost: ``n_rounds`` x ``n_repeats`` x 2 estimates (no O(n^3) operation
+    beyond building q at psi and psi' once per round for N < n).
+    """
+    for name, v, lo in (("n_pilot", n_pilot, 1), ("n_repeats", n_repeats, 2), ("n_min", n_min, 1),
+                        ("n_max", n_max, 1), ("n_rounds", n_rounds, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+    if n_min > n_max:
+        raise ValueError(f"n_min must be <= n_max, got n_min={n_min}, n_max={n_max}")
+    if not (isinstance(target_sd, (int, float, np.floating)) and not isinstance(target_sd, bool)
+            and np.isfinite(target_sd) and target_sd > 0):
+        raise ValueError(f"target_sd must be a finite number > 0, got {target_sd!r}")
+    rho = float(rho)
+    if not 0.0 <= rho < 1.0:
+        raise ValueError(f"rho must be in [0, 1), got {rho!r}")
+    goal = float(target_sd) if rho == 0.0 else float(np.sqrt(2.0) * target_sd)
+    n, measured, cubic, cs = int(n_pilot), [], 0, []
+    for k in range(int(n_rounds)):
+        sd_log, sd_ratio, c3 = log_estimate_sd(target, psi, rng, n, n_repeats=n_repeats, rho=rho,
+                                               psi_proposed=psi_proposed if rho > 0.0 else None)
+        cubic += c3
+        measured.append((n, sd_log, sd_ratio))
+        noise = sd_log if rho == 0.0 else sd_ratio
+        c = n * noise * noise
+        cs.append(c)
+        n_new = predicted_n_imp(c, goal, n_min=n_min, n_max=n_max)
+        done = max(n_new, n) < 1.25 * min(n_new, n)
+        n_prev, n = n, n_new
+        if done or k == n_rounds - 1:
+            break
+    if n == n_prev:  # measured at the choice
+        _, sd_log, sd_ratio = measured[-1]
+    else:  # predicted from the last round by Var = c / N
+        n_last, sd_log, sd_ratio = measured[-1]
+        sd_log, sd_ratio = sd_log * np.sqrt(n_last / n), sd_ratio * np.sqrt(n_last / n)
+    c_ratio = cs[-1] / cs[0] if cs[0] > 0 and measured[-1][0] != measured[0][0] else 1.0
+    return NImpChoice(int(n), float(sd_log), float(sd_ratio), float(c), tuple(measured), int(cubic), float(c_ratio))
+
+
+def predicted_n_imp(c: float, target_sd: float, *, n_min: int = 1, n_max: int = 4096) -> int:
+    """The smallest N with c / N <= target_sd^2, clipped to [n_min, n_max] (the c / N_imp variance
+    law of the log of an importance average; Doucet, Pitt, Deligiannidis & Kohn 2015).
+    Non-decreasing in c, non-increasing in target_sd."""
+    if not (np.isfinite(c) and c >= 0):
+        raise ValueError(f"c must be a finite number >= 0, got {c!r}")
+    if not (np.isfinite(target_sd) and target_sd > 0):
+        raise ValueError(f"target_sd must be a finite number > 0, got {target_sd!r}")
+    n = int(np.ceil(c / (target_sd * target_sd) - 1e-12))
+    return int(min(max(n, n_min), n_max))
