@@ -23,11 +23,12 @@ def test_the_choice_per_model_and_number_of_hyperparameters():
         (gb.GPRegressor(X2, np.sin(2 * X2[:, 0]), ard=False), gb.RandomWalkMH(), "3 hyperparameters (<= 6)"),
         (gb.GPRegressor(X4, np.sin(2 * X4[:, 0])), gb.RandomWalkMH(), "6 hyperparameters (<= 6)"),
         (gb.GPRegressor(X5, np.sin(2 * X5[:, 0])), gb.NUTS(), "7 hyperparameters (> 6)"),
-        (gb.GPClassifier(X2, y2, ard=False), gb.PseudoMarginal(), "2 hyperparameters (<= 5)"),
-        (gb.GPClassifier(X4, np.sin(2 * X4[:, 0]) > 0), gb.PseudoMarginal(), "5 hyperparameters (<= 5)"),
-        (gb.GPClassifier(X5, np.sin(2 * X5[:, 0]) > 0), gb.SliceSampler(representation="surr-site"),
-         "6 hyperparameters (> 5)"),
+        (gb.GPClassifier(X2, y2, ard=False), gb.PseudoMarginal(), "2 hyperparameters (<= 2)"),
+        (gb.GPClassifier(X2, y2), gb.ISCorrectedNUTS(), "3 hyperparameters (> 2): NUTS on the EP marginal"),
+        (gb.GPClassifier(X5, np.sin(2 * X5[:, 0]) > 0, likelihood="logistic"), gb.ISCorrectedNUTS(),
+         "6 hyperparameters (> 2): NUTS on the Laplace marginal"),
         (gb.PoissonGP(_X(30, 1), np.arange(30) % 4), gb.PseudoMarginal(), "2 hyperparameters"),
+        (gb.PoissonGP(X4, np.arange(30) % 4), gb.ISCorrectedNUTS(), "5 hyperparameters (> 2)"),
         (gb.PoissonGP(_X(30, 1), np.arange(30) % 4, exposure=np.linspace(1, 2, 30)),
          gb.SliceSampler(representation="surr-site"), "per-bin exposure"),
     ]
@@ -36,7 +37,7 @@ def test_the_choice_per_model_and_number_of_hyperparameters():
         assert meth == expected, (type(model).__name__, meth)
         assert why in reason and "benchmarks/results/" in reason, reason
         assert meth.label in gb.methods(model)  # the choice is one of the model's methods
-    assert (inference.MAX_RANDOM_WALK_HYPERPARAMETERS, inference.MAX_PSEUDO_MARGINAL_HYPERPARAMETERS) == (6, 5)
+    assert (inference.MAX_RANDOM_WALK_HYPERPARAMETERS, inference.MAX_PSEUDO_MARGINAL_HYPERPARAMETERS) == (6, 2)
     sparse = gb.SparseGPClassifier(X2, y2, n_inducing=5)
     assert inference.default_method(sparse)[0] == gb.JointHMC()
     lvm = gb.GPLVMRegressor(_X(12, 1), np.sin(_X(12, 1)), latent_dim=1, n_inducing=4)
@@ -100,3 +101,18 @@ def test_an_explicit_method_runs_as_before_and_bad_budgets_are_named():
     assert fixed.posterior.sizes["draw"] == 30 and fixed.sample_stats.attrs["stopped"] == "length"
     rule = gb.api._stop_rule(True, 1000, {"draws": 300, "seconds": 60})
     assert (rule.max_draws, rule.max_seconds, rule.rhat, rule.ess_bulk) == (300, 60.0, 1.01, 400.0)
+
+
+def test_the_default_run_of_a_classifier_with_many_hyperparameters_reaches_the_stop_rule():
+    """An ARD classifier (3 hyperparameters): the default is the IS-corrected NUTS, run until the weighted
+    estimator's bulk ESS is >= 400 and R-hat <= 1.01 on every hyperparameter (read back from the result)."""
+    from gpbayes.diagnostics import importance_corrected_summary
+
+    X = _X(25, 2, seed=4)
+    clf = gb.GPClassifier(X, np.sin(2 * X[:, 0]) + 0.3 * np.random.default_rng(4).standard_normal(25) > 0)
+    with pytest.warns(inference.DefaultMethodWarning, match="running 'nuts-is' until split R-hat < 1.01"):
+        idata = gb.sample(clf, n_warmup=150, seed=2, progress=False, cores=2)
+    assert idata.sample_stats.attrs["stopped"] == "converged"
+    s = importance_corrected_summary(gb.api.psi_draws(idata).values, idata.sample_stats["log_weight"].values)
+    assert s["rhat"].max() <= 1.01 and s["ess_bulk"].min() >= 400
+    assert idata.posterior.sizes["draw"] < 10_000

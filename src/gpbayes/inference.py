@@ -1586,15 +1586,15 @@ class GPLVMPseudoMarginal(Method):
 MAX_RANDOM_WALK_HYPERPARAMETERS = 6
 
 #: The most hyperparameters for which ``gb.sample(model)`` picks pseudo-marginal MH for a latent-Gaussian
-#: model (GPClassifier, PoissonGP); above it, slice sampling in the surrogate-data representation.
-#: Measured (benchmarks/results/bench_default_method.txt, synthetic probit, n = 100, 4 chains):
-#: 2 hyperparameters: PM-MH 46.6 min bulk ESS per CPU-s, slice surr-site 4.6, SURR 4.3; 5: PM-MH
-#: 4 x 5000 draws gave min ESS 208 (R-hat 1.064) in 33 CPU-s, slice 4 x 1000 min ESS 59 (R-hat
-#: 1.046) in 43 CPU-s, SURR 4 x 5000 min ESS 20; 9: PM-MH 4 x 8000 min ESS 36 (R-hat 1.108) in
-#: 45 CPU-s, slice 4 x 1000 min ESS 58 (R-hat 1.059) in 64 CPU-s (neither converged; slice ahead
-#: in both).  Issue 24: 15 hyperparameters, PM-MH R-hat 1.56 after 4 x 1,500 and stuck chains at
-#: 4 x 10,000.  Not measured: 6-8.
-MAX_PSEUDO_MARGINAL_HYPERPARAMETERS = 5
+#: model (GPClassifier, PoissonGP); above it, the IS-corrected NUTS (``ISCorrectedNUTS``), and slice
+#: sampling in the surrogate-data representation where that does not apply (per-bin exposure).
+#: Measured (benchmarks/results/bench_default_method.txt, n = 100, 4 chains x (500 + 1000), min bulk
+#: ESS per CPU-s; the weighted estimator's ESS for nuts-is): 2 hyperparameters, probit: PM-MH 46.6,
+#: nuts-is 33.7, slice surr-site 4.6; Poisson: PM-MH 70.1, nuts-is 32.5, slice 10.2; Pima isotropic
+#: (300 rows): PM-MH 13.2, nuts-is 4.1.  5 (probit ARD): nuts-is 38.4, PM-MH 6.3 (4 x 5000).  9 (probit
+#: ARD): nuts-is 29.5, slice 0.89, PM-MH 0.80; Pima ARD: nuts-is 11.8, PM-MH 0.51, slice 0.25.  Issue 24:
+#: 15 hyperparameters, PM-MH R-hat 1.56 after 4 x 1,500 and stuck chains at 4 x 10,000.  Not measured: 3-4.
+MAX_PSEUDO_MARGINAL_HYPERPARAMETERS = 2
 
 
 class DefaultMethodWarning(UserWarning):
@@ -1617,9 +1617,10 @@ def default_method(model) -> tuple[Method, str]:
       (Boston Housing ARD, p = 15: 3.13x NumPyro's NUTS, bench_peers_housing_4x500.txt).
     * GPClassifier, PoissonGP: :class:`PseudoMarginal` (Laplace, N_imp 64) for p <=
       :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS` (Pima isotropic, p = 2: 10-13x NumPyro's joint
-      NUTS, issue 24; ahead of the slice samplers and SURR at p = 2 and 5); above, and for a
-      PoissonGP with per-bin exposure (where the importance estimator does not apply),
-      :class:`SliceSampler` ``"surr-site"`` (M&A's surrogate-data representation; ahead at p = 9).
+      NUTS, issue 24; ahead of nuts-is and the slice samplers at p = 2); above,
+      :class:`ISCorrectedNUTS` (NUTS on the EP or Laplace marginal, importance-corrected: 6x PM-MH at
+      p = 5, over 20x PM-MH and slice at p = 9); for a PoissonGP with per-bin exposure (where the
+      importance estimator does not apply) :class:`SliceSampler` ``"surr-site"``.
     * SparseGPClassifier: :class:`JointHMC` -- Hensman et al.'s claim, reproduced
       (default_scale/sparse_mcmc.json: PSRF < 1.1 in 93 vs 922 iterations with the RBF kernel;
       Gibbs did not reach it with ARD).
@@ -1647,21 +1648,23 @@ def default_method(model) -> tuple[Method, str]:
     pm = PseudoMarginal()
     if p <= MAX_PSEUDO_MARGINAL_HYPERPARAMETERS and pm.why_not(model) is None:
         return pm, (f"{name} with {p} hyperparameters (<= {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): pseudo-marginal "
-                    "MH (Laplace, N_imp 64), the fastest measured with few hyperparameters (Pima isotropic, 2: 13x "
-                    "NumPyro's joint NUTS in min bulk ESS per CPU-second, issue 24; ahead of slice surr-site and "
-                    f"SURR with 2 and 5, {_EVIDENCE})")
-    why = (f"{p} hyperparameters (> {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): random-walk pseudo-marginal MH mixes "
-           f"slowly there (9: min ESS 36, R-hat 1.108 after 4 x 8000 draws, {_EVIDENCE}; 15: R-hat 1.56 after "
-           "4 x 1,500, issue 24)" if p > MAX_PSEUDO_MARGINAL_HYPERPARAMETERS else pm.why_not(model))
+                    "MH (Laplace, N_imp 64), the fastest measured with few hyperparameters (min bulk ESS per "
+                    "CPU-second with 2: probit 46.6 vs nuts-is 33.7, Poisson 70.1 vs 32.5, Pima isotropic 13.2 vs "
+                    f"4.1, and 13x NumPyro's joint NUTS on Pima, issue 24; {_EVIDENCE})")
+    isnuts = ISCorrectedNUTS()
+    if isnuts.why_not(model) is None:
+        marginal = "EP" if isnuts.importance_density(model) == "ep" else "Laplace"
+        return isnuts, (f"{name} with {p} hyperparameters (> {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}): NUTS on the "
+                        f"{marginal} marginal with an importance-sampling correction (exact; Vihola et al. 2020), the fastest "
+                        "measured with more hyperparameters (min bulk ESS per CPU-second with 5: 38.4 vs "
+                        "pseudo-marginal MH's 6.3; with 9: 29.5 vs 0.80 and slice surr-site's 0.89; "
+                        f"{_EVIDENCE})")
     return SliceSampler(representation="surr-site"), (
-        f"{name}: slice sampling in the surrogate-data representation (M&A Alg. 4, surr-site), the fastest "
-        f"measured with many hyperparameters (9: min bulk ESS per CPU-second 0.89 vs PM-MH's 0.80 and a lower "
-        f"R-hat, {_EVIDENCE}); not pseudo-marginal MH: {why}")
+        f"{name}: {pm.why_not(model)}; slice sampling in the surrogate-data representation (M&A Alg. 4, "
+        f"surr-site) applies (min bulk ESS per CPU-second with 9 hyperparameters: 0.89 vs pseudo-marginal MH's "
+        f"0.80, {_EVIDENCE})")
 
 
-# ---------------------------------------------------------------------------
-# strings as aliases
-# ---------------------------------------------------------------------------
 def methods(model) -> tuple[str, ...]:
     """The method strings ``gb.sample`` accepts for this model (the aliases of the methods that apply)."""
     return tuple(a for a, (cls, fixed) in _ALIASES.items() if cls(**fixed).why_not(model) is None)
