@@ -225,6 +225,25 @@ def test_weighted_mcse_matches_the_spread_over_replications():
     assert s["importance_efficiency"] == pytest.approx(np.exp(-0.25), abs=0.1)
 
 
+def test_pareto_k_of_the_weights_and_psis_smoothing():
+    # weights with a Pareto(1 / xi) tail: k^ estimates xi; smoothing lowers the largest weight's share
+    rng = np.random.default_rng(2)
+    for xi in (0.3, 0.8):
+        lw = np.log(rng.pareto(1.0 / xi, size=(2, 2000)) + 1.0)  # P(w > t) ~ t^(-1 / xi)
+        x = rng.normal(size=(2, 2000, 1))
+        raw = diagnostics.importance_corrected_summary(x, lw)
+        assert raw["pareto_k"] == pytest.approx(xi, abs=0.15)
+        smoothed, k = diagnostics.smoothed_log_weights(lw)
+        assert k == raw["pareto_k"] and smoothed.shape == lw.shape
+        share = lambda v: np.exp(v.max() - np.logaddexp.reduce(v.ravel()))  # noqa: E731
+        if xi > 0.5:  # a heavy tail: the largest weight's share falls
+            assert share(smoothed) < share(lw)
+        psis = diagnostics.importance_corrected_summary(x, lw, smoothing="psis")
+        assert abs(psis["mean"][0]) < 4 * psis["mcse_mean"][0]  # x is independent of the weights: mean 0
+    with pytest.raises(ValueError, match="smoothing"):
+        diagnostics.importance_corrected_summary(x, lw, smoothing="truncate")
+
+
 def test_summary_refuses_bad_shapes_and_weights():
     with pytest.raises(ValueError, match="log_weights"):
         diagnostics.importance_corrected_summary(np.zeros((2, 10, 1)), np.zeros((2, 9)))
@@ -253,7 +272,7 @@ def test_gb_sample_records_weights_and_summary_is_weighted():
         assert np.array_equal(a.posterior[n].values, b.posterior[n].values)
     assert np.array_equal(lw, b.sample_stats["log_weight"].values)
     table = gb.summary(a)
-    assert {"mean", "mcse_mean", "ess_bulk", "importance_efficiency"} <= set(table.columns)
+    assert {"mean", "mcse_mean", "ess_bulk", "importance_efficiency", "pareto_k"} <= set(table.columns)
     theta = np.exp(gb.api.psi_draws(a).values)
     w = np.exp(lw - lw.max())
     expect = (theta * w[..., None]).sum((0, 1)) / w.sum()

@@ -496,8 +496,9 @@ def _weighted_summary(idata, names):
     """``summary``'s table for importance-corrected draws (``sample_stats["log_weight"]``,
     ``gpbayes.mcmc.is_corrected``): weighted mean and sd of theta = exp(psi), weighted 3 % and 97 %
     quantiles (equal-tailed, ``q_3%``/``q_97%``), the Monte Carlo error and bulk/mean ESS of the
-    weighted estimator (``diagnostics.importance_corrected_summary``), the chain's R-hat and Kish's
-    ``importance_efficiency``; the unweighted chain's own columns (tail ESS, MCSE of the sd) are dropped."""
+    weighted estimator (``diagnostics.importance_corrected_summary``), the chain's R-hat, Kish's
+    ``importance_efficiency`` and the weights' Pareto ``pareto_k`` (> 0.7: the weighted estimates are
+    unreliable, Vehtari et al. 2024); the unweighted chain's own columns (tail ESS, MCSE of the sd) are dropped."""
     import arviz as az
 
     from . import diagnostics
@@ -519,7 +520,9 @@ def _weighted_summary(idata, names):
                         ("r_hat", summ["rhat"])):
         table[col] = values
     table["importance_efficiency"] = summ["importance_efficiency"]
-    return table[["mean", "sd", "q_3%", "q_97%", "mcse_mean", "ess_bulk", "ess_mean", "r_hat", "importance_efficiency"]]
+    table["pareto_k"] = summ["pareto_k"]
+    return table[["mean", "sd", "q_3%", "q_97%", "mcse_mean", "ess_bulk", "ess_mean", "r_hat", "importance_efficiency",
+                  "pareto_k"]]
 
 
 def hyperparameter_names(idata) -> list[str]:

@@ -67,6 +67,7 @@ __all__ = [
     "summarise",
     "SUMMARY_METRICS",
     "importance_corrected_summary",
+    "smoothed_log_weights",
 ]
 
 #: Minimum number of draws per chain accepted by every diagnostic.
@@ -654,7 +655,30 @@ def _weighted_mean_and_ess(h: np.ndarray, wn: np.ndarray) -> tuple[float, float,
     return mu, sd, mcse, sd * sd / (mcse * mcse)
 
 
-def importance_corrected_summary(draws: Any, log_weights: Any) -> dict:
+def smoothed_log_weights(log_weights: Any) -> tuple[np.ndarray, float]:
+    """Pareto-smoothed log importance weights and the Pareto shape k^ of their tail (PSIS; Vehtari,
+    Simpson, Gelman, Yao & Gabry 2024, JMLR 25(72), Alg. 1, by ``arviz.psislw`` with r_eff = 1).
+
+    The largest M = min(S / 5, 3 sqrt(S)) of the S weights are replaced by the expected order
+    statistics of a generalized Pareto distribution fitted to them, and the weights truncated at
+    the largest raw weight: one lucky over-estimate of p(y | theta) no longer carries the whole sum.
+    The estimates stay consistent as S grows when k^ < 1 and are reliable for k^ < 0.7 (their
+    Sec. 3-4); k^ is the diagnostic to report with them.  Returns the smoothed log weights
+    (unnormalised, same shape, -inf kept) and k^.
+    """
+    import arviz as az
+
+    lw = np.asarray(log_weights, dtype=np.float64)
+    flat = lw.ravel()
+    finite = np.isfinite(flat)
+    out = np.full(flat.shape, -np.inf)
+    with np.errstate(all="ignore"):
+        smoothed, k = az.psislw(flat[finite] - np.max(flat[finite]), reff=1.0, normalize=False)
+    out[finite] = np.asarray(smoothed)
+    return out.reshape(lw.shape), float(np.asarray(k))
+
+
+def importance_corrected_summary(draws: Any, log_weights: Any, smoothing: str | None = None) -> dict:
     """Posterior summaries of weighted MCMC draws (an approximate chain corrected by importance weights).
 
     ``draws`` (chain, draw, p) from a chain on an approximate posterior and ``log_weights``
@@ -671,7 +695,9 @@ def importance_corrected_summary(draws: Any, log_weights: Any) -> dict:
     * ``rhat``: split rank-normalised R-hat of the (unweighted) approximate chain;
 
     and the scalar ``importance_efficiency``: Kish's (sum w)^2 / (N sum w^2), the fraction of the
-    draws' information the weights keep.
+    draws' information the weights keep; ``pareto_k``: the Pareto shape k^ of the weights' tail
+    (:func:`smoothed_log_weights`; above 0.7 the weighted estimates are unreliable).  With
+    ``smoothing="psis"`` the weights are Pareto-smoothed first (:func:`smoothed_log_weights`).
     """
     x = np.asarray(draws, dtype=np.float64)
     lw = np.asarray(log_weights, dtype=np.float64)
@@ -679,6 +705,12 @@ def importance_corrected_summary(draws: Any, log_weights: Any) -> dict:
         raise ValueError(f"draws must be (chain, draw, p) and log_weights (chain, draw); got {x.shape} and {lw.shape}")
     if np.any(np.isnan(lw)) or not np.any(np.isfinite(lw)) or np.any(lw == np.inf):
         raise ValueError("log_weights must be finite or -inf, with at least one finite")
+    if smoothing not in (None, "psis"):
+        raise ValueError(f"smoothing must be None or 'psis', got {smoothing!r}")
+    n_finite = int(np.sum(np.isfinite(lw)))
+    k = smoothed_log_weights(lw)[1] if n_finite >= 10 else np.nan
+    if smoothing == "psis" and n_finite >= 10:
+        lw = smoothed_log_weights(lw)[0]
     w = np.exp(lw - np.max(lw))
     wn = w / np.mean(w)
     p = x.shape[2]
@@ -689,4 +721,5 @@ def importance_corrected_summary(draws: Any, log_weights: Any) -> dict:
         out["ess_bulk"][j] = _weighted_mean_and_ess(_z_scale(h), wn)[3]
         out["rhat"][j] = split_rhat(h, rank_normalize=True) if h.shape[1] >= MIN_DRAWS else np.nan
     out["importance_efficiency"] = float(np.sum(w) ** 2 / (w.size * np.sum(w * w)))
+    out["pareto_k"] = k
     return out

@@ -75,9 +75,15 @@ class ApproximateLogPosterior:
         if approximation not in ("laplace", "ep"):
             raise ValueError(f"approximation must be 'laplace' or 'ep', got {approximation!r}")
         self.kernel, self.prior, self.likelihood, self.approximation = kernel, prior, likelihood, approximation
-        # Laplace: Newton converges quadratically, so a tight tolerance costs at most one more step;
-        # EP converges linearly: 1e-6 on log Z_EP (its "logz" rule)
-        self.tol = tol if tol is not None else (1e-9 if approximation == "laplace" else 1e-6)
+        # Laplace: Newton converges quadratically, so a tight tolerance costs at most one more step.
+        # EP converges linearly: its default 1e-4 on log Z_EP (the "logz" rule).  Measured on Ionosphere
+        # ARD (n = 351, 34 hyperparameters, 2 x (300 + 300)): 1e-6 took 15 ms per gradient (7 EP updates
+        # from the previous point's sites), 1e-4 10 ms (3); the same 13.5-13.9 leapfrog steps per draw,
+        # min weighted bulk ESS per CPU-s 0.16 and 0.48.  The warm-started fit makes the chain's log
+        # density a function of psi only to that tolerance; the weights divide by the value the chain
+        # used, and tests/test_is_corrected.py checks the EP chain's weighted estimates against the
+        # exact posterior at this default.
+        self.tol = tol if tol is not None else (1e-9 if approximation == "laplace" else 1e-4)
         self.X = np.asarray(X, dtype=np.float64)
         self.y = likelihood.check_targets(y)
         self.last = None  # the approximation of the last successful evaluation
