@@ -306,7 +306,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
       ``n_tuning_samples=1000``, ``n_per_iteration_amis=50``.
     * ``TypeIIML`` ("type2-ml"; GPRegressor, GPLVMRegressor): ``n_restarts=3``.
     * ``PseudoMarginal`` ("pseudo-marginal"; GPClassifier, PoissonGP):
-      ``approximation='laplace'``, ``n_imp=64``, ``proposal_cov=None``, ``target_accept=0.25``,
+      ``approximation='laplace'``, ``n_imp=64`` (or ``"auto"``: chosen per chain at the approximate
+      posterior's mode, Doucet et al. 2015), ``proposal_cov=None``, ``target_accept=0.25``,
       ``adapt_on='laplace'``, ``initial_scale=None``, ``adapt_covariance=True``, ``rho=0.0``.
     * ``ISCorrectedNUTS`` ("nuts-is"; GPClassifier, PoissonGP): ``n_imp=64``, ``approximation=None``
       (EP where offered, else Laplace), ``max_tree_depth=10``,

@@ -28,8 +28,11 @@ __all__ = ["CROSSOVER_N", "USER_THREAD_VARIABLES", "user_chose_threads", "sampli
 #: n (rows of the n x n matrices) from which the BLAS threading is left to the BLAS library.
 #: Measured (benchmarks/bench_threads.py, GP regression's value and gradient, AMD EPYC 2 cores,
 #: shared, load average 8-9): one thread was faster in wall time (2 threads: 0.19-0.37x) and
-#: 3-5x cheaper in CPU time at every n from 250 to 3000, the largest measured; so one thread up to
-#: there, and no decision above, where nothing was measured (re-measure on an idle machine).
+#: 3-5x cheaper in CPU time at every n from 250 to 3000.  Above, on the machine near idle
+#: (benchmarks/bench_threads.py --large, benchmarks/results/bench_threads_large.txt): a second thread
+#: cut the wall time of one pseudo-marginal estimate by 1.10x at n = 3000 (0.92x in a second run),
+#: 1.36x at 4000 and 1.60x at 5000, at 1.68x, 1.42x and 1.23x the CPU time; so the BLAS library's
+#: threading from n = 4000, where it pays in wall time.
 CROSSOVER_N = 4000
 
 #: environment variables by which a user chooses the BLAS/OpenMP threading themselves

@@ -4,10 +4,13 @@ from .grid import log_marginal_estimates_on_grid
 from .importance import (
     ImportanceSample,
     PseudoMarginalTarget,
+    choose_n_imp,
     covariance_and_factor,
     importance_log_marginal,
     importance_log_weights,
     importance_sample,
+    log_estimate_sd,
+    predicted_n_imp,
     select_draw,
 )
 
@@ -20,4 +23,7 @@ __all__ = [
     "covariance_and_factor",
     "PseudoMarginalTarget",
     "log_marginal_estimates_on_grid",
+    "choose_n_imp",
+    "log_estimate_sd",
+    "predicted_n_imp",
 ]
