@@ -57,7 +57,7 @@ def test_every_default_is_the_library_function_s_or_says_why_it_is_the_api_s():
 
 def test_every_string_is_an_alias_of_a_method_object():
     aliases = {a: v for a, v in inference.registry().items() if v[0].__module__ == "gpbayes.inference"}
-    old = {"rwmh", "hmc", "nuts", "slice", "amis", "mamis", "amis-mamis", "type2-ml", "pseudo-marginal", "pm-amis",
+    old = {"rwmh", "hmc", "nuts", "slice", "amis", "mamis", "amis-mamis", "type2-ml", "pseudo-marginal", "nuts-is", "pm-amis",
            "aa", "surr", "ep-ml", "joint-hmc", "gibbs", "pm-within-gibbs",
            *(f"slice-{r}" for r in ("fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor"))}
     assert set(aliases) == old
@@ -89,6 +89,8 @@ def test_every_string_is_an_alias_of_a_method_object():
     (lambda: gb.SparseGibbs(psi_scale=0), r"SparseGibbs\.psi_scale must be a number in \(0, inf\)"),
     (lambda: gb.GPLVMPseudoMarginal(adapt_start=-1), r"adapt_start must be an integer >= 0 or None"),
     (lambda: gb.TypeIIML(n_restarts=0), r"TypeIIML\.n_restarts must be an integer >= 1"),
+    (lambda: gb.ISCorrectedNUTS(n_imp=0), r"ISCorrectedNUTS\.n_imp must be an integer >= 1, got 0"),
+    (lambda: gb.ISCorrectedNUTS(approximation="vb"), r"ISCorrectedNUTS\.approximation must be one of \['laplace', 'ep'\] or None"),
 ])
 def test_a_bad_field_stops_with_its_name_and_the_allowed_values(make, match):
     with pytest.raises(ValueError, match=match):
