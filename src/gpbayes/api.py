@@ -444,7 +444,7 @@ def _warn_if_not_converged(idata, stop: runner.StopRule) -> None:
     from . import diagnostics
 
     psi = psi_draws(idata).values
-    if "log_weight" in idata.sample_stats:  # importance-corrected draws: the weighted estimator's ESS
+    if _weighted_draws(idata):  # importance-corrected draws: the weighted estimator's ESS
         summ = diagnostics.importance_corrected_summary(psi, idata.sample_stats["log_weight"].values)
         rhat, ess = float(np.max(summ["rhat"])), float(np.min(summ["ess_bulk"]))
     else:
@@ -476,7 +476,7 @@ def summary(idata, **kwargs):
             table = az.summary(idata, var_names=names, kind="stats")
         return table[["mean"]].rename(columns={"mean": "estimate"})
     ss = idata.sample_stats
-    if "log_weight" in ss:
+    if _weighted_draws(idata):
         table = _weighted_summary(idata, names)
     else:
         table = az.summary(idata, var_names=names, **kwargs)
@@ -491,6 +491,14 @@ def summary(idata, **kwargs):
         if total > 0 and "ess_bulk" in table:
             table["ess_bulk_per_1k_cubic"] = table["ess_bulk"] / total * 1000.0
     return table
+
+
+def _weighted_draws(idata) -> bool:
+    """The posterior draws carry importance weights per draw (``sample_stats["log_weight"]`` over
+    (chain, draw): ``ISCorrectedNUTS``), as opposed to an importance sample resampled into them (AMIS,
+    whose ``log_weight`` runs over ``importance_sample``)."""
+    ss = idata.sample_stats
+    return "log_weight" in ss and tuple(ss["log_weight"].dims) == ("chain", "draw")
 
 
 def _weighted_summary(idata, names):
