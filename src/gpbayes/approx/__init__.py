@@ -187,5 +187,23 @@ class GaussianApproximation:
         return self.K - linalg.matmul(V.T, V)
 
 
+def _marginal_and_grad(kernel, psi, X, y, likelihood, fit, trace_matrix, targets_checked: bool):
+    """An approximate log marginal and its gradient in psi, for ``laplace_log_marginal_and_grad`` and
+    ``ep_log_marginal_and_grad``: K = kernel(psi, X), ``q = fit(K, y)``, then the gradient
+    1/2 tr(M dK/dpsi_j) for every j from ``M = trace_matrix(q, K, y)`` (symmetric, Fortran-ordered) in
+    one ``kernel.gradient_traces`` call; the O(n^3) operations of M are added to ``q.n_cubic``."""
+    psi = np.asarray(psi, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    if not targets_checked:
+        y = likelihood.check_targets(y)
+    K = kernel(psi, X)
+    q = fit(K, y)
+    with linalg.count_ops() as ops:
+        M = trace_matrix(q, K, y)
+        grad = 0.5 * kernel.gradient_traces(psi, X, M, K, overwrite_W=True)
+    q = dataclasses.replace(q, n_cubic=q.n_cubic + ops.cubic)
+    return float(q.log_marginal), grad, q
+
+
 from .ep import ep_approximation, ep_log_marginal_and_grad  # noqa: E402
 from .laplace import laplace_approximation, laplace_log_marginal_and_grad  # noqa: E402

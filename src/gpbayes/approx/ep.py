@@ -125,7 +125,6 @@ depends on the start at the level of the stopping tolerance.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -133,7 +132,7 @@ from scipy.linalg import blas
 
 from .. import linalg
 from ..likelihoods import Probit, probit_tilted_moments
-from . import GaussianApproximation, _not_converged
+from . import GaussianApproximation, _marginal_and_grad, _not_converged
 
 __all__ = ["ep_approximation", "ep_log_marginal_and_grad", "probit_tilted_moments"]
 
@@ -589,18 +588,17 @@ def ep_log_marginal_and_grad(
     Cost: the EP run (warm-started from ``sites_init``, e.g. the previous psi's ``(q.nu, q.w)``)
     plus one inverse B^-1 from its Cholesky factor.
     """
-    psi = np.asarray(psi, dtype=np.float64)
-    X = np.asarray(X, dtype=np.float64)
-    if not targets_checked:
-        y = likelihood.check_targets(y)
-    K = kernel(psi, X)
-    q = ep_approximation(K, y, likelihood, sites_init=sites_init, tol=tol, max_iter=max_iter, targets_checked=True)
-    with linalg.count_ops() as ops:
+    def fit(K, y):
+        return ep_approximation(K, y, likelihood, sites_init=sites_init, tol=tol, max_iter=max_iter,
+                                targets_checked=True)
+
+    def trace_matrix(q, K, y):
+        # b b^T - S~^1/2 B^-1 S~^1/2 (R&W Alg. 5.2), B^-1 from its factor, in place
         sw = q.sqrt_w
         M = linalg.cho_inverse(q.B_chol)
         M *= -sw[:, None]
         M *= sw[None, :]
         M += np.outer(q.alpha, q.alpha)
-        grad = 0.5 * kernel.gradient_traces(psi, X, np.asfortranarray(M), K, overwrite_W=True)
-    q = dataclasses.replace(q, n_cubic=q.n_cubic + ops.cubic)
-    return float(q.log_marginal), grad, q
+        return np.asfortranarray(M)
+
+    return _marginal_and_grad(kernel, psi, X, y, likelihood, fit, trace_matrix, targets_checked)

@@ -58,13 +58,11 @@ discarded.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from scipy.linalg import blas as _blas
 
 from .. import linalg
-from . import GaussianApproximation, _not_converged
+from . import GaussianApproximation, _marginal_and_grad, _not_converged
 
 __all__ = ["laplace_approximation", "laplace_log_marginal_and_grad"]
 
@@ -261,13 +259,10 @@ def laplace_log_marginal_and_grad(
     Returns ``(log q, gradient (p,), the approximation)``; the approximation's ``m`` is the
     warm start (``f_init``) of the next call at a nearby psi.
     """
-    psi = np.asarray(psi, dtype=np.float64)
-    X = np.asarray(X, dtype=np.float64)
-    if not targets_checked:
-        y = likelihood.check_targets(y)
-    K = kernel(psi, X)
-    q = laplace_approximation(K, y, likelihood, f_init=f_init, tol=tol, max_iter=max_iter, targets_checked=True)
-    with linalg.count_ops() as ops:
+    def fit(K, y):
+        return laplace_approximation(K, y, likelihood, f_init=f_init, tol=tol, max_iter=max_iter, targets_checked=True)
+
+    def trace_matrix(q, K, y):
         sw = q.sqrt_w
         u = likelihood.d1(y, q.m)
         # R = W^1/2 B^-1 W^1/2 (R&W Alg. 5.1 line 5, from the factor of B)
@@ -283,8 +278,7 @@ def laplace_log_marginal_and_grad(
         # [a, u, v] against [a, v, u] (one pass over the n x n memory instead of three outer products)
         M = np.asfortranarray(R)
         M *= -1.0
-        M = _blas.dgemm(1.0, np.column_stack([q.alpha, u, v]), np.column_stack([q.alpha, v, u]), beta=1.0, c=M,
-                        trans_b=True, overwrite_c=True)
-        grad = 0.5 * kernel.gradient_traces(psi, X, M, K, overwrite_W=True)
-    q = dataclasses.replace(q, n_cubic=q.n_cubic + ops.cubic)
-    return float(q.log_marginal), grad, q
+        return _blas.dgemm(1.0, np.column_stack([q.alpha, u, v]), np.column_stack([q.alpha, v, u]), beta=1.0, c=M,
+                           trans_b=True, overwrite_c=True)
+
+    return _marginal_and_grad(kernel, psi, X, y, likelihood, fit, trace_matrix, targets_checked)
