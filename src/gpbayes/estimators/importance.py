@@ -595,6 +595,12 @@ def choose_n_imp(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, 
     log-ratio's variance is twice that of log p~, so the two rules agree; for ``rho = 0`` the rule
     uses the sd of log p~ as Doucet et al. do.
 
+    Where the weights are heavy-tailed (a q much narrower than p(f | y, theta) in some direction: Var(w)
+    infinite) the variance of log p~ does not fall as 1 / N and the sd at one psi says little about
+    the sd elsewhere; ``NImpChoice.c_ratio`` shows the first, nothing here the second.  Measured on a
+    13-feature ARD probit problem (benchmarks/bench_sticking.py): sd 0.41 at the mode with N = 64,
+    0.37 with N = 256, and 1.1-1.4 where the chains stuck.
+
     Parameters
     ----------
     target : the ``PseudoMarginalTarget`` (its ``n_imp`` is not used).
@@ -606,12 +612,6 @@ def choose_n_imp(target: "PseudoMarginalTarget", psi, rng: np.random.Generator, 
     n_pilot, n_repeats : draws per estimate of the first round (>= 1), estimates per round (>= 2).
     n_min, n_max : bounds of the choice (1 <= n_min <= n_max).
     n_rounds : measurement rounds (>= 1); round k > 1 measures at round k-1's choice.
-
-    Where the weights are heavy-tailed (a q much narrower than p(f | y, theta) in some direction: Var(w)
-    infinite) the variance of log p~ does not fall as 1 / N and the sd at one psi says little about
-    the sd elsewhere; ``NImpChoice.c_ratio`` shows the first, nothing here the second.  Measured on a
-    13-feature ARD probit problem (benchmarks/bench_sticking.py): sd 0.41 at the mode with N = 64,
-    0.37 with N = 256, and 1.1-1.4 where the chains stuck.
 
     Returns
     -------
