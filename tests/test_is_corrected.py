@@ -183,7 +183,7 @@ def test_weighted_chain_matches_exact_posterior(chain9, exact9, laplace9):
 
 def test_same_seed_same_weighted_chain():
     def run():
-        logpost = is_corrected.LaplaceLogPosterior(KERNEL9, T.X10, T.Y10, T.PROBIT, T.PRIOR)
+        logpost = is_corrected.ApproximateLogPosterior(KERNEL9, T.X10, T.Y10, T.PROBIT, T.PRIOR)
         est = PseudoMarginalTarget(T.X10, T.Y10, KERNEL9, T.PROBIT, T.PRIOR, n_imp=8, warm_start=True)
         spec = is_corrected.chain_spec(np.array([0.0]), logpost, est, n_adapt=30)
         return runner.run_spec(np.random.default_rng(5), spec, n_draws=40)

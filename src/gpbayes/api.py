@@ -508,11 +508,8 @@ def _weighted_summary(idata, names):
     weighted estimator (``diagnostics.importance_corrected_summary``), the chain's R-hat, Kish's
     ``importance_efficiency`` and the weights' Pareto ``pareto_k`` (> 0.7: the weighted estimates are
     unreliable, Vehtari et al. 2024); the unweighted chain's own columns (tail ESS, MCSE of the sd) are dropped."""
-    import arviz as az
-
     from . import diagnostics
 
-    table = az.summary(idata, var_names=names, kind="diagnostics")[["r_hat"]]
     theta = np.stack([idata.posterior[n].values for n in names], axis=-1)
     lw = idata.sample_stats["log_weight"].values
     summ = diagnostics.importance_corrected_summary(theta, lw)
@@ -524,14 +521,14 @@ def _weighted_summary(idata, names):
         order = np.argsort(flat[:, j])
         cdf = np.cumsum(w[order])
         qs[j] = [flat[order, j][min(int(np.searchsorted(cdf, p)), cdf.size - 1)] for p in (0.03, 0.97)]
-    for col, values in (("mean", summ["mean"]), ("sd", summ["sd"]), ("q_3%", qs[:, 0]), ("q_97%", qs[:, 1]),
-                        ("mcse_mean", summ["mcse_mean"]), ("ess_bulk", summ["ess_bulk"]), ("ess_mean", summ["ess_mean"]),
-                        ("r_hat", summ["rhat"])):
-        table[col] = values
-    table["importance_efficiency"] = summ["importance_efficiency"]
-    table["pareto_k"] = summ["pareto_k"]
-    return table[["mean", "sd", "q_3%", "q_97%", "mcse_mean", "ess_bulk", "ess_mean", "r_hat", "importance_efficiency",
-                  "pareto_k"]]
+    columns = {"mean": summ["mean"], "sd": summ["sd"], "q_3%": qs[:, 0], "q_97%": qs[:, 1],
+               "mcse_mean": summ["mcse_mean"], "ess_bulk": summ["ess_bulk"], "ess_mean": summ["ess_mean"],
+               "r_hat": summ["rhat"], "importance_efficiency": np.full(len(names), summ["importance_efficiency"]),
+               "pareto_k": np.full(len(names), summ["pareto_k"])}
+    # a DataFrame as az.summary's, indexed by the hyperparameter names (xarray builds it)
+    table = xr.Dataset({c: ("param", v) for c, v in columns.items()}, coords={"param": names}).to_dataframe()
+    table.index.name = None
+    return table
 
 
 def hyperparameter_names(idata) -> list[str]:

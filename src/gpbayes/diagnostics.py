@@ -707,10 +707,11 @@ def importance_corrected_summary(draws: Any, log_weights: Any, smoothing: str | 
         raise ValueError("log_weights must be finite or -inf, with at least one finite")
     if smoothing not in (None, "psis"):
         raise ValueError(f"smoothing must be None or 'psis', got {smoothing!r}")
-    n_finite = int(np.sum(np.isfinite(lw)))
-    k = smoothed_log_weights(lw)[1] if n_finite >= 10 else np.nan
-    if smoothing == "psis" and n_finite >= 10:
-        lw = smoothed_log_weights(lw)[0]
+    k = np.nan
+    if np.sum(np.isfinite(lw)) >= 10:  # PSIS once: its k^ always, its weights when asked
+        smoothed, k = smoothed_log_weights(lw)
+        if smoothing == "psis":
+            lw = smoothed
     w = np.exp(lw - np.max(lw))
     wn = w / np.mean(w)
     p = x.shape[2]

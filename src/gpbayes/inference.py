@@ -823,6 +823,16 @@ def _pm_target(model, approx: str, n_imp: int):
                                 n_imp=n_imp)
 
 
+def _estimator_problem(model, approx: str | None) -> str | None:
+    """Why F&G's importance estimator (eq. 25) cannot serve ``model`` with the Gaussian ``approx``: a
+    PoissonGP with per-bin exposure (the estimator takes a scalar exposure), or an approximation the
+    likelihood does not offer (None: not checked).  None when it can."""
+    if isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
+        return ("PoissonGP with per-bin exposure: the importance estimator takes a scalar exposure; "
+                "use method 'aa', 'surr' or 'slice-<representation>'")
+    return None if approx is None else _approximation_problem(model, approx)
+
+
 def _check_option_first(method: Method, model) -> None:
     """A model the method applies to with an option it does not allow: the option's message alone."""
     reason = method.why_not(model)
@@ -941,11 +951,7 @@ class PseudoMarginal(_Latent):
     def why_not(self, model):
         """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar),
         and an ``approximation`` the likelihood does not offer (``Likelihood.approximations``)."""
-        reason = super().why_not(model)
-        if reason is None and isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
-            return ("PoissonGP with per-bin exposure: the importance estimator takes a scalar exposure; "
-                    "use method 'aa', 'surr' or 'slice-<representation>'")
-        return reason or _approximation_problem(model, self.approximation)
+        return super().why_not(model) or _estimator_problem(model, self.approximation)
 
     def check(self, model):
         """Stop with the option's own message when the model fits but the option does not
@@ -1108,14 +1114,9 @@ class ISCorrectedNUTS(_Latent):
         _choice(self, "mass_adaptation", ("diagonal", "dense"))
 
     def why_not(self, model):
-        """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar)."""
-        reason = super().why_not(model)
-        if reason is None and isinstance(model, PoissonGP) and np.ndim(model.likelihood.exposure) > 0:
-            return ("PoissonGP with per-bin exposure: the importance estimator takes a scalar exposure; "
-                    "use method 'aa', 'surr' or 'slice-<representation>'")
-        if reason is None and self.approximation is not None:
-            return _approximation_problem(model, self.approximation)
-        return reason
+        """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar),
+        and an ``approximation`` the likelihood does not offer."""
+        return super().why_not(model) or _estimator_problem(model, self.approximation)
 
     def check(self, model):
         """Stop with the option's own message when the model fits but the option does not."""
@@ -1136,10 +1137,10 @@ class ISCorrectedNUTS(_Latent):
 
         if n_warmup == 0:
             raise ValueError("nuts-is needs a warm-up to tune its step size: give n_warmup >= 1")
+        approx = self.importance_density(model)
         specs = []
         for r in rngs:
             psi0 = self._psi0(model, r)
-            approx = self.importance_density(model)
             logpost = is_corrected.ApproximateLogPosterior(model.kernel, model.X, model.y, model.likelihood,
                                                            model.prior, approximation=approx)
             est = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
@@ -1665,6 +1666,9 @@ def default_method(model) -> tuple[Method, str]:
         f"0.80, {_EVIDENCE})")
 
 
+# ---------------------------------------------------------------------------
+# strings as aliases
+# ---------------------------------------------------------------------------
 def methods(model) -> tuple[str, ...]:
     """The method strings ``gb.sample`` accepts for this model (the aliases of the methods that apply)."""
     return tuple(a for a, (cls, fixed) in _ALIASES.items() if cls(**fixed).why_not(model) is None)

@@ -52,7 +52,7 @@ from ..approx.ep import ep_log_marginal_and_grad
 from ..approx.laplace import laplace_log_marginal_and_grad
 from . import nuts, runner
 
-__all__ = ["ApproximateLogPosterior", "LaplaceLogPosterior", "ISCorrectionInfo", "WeightedAdaptation", "chain_spec"]
+__all__ = ["ApproximateLogPosterior", "ISCorrectionInfo", "WeightedAdaptation", "chain_spec"]
 
 _FAILURES = (np.linalg.LinAlgError, FloatingPointError, linalg.NotPositiveDefiniteError, ValueError)
 
@@ -124,11 +124,6 @@ class ApproximateLogPosterior:
                 return -math.inf, nan
         self.last = q
         return value + lp, grad + self.prior.grad_log_density(psi)
-
-
-def LaplaceLogPosterior(kernel, X, y, likelihood, prior, *, tol: float = 1e-9) -> ApproximateLogPosterior:
-    """:class:`ApproximateLogPosterior` with the Laplace approximation (R&W eq. 3.32, Alg. 5.1)."""
-    return ApproximateLogPosterior(kernel, X, y, likelihood, prior, approximation="laplace", tol=tol)
 
 
 class ISCorrectionInfo(NamedTuple):
