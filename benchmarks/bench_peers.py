@@ -57,6 +57,9 @@ apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its
     ``gb.ISCorrectedNUTS()`` where gpbayes has it ("not available" otherwise): NUTS on the Laplace
     marginal with importance-sampling correction; its ``sample_stats["log_weight"]`` (chain, draw)
     weights are summarised by ``gpbayes.diagnostics.importance_corrected_summary``.
+``gpbayes-nuts-whitened``  (latent models)
+    ``gb.WhitenedNUTS()``: NUTS on (psi, v) jointly, f = L(psi) v -- the posterior NumPyro samples, with
+    gpbayes' hand-written gradient (Cholesky reverse mode with a rank-one adjoint) and NUTS.
 ``gpbayes-default``  (every problem)
     ``gb.sample(model, chains=..., seed=..., cores=1)`` with no method: the library's default choice
     (``gpbayes.inference.default_method``), its own warm-up, run until split R-hat < 1.01 and bulk
@@ -110,7 +113,8 @@ sys.path.insert(0, str(REPO / "src"))
 
 PROBLEMS = ("housing", "pima-iso", "pima-ard", "ionosphere-ard", "coal")
 REGRESSION_METHODS = ("gpbayes-nuts", "gpbayes-nuts-before")
-LATENT_METHODS = ("gpbayes-pm-la", "gpbayes-pm-ep", "gpbayes-slice-surr-site", "gpbayes-nuts-is")
+LATENT_METHODS = ("gpbayes-pm-la", "gpbayes-pm-ep", "gpbayes-slice-surr-site", "gpbayes-nuts-is",
+                  "gpbayes-nuts-whitened")
 PEER = "numpyro-nuts"
 #: ``gb.sample(model)`` with no method: the default choice, run until converged (issue 24 §4)
 DEFAULT = "gpbayes-default"
@@ -245,6 +249,11 @@ def latent_method(name: str, model):
         cls = getattr(gb, "ISCorrectedNUTS", None)
         if cls is None:
             return None, "not available (this gpbayes has no gb.ISCorrectedNUTS)"
+        meth = cls()
+    elif name == "gpbayes-nuts-whitened":
+        cls = getattr(gb, "WhitenedNUTS", None)
+        if cls is None:
+            return None, "not available (this gpbayes has no gb.WhitenedNUTS)"
         meth = cls()
     else:
         return None, f"not a method of the latent models (they have {LATENT_METHODS + (PEER,)})"

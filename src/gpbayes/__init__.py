@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 
 _METHOD_OBJECTS = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS", "TypeIIML",
                    "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
-                   "GPLVMPseudoMarginal", "ISCorrectedNUTS"]
+                   "GPLVMPseudoMarginal", "ISCorrectedNUTS", "WhitenedNUTS"]
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample", "summary", "predict",
            "sample_posterior_predictive", "compute_log_likelihood", *_METHOD_OBJECTS, "kernels", "likelihoods",

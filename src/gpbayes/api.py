@@ -93,7 +93,8 @@ from . import inference, linalg, parallel, predictive, threads
 from .classification import mcmc_predictive
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, ISCorrectedNUTS,
-                      JointHMC, LatentGibbs, Method, PseudoMarginal, RandomWalkMH, Slice, SliceSampler, SparseGibbs, TypeIIML, methods)
+                      JointHMC, LatentGibbs, Method, PseudoMarginal, RandomWalkMH, Slice, SliceSampler, SparseGibbs, TypeIIML,
+                        WhitenedNUTS, methods)
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
@@ -102,7 +103,7 @@ __all__ = ["DEFAULT_BUDGET_DRAWS", "GPRegressor", "GPClassifier", "PoissonGP", "
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
            "hyperparameter_names", "Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS",
            "TypeIIML", "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
-           "GPLVMPseudoMarginal", "ISCorrectedNUTS"]
+           "GPLVMPseudoMarginal", "ISCorrectedNUTS", "WhitenedNUTS"]
 
 _MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor)
 
@@ -313,6 +314,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
       (EP where offered, else Laplace), ``max_tree_depth=10``,
       ``target_accept=None`` (0.8), ``mass_adaptation='diagonal'``; weighted draws
       (``sample_stats["log_weight"]``, Vihola, Helske & Franks 2020).
+    * ``WhitenedNUTS`` ("nuts-whitened"; GPClassifier, PoissonGP): ``max_tree_depth=10``,
+      ``target_accept=None`` (0.8), ``mass_adaptation='diagonal'``; NUTS on (psi, v), f = L_psi v,
+      the exact joint posterior (``posterior["f"]`` per draw).
     * ``PMAMIS`` ("pm-amis"; GPClassifier): ``approximation=None``, ``n_imp=64``,
       ``n_iterations=20``, ``n_per_iteration=100``, ``covariance='full'``, ``n_resample=1000``.
     * ``LatentGibbs`` ("aa", "surr"; GPClassifier, PoissonGP): ``representation='aa'``,

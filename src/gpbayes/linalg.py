@@ -8,7 +8,8 @@ What counts as one O(n^3) operation:
 * one Cholesky factorisation (``cholesky``), including each failed attempt
   of the escalating-jitter retry, since each costs a full factorisation;
 * one triangular solve or product with an n x n right-hand side
-  (``solve_triangular`` when the right-hand side has as many columns as rows);
+  (``solve_triangular`` when the right-hand side has as many columns as rows,
+  ``triangular_matmul``);
 * one explicit inverse from a factor (``cho_inverse``, ``triangular_inverse``);
 * one dense n x n x n matrix product made through ``matmul``.
 
@@ -43,6 +44,7 @@ __all__ = [
     "cho_solve",
     "cho_inverse",
     "triangular_inverse",
+    "triangular_matmul",
     "logdet_from_cholesky",
     "matmul",
     "inverse_of_negative_definite",
@@ -484,6 +486,19 @@ def triangular_inverse(L: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
             _trtri_recursive(Li)
     _tick("inverse")
     return Li
+
+
+def triangular_matmul(T: np.ndarray, B: np.ndarray, *, trans: bool = False, overwrite_b: bool = False) -> np.ndarray:
+    """T B (T^T B with ``trans``) for a lower-triangular T (BLAS ``dtrmm``, n^3 flops for an n x n B,
+    half a general product's); counted as one triangular operation when B is n x n.
+
+    Only T's lower triangle is read.  ``overwrite_b``: the product is written into ``B`` when it is a
+    Fortran-ordered float64 array (else into a new array); the same numbers either way.
+    """
+    B = np.asarray(B, dtype=np.float64)
+    if B.ndim == 2 and B.shape[1] >= T.shape[0] and T.shape[0] > 1:
+        _tick("triangular")
+    return blas.dtrmm(1.0, T, B, side=0, lower=1, trans_a=1 if trans else 0, overwrite_b=1 if overwrite_b else 0)
 
 
 def logdet_from_cholesky(L: np.ndarray) -> float:
