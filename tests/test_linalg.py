@@ -152,3 +152,19 @@ def test_in_place_recursive_inverse_is_the_f2py_recursion_to_the_bit():
         Li = linalg.triangular_inverse(L, out=out)
         assert Li is out
         np.testing.assert_array_equal(Li, b)
+
+
+def test_triangular_matmul_is_the_lower_triangle_times_b_and_counts_once():
+    rng = np.random.default_rng(8)
+    T = np.asfortranarray(rng.standard_normal((40, 40)))  # its upper triangle must be ignored
+    B = np.asfortranarray(rng.standard_normal((40, 40)))
+    expected, expected_t = np.tril(T) @ B, np.tril(T).T @ B
+    with linalg.count_ops() as ops:
+        np.testing.assert_allclose(linalg.triangular_matmul(T, B), expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(linalg.triangular_matmul(T, B, trans=True), expected_t, rtol=1e-12, atol=1e-12)
+        thin = linalg.triangular_matmul(T, B[:, :3])  # an n x 3 right-hand side is O(n^2 k): not counted
+    assert (ops.cubic, ops.triangular) == (2, 2)
+    np.testing.assert_allclose(thin, expected[:, :3], rtol=1e-12, atol=1e-12)
+    out = linalg.triangular_matmul(T, B, trans=True, overwrite_b=True)
+    assert np.shares_memory(out, B)
+    np.testing.assert_allclose(B, expected_t, rtol=1e-12, atol=1e-12)
