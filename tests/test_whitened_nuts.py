@@ -11,6 +11,7 @@
 (d) through ``gb.sample``: same seed same draws, ``cores=2`` equals ``cores=1``, f recorded, refusals.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -145,23 +146,36 @@ def test_chain_matches_exact_posterior(chain9, exact9, laplace9):
 GW_STEP_SIZE = 0.35
 
 
-def _gw_transition(rng, params, y):
-    """Two frozen NUTS transitions on (psi, v | y) from (psi, f): the kept kernel of a chain."""
-    psi, f = params
-    target = whitened_nuts.WhitenedJointPosterior(LG.GW_KERNEL, LG.GW_X, y, LG.GW_LIK, LG.GW_PRIOR)
-    state = nuts.init(whitened_nuts.whitened_start(target, psi, f), target)
-    mass = hmc.mass_matrix("identity", dim=target.dim)
-    for _ in range(2):
-        state, _ = nuts.step(rng, state, target, GW_STEP_SIZE, mass, 10, "multinomial")
-    return state.position[: target.p].copy(), target.latent(state.position)
+def _gw_transition(likelihood):
+    """Two frozen NUTS transitions on (psi, v | y) from (psi, f) (the kept kernel of a chain, fixed step
+    size and identity mass) on the posterior with ``likelihood``."""
+
+    def transition(rng, params, y):
+        psi, f = params
+        target = whitened_nuts.WhitenedJointPosterior(LG.GW_KERNEL, LG.GW_X, y, likelihood, LG.GW_PRIOR)
+        state = nuts.init(whitened_nuts.whitened_start(target, psi, f), target)
+        mass = hmc.mass_matrix("identity", dim=target.dim)
+        for _ in range(2):
+            state, _ = nuts.step(rng, state, target, GW_STEP_SIZE, mass, 10, "multinomial")
+        return state.position[: target.p].copy(), target.latent(state.position)
+
+    return transition
+
+
+@functools.lru_cache(maxsize=1)
+def _gw_marginal_conditional():
+    return geweke.marginal_conditional(np.random.default_rng(42), LG.gw_params, LG.gw_data, LG.gw_test_fn, 20000)
+
+
+def _gw_compare(likelihood):
+    mc = _gw_marginal_conditional()
+    sc = geweke.successive_conditional(np.random.default_rng(7), LG.gw_params, LG.gw_data, _gw_transition(likelihood),
+                                       LG.gw_test_fn, 6000)
+    return geweke.compare(mc, sc, names=LG.GW_NAMES, alpha=LG.GW_ALPHA)
 
 
 def test_geweke_joint_distribution():
-    """Checked on 4 other seeds while writing: no rejection."""
-    mc = geweke.marginal_conditional(np.random.default_rng(42), LG.gw_params, LG.gw_data, LG.gw_test_fn, 20000)
-    sc = geweke.successive_conditional(np.random.default_rng(7), LG.gw_params, LG.gw_data, _gw_transition,
-                                       LG.gw_test_fn, 6000)
-    res = geweke.compare(mc, sc, names=LG.GW_NAMES, alpha=LG.GW_ALPHA)
+    res = _gw_compare(LG.GW_LIK)
     assert res.batches_ok, res.summary()
     assert not res.reject, res.summary()
 
@@ -190,19 +204,7 @@ def test_geweke_detects_a_wrong_target():
     the gradient is checked against finite differences in (a).)
     """
 
-    def transition(rng, params, y):
-        psi, f = params
-        target = whitened_nuts.WhitenedJointPosterior(LG.GW_KERNEL, LG.GW_X, y, _Tempered(LG.GW_LIK), LG.GW_PRIOR)
-        state = nuts.init(whitened_nuts.whitened_start(target, psi, f), target)
-        mass = hmc.mass_matrix("identity", dim=target.dim)
-        for _ in range(2):
-            state, _ = nuts.step(rng, state, target, GW_STEP_SIZE, mass, 10, "multinomial")
-        return state.position[: target.p].copy(), target.latent(state.position)
-
-    mc = geweke.marginal_conditional(np.random.default_rng(42), LG.gw_params, LG.gw_data, LG.gw_test_fn, 20000)
-    sc = geweke.successive_conditional(np.random.default_rng(7), LG.gw_params, LG.gw_data, transition,
-                                       LG.gw_test_fn, 6000)
-    assert geweke.compare(mc, sc, names=LG.GW_NAMES, alpha=LG.GW_ALPHA).reject
+    assert _gw_compare(_Tempered(LG.GW_LIK)).reject
 
 
 # ---------------------------------------------------------------------------
