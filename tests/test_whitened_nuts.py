@@ -346,3 +346,22 @@ def test_logistic_and_poisson_match_the_exact_posterior(exact_e, method):
     # not a vacuous comparison (the variance of the Poisson nuts-is case has the heavy-tailed weights'
     # lowest ESS: 257 of 6,000 draws)
     assert min(n for *_, n in z.values()) > 200, report
+
+
+def test_uneven_importance_weights_point_to_the_whitened_sampler():
+    """gb.sample warns when nuts-is's weights keep little information (api.LOW_IMPORTANCE_EFFICIENCY)."""
+    import warnings
+
+    from gpbayes import api
+
+    model = _classifier()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # even weights here: no warning
+        idata = gb.sample(model, method=gb.ISCorrectedNUTS(n_imp=16), chains=2, draws=40, n_warmup=40, seed=2,
+                          progress=False, cores=1)
+    assert float(diagnostics.importance_corrected_summary(
+        gb.api.psi_draws(idata).values, idata.sample_stats["log_weight"].values)["importance_efficiency"]) > 0.5
+    lw = idata.sample_stats["log_weight"]
+    lw[0, 0] = lw.max() + 6.0  # one draw carries nearly all the weight
+    with pytest.warns(RuntimeWarning, match=r"keep \d+% of the draws' information .* gb\.WhitenedNUTS\(\)"):
+        api._warn_if_weights_uneven(idata)

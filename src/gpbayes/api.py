@@ -424,6 +424,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     idata = az.InferenceData(**groups)
     if reason is not None and stop is not None and not interrupted:
         _warn_if_not_converged(idata, stop)
+    if _weighted_draws(idata) and not interrupted:
+        _warn_if_weights_uneven(idata)
     if log_likelihood:
         compute_log_likelihood(model, idata)
     if posterior_predictive:
@@ -457,6 +459,32 @@ def _warn_if_not_converged(idata, stop: runner.StopRule) -> None:
     warnings.warn(f"gb.sample: not converged within the budget ({stopped or 'stopped'}): max R-hat {rhat:.3f} "
                   f"(target < {stop.rhat:g}), min bulk ESS {ess:.0f} (target > {stop.ess_bulk:g}); raise budget=... or "
                   "choose a method (gb.methods(model))", RuntimeWarning, stacklevel=3)
+
+
+#: Below this Kish efficiency of the importance weights (or above Pareto k 0.7) ``gb.sample`` suggests
+#: ``gb.WhitenedNUTS``: a heuristic between the break-even points measured on Pima ARD and Ionosphere
+#: ARD (docs/performance.md, "nuts-is or nuts-whitened").
+LOW_IMPORTANCE_EFFICIENCY = 0.2
+
+
+def _warn_if_weights_uneven(idata) -> None:
+    """Importance-corrected draws (``nuts-is``) whose weights keep little of the chain's information:
+    say so, with Kish's efficiency and the Pareto k, and name the unweighted exact alternative."""
+    from . import diagnostics
+
+    lw = idata.sample_stats["log_weight"].values
+    if np.sum(np.isfinite(lw)) < 10:
+        return
+    summ = diagnostics.importance_corrected_summary(psi_draws(idata).values[:, :, :1], lw)
+    eff, k = summ["importance_efficiency"], summ["pareto_k"]
+    # k^ from a short run's tail (under 200 draws), or an infinite k^ (ArviZ's "tail not estimable"), says little
+    tail_known = np.isfinite(k) and np.sum(np.isfinite(lw)) >= 200
+    if eff < LOW_IMPORTANCE_EFFICIENCY or (tail_known and k > 0.7):
+        warnings.warn(f"gb.sample: the importance weights keep {eff:.0%} of the draws' information (Kish's "
+                      f"efficiency; Pareto k {k:.2f}, reliable below 0.7): the Gaussian approximation is a poor "
+                      "importance density here. gb.WhitenedNUTS() samples the exact posterior without weights "
+                      "(docs/performance.md compares the two)",
+                      RuntimeWarning, stacklevel=3)
 
 
 def summary(idata, **kwargs):
