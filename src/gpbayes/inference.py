@@ -1057,7 +1057,31 @@ class PseudoMarginal(_Latent):
 
 
 @dataclasses.dataclass(frozen=True)
-class ISCorrectedNUTS(_Latent):
+class _LatentNUTS(_Latent, register=False):
+    """The NUTS options shared by the gradient-based latent-model methods (``nuts.chain_spec``'s):
+    ``max_tree_depth`` (10), ``target_accept`` (None: 0.8) and ``mass_adaptation`` ("diagonal")."""
+
+    max_tree_depth: int = 10
+    target_accept: float | None = None
+    mass_adaptation: str = "diagonal"
+
+    stoppable: ClassVar = True
+    independent_chains: ClassVar = True
+    library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec") for f in ("max_tree_depth", "target_accept",
+                                                                       "mass_adaptation")}
+
+    def __post_init__(self):
+        _int(self, "max_tree_depth", 1)
+        _float(self, "target_accept", 0.0, 1.0, optional=True)
+        _choice(self, "mass_adaptation", ("diagonal", "dense"))
+
+    def _nuts_options(self) -> dict:
+        return {"max_tree_depth": self.max_tree_depth, "target_accept": self.target_accept,
+                "mass_adaptation": self.mass_adaptation}
+
+
+@dataclasses.dataclass(frozen=True)
+class ISCorrectedNUTS(_LatentNUTS):
     """NUTS on an approximate posterior with an importance-sampling correction to the exact one
     (Vihola, Helske & Franks 2020; ``gpbayes.mcmc.is_corrected``): an exact method that uses gradients.
 
@@ -1090,28 +1114,19 @@ class ISCorrectedNUTS(_Latent):
 
     n_imp: int = 64
     approximation: str | None = None
-    max_tree_depth: int = 10
-    target_accept: float | None = None
-    mass_adaptation: str = "diagonal"
 
     aliases: ClassVar = {"nuts-is": {}}
-    stoppable: ClassVar = True
-    independent_chains: ClassVar = True
     #: the per-draw statistic ``until_converged`` weighs the draws by (``runner.StopRule.weights``)
     log_weight_stat: ClassVar[str] = "log_weight"
-    library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec") for f in ("max_tree_depth", "target_accept",
-                                                                       "mass_adaptation")}
     own_defaults: ClassVar = {"n_imp": "F&G's N_imp = 64, as gb.PseudoMarginal (PseudoMarginalTarget's default 1 "
                                        "is the bare estimator)",
                               "approximation": "None: EP where the likelihood offers it, else Laplace (the API's "
                                                "choice of approximate marginal and importance density)"}
 
     def __post_init__(self):
+        super().__post_init__()
         _int(self, "n_imp", 1)
         _choice(self, "approximation", _APPROXIMATIONS, optional=True)
-        _int(self, "max_tree_depth", 1)
-        _float(self, "target_accept", 0.0, 1.0, optional=True)
-        _choice(self, "mass_adaptation", ("diagonal", "dense"))
 
     def why_not(self, model):
         """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar),
@@ -1145,9 +1160,7 @@ class ISCorrectedNUTS(_Latent):
                                                            model.prior, approximation=approx)
             est = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
                                        approx=approx, n_imp=self.n_imp, warm_start=True)
-            specs.append(is_corrected.chain_spec(psi0, logpost, est, n_adapt=n_warmup,
-                                                 max_tree_depth=self.max_tree_depth, target_accept=self.target_accept,
-                                                 mass_adaptation=self.mass_adaptation))
+            specs.append(is_corrected.chain_spec(psi0, logpost, est, n_adapt=n_warmup, **self._nuts_options()))
         return specs
 
     def to_groups(self, model, result, rngs, attrs):
@@ -1157,7 +1170,7 @@ class ISCorrectedNUTS(_Latent):
 
 
 @dataclasses.dataclass(frozen=True)
-class WhitenedNUTS(_Latent):
+class WhitenedNUTS(_LatentNUTS):
     """NUTS on the hyperparameters and the whitened latent values jointly (``gpbayes.mcmc.whitened_nuts``):
     the exact posterior p(psi, v | y) with f = L_psi v (Murray & Adams 2010 eq. 5, the prior-whitened
     representation; the non-centred parameterisation NumPyro and Stan use), no approximation and no
@@ -1182,20 +1195,7 @@ class WhitenedNUTS(_Latent):
         costs O((n + p)^2) per leapfrog step).
     """
 
-    max_tree_depth: int = 10
-    target_accept: float | None = None
-    mass_adaptation: str = "diagonal"
-
     aliases: ClassVar = {"nuts-whitened": {}}
-    stoppable: ClassVar = True
-    independent_chains: ClassVar = True
-    library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec") for f in ("max_tree_depth", "target_accept",
-                                                                       "mass_adaptation")}
-
-    def __post_init__(self):
-        _int(self, "max_tree_depth", 1)
-        _float(self, "target_accept", 0.0, 1.0, optional=True)
-        _choice(self, "mass_adaptation", ("diagonal", "dense"))
 
     @staticmethod
     def _f_hat(model, psi0) -> np.ndarray:
@@ -1223,9 +1223,7 @@ class WhitenedNUTS(_Latent):
             target = whitened_nuts.WhitenedJointPosterior(model.kernel, model.X, model.y, model.likelihood,
                                                           model.prior)
             x0 = whitened_nuts.whitened_start(target, psi0, self._f_hat(model, psi0))
-            specs.append(whitened_nuts.chain_spec(x0, target, n_adapt=n_warmup, max_tree_depth=self.max_tree_depth,
-                                                  target_accept=self.target_accept,
-                                                  mass_adaptation=self.mass_adaptation))
+            specs.append(whitened_nuts.chain_spec(x0, target, n_adapt=n_warmup, **self._nuts_options()))
         return specs
 
 
