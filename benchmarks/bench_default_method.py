@@ -35,13 +35,14 @@ def problems(n: int):
         f = np.sin(1.5 * X[:, 0]) + 0.7 * X[:, 1]
         clf = gb.GPClassifier(X, f + 0.3 * rng.normal(size=n) > 0, ard=ard)
         out.append((f"GPClassifier n={n} d={d} {'ARD' if ard else 'iso'}", clf,
-                    [("pseudo-marginal", {"n_imp": 64}), ("surr", {}), ("slice-surr-site", {}), ("nuts-is", {})]))
+                    [("pseudo-marginal", {"n_imp": 64}), ("surr", {}), ("slice-surr-site", {}), ("nuts-is", {}),
+                     ("nuts-whitened", {})]))
     # a Poisson (log-Gaussian Cox) problem: counts in 100 bins of a smooth intensity, isotropic and ARD
     for d, ard in ((1, False), (4, True)):
         X = rng.uniform(-2, 2, size=(n, d))
         counts = rng.poisson(np.exp(0.8 * np.sin(2 * X[:, 0]) + 0.5))
         out.append((f"PoissonGP n={n} d={d} {'ARD' if ard else 'iso'}", gb.PoissonGP(X, counts, ard=ard),
-                    [("pseudo-marginal", {"n_imp": 64}), ("slice-surr-site", {}), ("nuts-is", {})]))
+                    [("pseudo-marginal", {"n_imp": 64}), ("slice-surr-site", {}), ("nuts-is", {}), ("nuts-whitened", {})]))
     X = rng.normal(size=(n, 4))
     reg = gb.GPRegressor(X, np.sin(1.5 * X[:, 0]) + 0.7 * X[:, 1] + 0.2 * rng.normal(size=n), ard=False)
     out.append((f"GPRegressor n={n} d=4 iso", reg, [("nuts", {}), ("rwmh", {}), ("slice", {})]))
