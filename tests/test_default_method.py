@@ -30,7 +30,9 @@ def test_the_choice_per_model_and_number_of_hyperparameters():
         (gb.PoissonGP(_X(30, 1), np.arange(30) % 4), gb.PseudoMarginal(), "2 hyperparameters"),
         (gb.PoissonGP(X4, np.arange(30) % 4), gb.ISCorrectedNUTS(), "5 hyperparameters (> 2)"),
         (gb.PoissonGP(_X(30, 1), np.arange(30) % 4, exposure=np.linspace(1, 2, 30)),
-         gb.SliceSampler(representation="surr-site"), "per-bin exposure"),
+         gb.SliceSampler(representation="surr-site"), "2 hyperparameters: PoissonGP with per-bin exposure"),
+        (gb.PoissonGP(X4, np.arange(30) % 4, exposure=np.linspace(1, 2, 30)),
+         gb.WhitenedNUTS(), "5 hyperparameters (> 2): PoissonGP with per-bin exposure"),
     ]
     for model, expected, why in cases:
         meth, reason = inference.default_method(model)
