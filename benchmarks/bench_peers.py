@@ -54,7 +54,7 @@ apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its
 ``gpbayes-slice-surr-site``  (latent models)
     ``gb.SliceSampler(representation="surr-site")``: M&A Alg. 4 in the surrogate-data representation.
 ``gpbayes-nuts-is``  (latent models)
-    ``gb.ISCorrectedNUTS()`` where gpbayes has it ("not available" otherwise): NUTS on the Laplace
+    ``gb.ISCorrectedNUTS()`` where gpbayes has it ("not available" otherwise): NUTS on the EP (probit) or Laplace
     marginal with importance-sampling correction; its ``sample_stats["log_weight"]`` (chain, draw)
     weights are summarised by ``gpbayes.diagnostics.importance_corrected_summary``.
 ``gpbayes-nuts-whitened``  (latent models)

@@ -103,16 +103,17 @@ AMPLITUDE = 9.0  # sigma = 9: the Laplace posterior mean of log tau is off by 0.
 
 
 class _Scaled:
-    """T.KERNEL (1-D, sigma fixed) times a fixed amplitude: the one-parameter kernel of (b)."""
+    """``base`` (T.KERNEL: 1-D, sigma fixed) times a fixed amplitude: the one-parameter kernel of (b)."""
 
     n_params = 1
     param_names = ["tau"]
+    base = T.KERNEL
 
     def __call__(self, psi, X, X2=None):
-        return AMPLITUDE * T.KERNEL(psi, X, X2)
+        return AMPLITUDE * self.base(psi, X, X2)
 
     def gradient_traces(self, psi, X, W, K, overwrite_W=False):
-        return AMPLITUDE * T.KERNEL.gradient_traces(psi, X, W, K / AMPLITUDE)
+        return AMPLITUDE * self.base.gradient_traces(psi, X, W, K / AMPLITUDE)
 
 
 KERNEL9 = _Scaled()

@@ -96,7 +96,7 @@ def test_outside_the_support_is_minus_infinity():
 # ---------------------------------------------------------------------------
 # (b) exactness against the probit marginal by orthant probabilities
 # ---------------------------------------------------------------------------
-class _Scaled9:
+class _Scaled9(IS._Scaled):
     """test_is_corrected's sigma = 9 kernel with the latent models' relative nugget 1e-6.
 
     Without one, K is singular at long lengthscales (its smallest eigenvalues ~1e-14 at psi = 2),
@@ -105,15 +105,7 @@ class _Scaled9:
     below the Monte Carlo errors here, so test_is_corrected's exact posterior (no nugget) is used.
     """
 
-    n_params = 1
-    param_names = ["tau"]
     base = SquaredExponential(1, fixed_amplitude=True, nugget=1e-6)
-
-    def __call__(self, psi, X, X2=None):
-        return IS.AMPLITUDE * self.base(psi, X, X2)
-
-    def gradient_traces(self, psi, X, W, K, overwrite_W=False):
-        return IS.AMPLITUDE * self.base.gradient_traces(psi, X, W, K / IS.AMPLITUDE)
 
 
 KERNEL9 = _Scaled9()

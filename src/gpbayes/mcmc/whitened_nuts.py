@@ -58,7 +58,7 @@ import numpy as np
 from .. import linalg
 from . import nuts, runner
 
-__all__ = ["WhitenedJointPosterior", "chain_spec"]
+__all__ = ["WhitenedJointPosterior", "chain_spec", "whitened_start"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -97,8 +97,8 @@ class WhitenedJointPosterior:
             self._work = [np.empty((self.n, self.n), order="F") for _ in range(5)]
         return self._work
 
-    def _factor(self, psi, out=None):
-        return linalg.cholesky(self.kernel(psi, self.X), name="K(psi)", max_tries=1, out=out)
+    def _factor(self, psi):
+        return linalg.cholesky(self.kernel(psi, self.X), name="K(psi)", max_tries=1)
 
     def latent(self, position) -> np.ndarray:
         """f = L_psi v at ``position`` (one Cholesky factorisation)."""
@@ -115,32 +115,35 @@ class WhitenedJointPosterior:
             f = self._factor(psi) @ v
         except (np.linalg.LinAlgError, ValueError, FloatingPointError):
             return -math.inf
-        return lp + self._log_lik(f) - 0.5 * float(v @ v) - 0.5 * self.n * _LOG_2PI
+        return self._value(lp, f, v)
 
-    def _log_lik(self, f) -> float:
-        return float(np.sum(self.likelihood.log_lik(self.y, f)))
+    def _value(self, log_prior: float, f, v) -> float:
+        """log p(psi) + log p(y | f) + log N(v; 0, I)."""
+        return (log_prior + float(np.sum(self.likelihood.log_lik(self.y, f))) - 0.5 * float(v @ v)
+                - 0.5 * self.n * _LOG_2PI)
+
+    def _refused(self) -> tuple[float, np.ndarray]:
+        self.n_failures += 1
+        return -math.inf, np.full(self.dim, np.nan)
 
     def __call__(self, position) -> tuple[float, np.ndarray]:
         """(log pi(psi, v), its gradient in (psi, v)); see the module docstring for the formulas."""
         psi, v = self.split(position)
-        nan = np.full(self.dim, np.nan)
         with np.errstate(over="ignore", invalid="ignore"):
             lp = float(self.prior.log_density(psi))
-            if not math.isfinite(lp):
-                return -math.inf, nan
+            if not math.isfinite(lp):  # outside the prior's support: not a failure
+                return -math.inf, np.full(self.dim, np.nan)
             Kb, Lb, Wb, Cb, Pb = self._buffers()
             try:
                 K = self.kernel(psi, self.X, out=Kb) if self._kernel_out else np.asfortranarray(self.kernel(psi, self.X))
                 L = linalg.cholesky(K, name="K(psi)", max_tries=1, out=Lb)
             except (np.linalg.LinAlgError, ValueError, FloatingPointError):
-                self.n_failures += 1
-                return -math.inf, nan
+                return self._refused()
             f = L @ v
-            value = lp + self._log_lik(f) - 0.5 * float(v @ v) - 0.5 * self.n * _LOG_2PI
+            value = self._value(lp, f, v)
             g = np.asarray(self.likelihood.d1(self.y, f), dtype=np.float64)
             if not (math.isfinite(value) and np.all(np.isfinite(g))):
-                self.n_failures += 1
-                return -math.inf, nan
+                return self._refused()
             a = L.T @ g  # L^T L_bar = a v^T
             W = linalg.triangular_inverse(L, out=Wb)
             # Phi(a v^T) W, row i: a_i (sum_{k <= i} v_k W_k. - v_i W_i. / 2)
@@ -154,8 +157,7 @@ class WhitenedJointPosterior:
             g_psi = 0.5 * self.kernel.gradient_traces(psi, self.X, K_bar2, K, overwrite_W=True)
             grad = np.concatenate([g_psi + self.prior.grad_log_density(psi), a - v])
         if not np.all(np.isfinite(grad)):
-            self.n_failures += 1
-            return -math.inf, nan
+            return self._refused()
         return value, grad
 
 
