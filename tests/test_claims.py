@@ -27,9 +27,9 @@ def test_claims_page_summary_titles_one_line_verdicts_and_figure_links(tmp_path)
     recs = [claim(id="a-1", passed=False, verdict="INCONCLUSIVE", reason="interval straddles 2", interval=iv,
                   measured={"ratio": 2.5, "n_chains": 4, "x": 0.1, "long": 7.0}),
             claim(id="a-2", figures=["figures/slice/fig3.pdf"])]
-    doc = claims.read_claims(claims.write_claims("slice_ma", recs, tmp_path / "s.json", scale="default"))
+    doc = claims.read_claims(claims.write_claims("slice_ma", recs, tmp_path / "s.json", registry=False, scale="default"))
     doc2 = claims.read_claims(claims.write_claims("pm_gpc", [claim(id="b-1", passed=False)], tmp_path / "p.json",
-                                                  scale="default"))
+                                                  registry=False, scale="default"))
     trouble = {"n_files": 3, "n_other_scale": 1, "runs": [
         {"path": "results/slice/chains/x.nc", "scale": "default", "n_jitter": 2, "max_jitter": 1e-6,
          "n_not_converged": 0, "n_failed_estimates": 0, "where": ["sample_stats/n_jitter"]}]}
@@ -182,11 +182,11 @@ def test_verdict_table_puts_default_and_paper_scale_verdicts_side_by_side(tmp_pa
     gate = {"id": "claim-1", "statement": "A beats B", "measured": {"x": 1.0}, "paper": None,
             "verdict": "INCONCLUSIVE", "reason": "not converged",
             "interval": {"quantity": "ratio", "estimate": 1.2, "lo": 0.9, "hi": 1.5, "threshold": 1.0, "side": "above"}}
-    write_claims("foundation", [claim], tmp_path / "default" / "foundation.json", scale="default")
-    write_claims("gplvm", [gate], tmp_path / "default" / "gplvm.json", scale="default")
-    write_claims("amis", [dict(claim, id="claim-1")], tmp_path / "default" / "amis.json", scale="default")
+    write_claims("foundation", [claim], tmp_path / "default" / "foundation.json", registry=False, scale="default")
+    write_claims("gplvm", [gate], tmp_path / "default" / "gplvm.json", registry=False, scale="default")
+    write_claims("amis", [dict(claim, id="claim-1")], tmp_path / "default" / "amis.json", registry=False, scale="default")
     write_claims("foundation", [dict(claim, measured={"min_ess": 1633.0})], tmp_path / "paper" / "foundation.json",
-                 scale="paper")
+                 registry=False, scale="paper")
     table = verdict_table.rows(verdict_table.load_scale(tmp_path / "default", "default"),
                                verdict_table.load_scale(tmp_path / "paper", "paper"))
     assert [r[:2] for r in table] == [("foundation", "housing-ess"), ("amis", "claim-1"), ("gplvm", "claim-1")]
@@ -199,13 +199,13 @@ def test_verdict_table_puts_default_and_paper_scale_verdicts_side_by_side(tmp_pa
     # an earlier run beside (a changed encoding names both verdicts) and the paper's own numbers
     write_claims("gplvm", [dict(gate, verdict="FAIL", reason=None, paper_verdict={"verdict": "PASS",
                                                                                   "detail": "8 of 8"})],
-                 tmp_path / "after" / "gplvm.json", scale="default")
+                 tmp_path / "after" / "gplvm.json", registry=False, scale="default")
     both = verdict_table.rows(verdict_table.load_scale(tmp_path / "after", "default"), {},
                               verdict_table.load_scale(tmp_path / "default", "default"))
     assert both == [("gplvm", "claim-1", "**INCONCLUSIVE** ratio = 1.2 [0.9, 1.5]; claim: ≥ 1",
                      "**FAIL** ratio = 1.2 [0.9, 1.5]; claim: ≥ 1", both[0][4], "**PASS** 8 of 8")]
     assert "default scale, before" in verdict_table.to_markdown(both)
     # a smoke run's leftovers do not pass for default verdicts
-    write_claims("slice_ma", [claim], tmp_path / "default" / "slice_ma.json", scale="smoke")
+    write_claims("slice_ma", [claim], tmp_path / "default" / "slice_ma.json", registry=False, scale="smoke")
     with pytest.raises(ValueError, match="slice_ma.json: written at scale='smoke'"):
         verdict_table.load_scale(tmp_path / "default", "default")

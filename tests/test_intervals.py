@@ -99,10 +99,13 @@ def test_look_level_and_the_count_that_would_decide():
     with pytest.raises(ValueError, match="n_looks must be >= 1"):
         intervals.look_level(0.95, 0)
     # estimate 0.1 with s.e. 0.07 at 3 replicates: z(0.975) * 0.07 / sqrt(n / 3) = 0.1 at n = 3 (1.96 * 0.7)^2
+    # (the one projection, final_states.project, at 50 % power: what the sequential designs' futility stops use)
+    from gpbayes_repro.final_states import project
+
     z = stats.norm.ppf(0.975)
-    assert intervals.count_to_decide(0.1, 0.07, 0.0, 3, 0.95) == pytest.approx(3 * (z * 0.7) ** 2)
-    assert intervals.count_to_decide(1.0, 0.1, 1.0, 3, 0.95) == math.inf
-    assert math.isnan(intervals.count_to_decide(0.1, math.nan, 0.0, 3, 0.95))
+    assert project(0.1, 0.07, 0.0, 3, level=0.95, power=0.5) == pytest.approx(3 * (z * 0.7) ** 2)
+    assert project(1.0, 0.1, 1.0, 3, level=0.95, power=0.5) == math.inf
+    assert math.isnan(project(0.1, math.nan, 0.0, 3, level=0.95, power=0.5))
 
 
 def test_sequential_action_stops_when_decided_at_the_cap_or_when_futile():

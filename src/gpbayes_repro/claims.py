@@ -39,14 +39,16 @@ from gpbayes_repro import papers as _papers
 
 __all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",
            "convergence_gate", "directional_gate", "validate_claim", "write_claims",
-           "read_claims", "render_html", "deciding_numbers", "PAPERS", "slug"]
+           "read_claims", "render_html", "deciding_numbers", "PAPERS", "slug", "finalise"]
 
 _KEYS = {"id", "statement", "measured", "paper", "passed"}
 #: ``quote``: the paper's sentence verbatim with where it stands ({"text", "where"}); ``rationale``: one line on
 #: why this statistic and threshold encode it; ``paper_verdict``: the same encoding run on the paper's own
 #: published numbers (where the paper publishes what the claim reads); ``encoding_change``: a changed encoding
 #: names the verdict of the old one beside the new
-_OPTIONAL = {"verdict", "reason", "interval", "figures", "quote", "rationale", "paper_verdict", "encoding_change"}
+_OPTIONAL = {"verdict", "reason", "interval", "figures", "quote", "rationale", "paper_verdict", "encoding_change",
+             # issue 32: written by write_claims from the registry (gpbayes_repro.registry) and final_states
+             "kind", "encoding", "final_state"}
 VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE")
 #: the convergence gate of every claim that rests on MCMC output
 MAX_RHAT, MIN_ESS = 1.05, 100.0
@@ -240,11 +242,51 @@ def validate_claim(claim: dict) -> dict:
     return claim
 
 
-def write_claims(paper: str, claims: list[dict], path, *, scale: str, config=None, seed=None) -> Path:
+def finalise(paper: str, records: list[dict], *, benchmarks="benchmarks") -> list[dict]:
+    """Each record with the registry's words (:func:`gpbayes_repro.registry.annotate`) and its final state.
+
+    ``final_state`` (:func:`gpbayes_repro.final_states.final_state`): PASS, FAIL, EQUIVALENT,
+    UNDECIDABLE_ON_DATA, NOT_ASSESSABLE or NEEDS_COMPUTE with its detail; the CPU per replicate
+    of a NEEDS_COMPUTE claim is read from the run's Snakemake ``benchmarks`` directory (the rules
+    the registry's ``projection.cost_rules`` names).
+    """
+    from gpbayes_repro import final_states, registry
+
+    out = []
+    for rec in records:
+        rec = registry.annotate(paper, rec)
+        ent = registry.entry(paper, rec["id"])
+        proj = ent.get("projection") or {}
+        cpu = None
+        if proj.get("cost_rules") and proj.get("count"):
+            units = final_states._num(final_states._dig(rec, proj["count"]))
+            if math.isfinite(units) and units > 0:
+                # the CPU of one more count unit: the rules' CPU over the units they ran
+                cpu = final_states.cpu_per_unit(benchmarks, proj["cost_rules"], units)
+        state = final_states.final_state(rec, ent, cpu_s_per_unit=cpu)
+        rec["final_state"] = {k: finite_or_none(v) if isinstance(v, float) else v for k, v in state.items()}
+        out.append(rec)
+    return out
+
+
+def write_claims(paper: str, claims: list[dict], path, *, scale: str, config=None, seed=None,
+                 registry: bool | None = None, benchmarks="benchmarks") -> Path:
+    """Validate the records of one paper, add the registry's words and final states, and write them atomically.
+
+    ``registry``: None (default) annotates when the paper has a registry file
+    (``gpbayes_repro/registry/<paper>.yaml``; an intermediate file such as ``pm_gpc_capacity``
+    has none and is annotated where it is merged); False skips it (toy records in tests).
+    """
+    if registry is None:
+        from gpbayes_repro.registry import DIR
+
+        registry = (DIR / f"{paper}.yaml").is_file()
     records = [validate_claim(dict(c)) for c in claims]
     ids = [c["id"] for c in records]
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate claim ids in {paper}: {ids}")
+    if registry:
+        records = finalise(paper, records, benchmarks=benchmarks)
     doc = {
         "paper": paper,
         "scale": scale,
@@ -255,10 +297,21 @@ def write_claims(paper: str, claims: list[dict], path, *, scale: str, config=Non
         "claims": records,
         "provenance": {k: v for k, v in io.provenance(config, seed).items() if k != "config"},
     }
+    if registry:
+        # the claims of the paper (not its checks) by final state
+        doc["final_states"] = {s: sum(c["final_state"]["state"] == s for c in records if c["kind"] == "claim")
+                               for s in _final_states()}
+        doc["n_checks"] = sum(c["kind"] == "check" for c in records)
     with io.atomic_path(path) as tmp:
         # allow_nan=False: NaN/inf are not JSON; a claim must record them as null
         tmp.write_text(json.dumps(doc, indent=2, default=float, allow_nan=False) + "\n")
     return Path(path)
+
+
+def _final_states() -> tuple:
+    from gpbayes_repro.final_states import STATES
+
+    return STATES
 
 
 def read_claims(path) -> dict:

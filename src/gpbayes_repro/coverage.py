@@ -45,7 +45,7 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
-from gpbayes_repro import intervals
+from gpbayes_repro import final_states, intervals
 
 __all__ = ["SCENARIOS", "Scenario", "run", "table", "main"]
 
@@ -247,7 +247,7 @@ def _seq_fixed_effect(looks, cv: float, log_ratio: float = 0.1, n_settings: int 
             est, se, _ = intervals.fixed_effect_log_ratio_se(*args)
             from gpbayes_repro.claims import decide
 
-            need = intervals.count_to_decide(est, se, 0.0, n, lv)
+            need = final_states.project(est, se, 0.0, n, level=lv, power=0.5)
             if intervals.sequential_action(decide(lo, hi, 1.0, "above"), k, len(looks), need <= looks[-1]) != "continue":
                 break
         return lo, hi, float(np.exp(np.mean(np.log(true_a / true_b))))
@@ -266,7 +266,8 @@ def _seq_paired(looks, cells: int, mean: float = 0.003, scale: float = 0.01):
             m, lo, hi = intervals.paired_t(x, lv)
             from gpbayes_repro.claims import decide
 
-            need = intervals.count_to_decide(m, float(x.std(ddof=1) / math.sqrt(x.size)), 0.0, x.size, lv) / cells
+            need = final_states.project(m, float(x.std(ddof=1) / math.sqrt(x.size)), 0.0, x.size, level=lv,
+                                        power=0.5) / cells
             if intervals.sequential_action(decide(lo, hi, 0.0, "above"), k, len(looks), need <= looks[-1]) != "continue":
                 break
         return lo, hi, mean

@@ -191,20 +191,6 @@ def look_level(level: float, n_looks: int) -> float:
     return 1.0 - (1.0 - level) / n_looks
 
 
-def count_to_decide(estimate: float, se: float, threshold: float, n_now: int, level: float) -> float:
-    """Replicates (chains, splits) at which the interval would exclude ``threshold`` if the estimate stayed
-    at ``estimate`` and its s.e. fell as 1/sqrt(count): ``n_now (z se / |estimate - threshold|)^2`` with
-    the normal quantile z of ``level`` (the t quantile only shrinks with the count, so this is the
-    optimistic end).  Infinite for an estimate on the threshold; NaN without an s.e."""
-    gap = abs(float(estimate) - float(threshold))
-    if not (math.isfinite(se) and math.isfinite(gap)) or se < 0:
-        return math.nan
-    if gap == 0.0:
-        return math.inf
-    z = float(stats.norm.ppf((1.0 + level) / 2.0))
-    return float(n_now) * (z * float(se) / gap) ** 2
-
-
 def sequential_action(verdict: str, look: int, n_looks: int, decidable_at_cap: bool) -> str:
     """What a sequential design does after look ``look`` (0-based) of ``n_looks``.
 
@@ -242,7 +228,7 @@ def fixed_effect_log_ratio_se(mean_a, sd_a, n_a, mean_b, sd_b, n_b) -> tuple[flo
     return est, math.sqrt(var), var**2 / float(np.sum(terms**2 / dfs))
 
 
-__all__ += ["look_level", "count_to_decide", "sequential_action", "fixed_effect_log_ratio_se"]
+__all__ += ["look_level", "sequential_action", "fixed_effect_log_ratio_se"]
 METHOD_TEXT["sequential"] = ("Bonferroni over the planned looks: each look's interval at 1 - 0.05 / (number of looks); "
                              "stop at the first look whose interval excludes the threshold, at the cap, or for "
                              "futility (non-binding; coverage of the stopping look's interval measured: "

@@ -76,7 +76,7 @@ from .. import builders
 from gpbayes import linalg, priors
 from gpbayes_repro import io
 
-from .. import claims, intervals
+from .. import claims, final_states, intervals
 from ..baselines import probabilistic_svm
 from gpbayes.classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
 from gpbayes.estimators.importance import PseudoMarginalTarget
@@ -566,7 +566,7 @@ def capacity_claims(summaries: list[xr.Dataset], split_looks=None) -> list[dict]
         "interval": min(ivs, key=lambda iv: iv["lo"] if iv["lo"] is not None else -np.inf),
     }
     if looks:
-        need = [intervals.count_to_decide(iv["estimate"], iv["se"] or np.nan, 0.0, iv["n_pairs"], level)
+        need = [final_states.project(iv["estimate"], iv["se"] or np.nan, 0.0, iv["n_pairs"], level=level, power=0.5)
                 * n_splits / iv["n_pairs"] for iv, v in zip(ivs, verdicts) if v == "INCONCLUSIVE"]
         rec["measured"]["sequential"] = {"looks_splits_per_size": looks, "splits_per_size": n_splits,
                              "look": looks.index(n_splits) if n_splits in looks else None,
@@ -603,8 +603,10 @@ def capacity_look(summaries: list[xr.Dataset], look: int, split_looks) -> dict:
         if iv["lo"] is not None and iv["lo"] >= 0.0:
             continue
         per_split = iv["n_pairs"] / n_now
-        up = intervals.count_to_decide(iv["estimate"], iv["se"] or np.nan, 0.0, iv["n_pairs"], level) / per_split
-        down = intervals.count_to_decide(iv["estimate"], iv["se"] or np.nan, 0.0, iv["n_pairs"], fail_level) / per_split
+        up = final_states.project(iv["estimate"], iv["se"] or np.nan, 0.0, iv["n_pairs"], level=level,
+                                  power=0.5) / per_split
+        down = final_states.project(iv["estimate"], iv["se"] or np.nan, 0.0, iv["n_pairs"], level=fail_level,
+                                    power=0.5) / per_split
         pass_ok &= bool(iv["estimate"] > 0.0 and up <= cap)
         fail_ok |= bool(iv["estimate"] < 0.0 and down <= cap)
     action = intervals.sequential_action(rec["verdict"], int(look), len(looks), pass_ok or fail_ok)

@@ -31,7 +31,7 @@ import time
 import numpy as np
 import xarray as xr
 
-from .. import builders, claims, intervals, trouble
+from .. import builders, claims, final_states, intervals, trouble
 from gpbayes import diagnostics, linalg, priors
 from gpbayes_repro import io
 from gpbayes.estimators.importance import PseudoMarginalTarget
@@ -393,7 +393,7 @@ def ep_la_look(table, look: int, looks, level: float = 0.95) -> dict:
     n_now = e["n_chains_per_scheme"]
     if n_now != looks[int(look)]:
         raise ValueError(f"look {look} plans {looks[int(look)]} chains per PM scheme, the table has {n_now}")
-    need = intervals.count_to_decide(e["log_estimate"], e["log_se"], 0.0, n_now, lv)
+    need = final_states.project(e["log_estimate"], e["log_se"], 0.0, n_now, level=lv, power=0.5)
     action = intervals.sequential_action(e["verdict"], int(look), len(looks), bool(need <= looks[-1]))
     if e["verdict"] == "INCONCLUSIVE" and e["interval_verdict"] != "INCONCLUSIVE":
         action = "gated" if action == "continue" else action  # more chains of the same length do not converge it
@@ -485,7 +485,7 @@ def table_claims(table, paper_ops, paper_table=None, ep_la_looks=None) -> list[d
                             + ("; " + intervals.METHOD_TEXT["sequential"] if looks else "")}}
         if looks:
             n_now = e["n_chains_per_scheme"]
-            need = intervals.count_to_decide(e["log_estimate"], e["log_se"], 0.0, n_now, e["level"])
+            need = final_states.project(e["log_estimate"], e["log_se"], 0.0, n_now, level=e["level"], power=0.5)
             rec["measured"]["sequential"] = {"looks_chains_per_pm_scheme": looks,
                                  "look": looks.index(n_now) if n_now in looks else None,
                                  "chains_to_decide_at_current_estimate": claims.finite_or_none(need)}
