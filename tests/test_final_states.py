@@ -95,3 +95,15 @@ def test_cpu_per_unit_reads_snakemake_benchmark_files(tmp_path):
         (d / f"{i}.tsv").write_text("s\th:m:s\tmax_rss\tcpu_time\n1.0\t0:00:01\t100\t%g\n" % cpu)
     assert fs.cpu_per_unit(tmp_path, ["rule_a"], 4) == pytest.approx(10.0)
     assert fs.cpu_per_unit(tmp_path, ["missing"], 4) is None
+
+
+def test_an_effect_below_the_data_floor_is_undecidable_at_any_count():
+    # Hensman claim 2's shape: a paired LPD difference whose test-set s.e. stays with infinitely many chains
+    r = rec(estimate=-0.0004, lo=-0.0023, hi=0.0016, threshold=0.0)
+    r["measured"]["se_test_set"] = 0.0003
+    ent = {"projection": {"count": "measured.n_chains", "se_floor": "measured.se_test_set"}}
+    out = fs.final_state(r, ent)
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert out["state"] == "UNDECIDABLE_ON_DATA" and out["mde"] == pytest.approx(z * 0.0003)
+    r["interval"].update(estimate=0.004, lo=0.001, hi=0.007)
+    assert fs.final_state(r, ent)["state"] == "NEEDS_COMPUTE"

@@ -39,7 +39,8 @@ from gpbayes_repro import papers as _papers
 
 __all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",
            "convergence_gate", "directional_gate", "validate_claim", "write_claims",
-           "read_claims", "render_html", "deciding_numbers", "PAPERS", "slug", "finalise"]
+           "read_claims", "render_html", "deciding_numbers", "PAPERS", "slug", "finalise",
+           "paper_summary", "paper_summary_html"]
 
 _KEYS = {"id", "statement", "measured", "paper", "passed"}
 #: ``quote``: the paper's sentence verbatim with where it stands ({"text", "where"}); ``rationale``: one line on
@@ -378,7 +379,8 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
     runs = (trouble or {}).get("runs", [])
     styles = ("body{font-family:sans-serif;max-width:80em}td,th{border:1px solid #999;padding:4px 8px;"
               "vertical-align:top}table{border-collapse:collapse;margin-bottom:2em}.PASS{background:#cfc}"
-              ".FAIL{background:#fcc}.INCONCLUSIVE{background:#ffd}.warn{background:#fed}"
+              ".FAIL{background:#fcc}.INCONCLUSIVE{background:#ffd}.warn{background:#fed}.EQUIVALENT{background:#def}"
+              ".UNDECIDABLE_ON_DATA{background:#eee}.NOT_ASSESSABLE{background:#fdd}.NEEDS_COMPUTE{background:#ffd}"
               "details{font-size:90%}")
     parts = ["<html><head><meta charset='utf-8'><title>gpbayes reproduction claims</title>",
              f"<style>{styles}</style></head><body><h1>Reproduction claims</h1>"]
@@ -390,6 +392,15 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
                  "PASS: the interval (or, without replicates, the value) lies on the claim's side of its "
                  "threshold; FAIL: on the other side; INCONCLUSIVE: the interval straddles the threshold, the "
                  "chains it rests on did not converge, or there is nothing comparable (the reason is given).</p>")
+    states = [(c.get("final_state") or {}).get("state") for d in docs for c in d["claims"]
+              if c.get("kind", "claim") == "claim"]
+    if any(states):
+        from gpbayes_repro.final_states import REASON_CODES, STATES
+
+        parts.append(f"<p><b>Final states of the {len(states)} claims of the papers</b> (the checks are counted "
+                     "apart): " + ", ".join(f"{states.count(v)} {v}" for v in STATES) + ". "
+                     + " ".join(f"<i>{html.escape(k)}</i>: {html.escape(v)}." for k, v in REASON_CODES.items())
+                     + "</p>")
     parts.append("<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS)
                  + "<th>runs with numerical trouble</th></tr>")
     for d in docs:
@@ -421,9 +432,15 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
         parts.append(f"<h2 id='{html.escape(d['paper'])}'>{html.escape(PAPERS.get(d['paper'], d['paper']))}</h2>"
                      f"<p>{counts} of {len(recs)} (scale {html.escape(d['scale'])}; claims file "
                      f"<code>results/claims/{html.escape(d['paper'])}.json</code>)</p>")
-        parts.append("<table><tr><th>claim</th><th>statement</th><th>verdict</th><th>decided by</th>"
-                     "<th>figures</th></tr>")
-        for c in recs:
+        parts.append(paper_summary_html(d))
+        parts.append("<table><tr><th>claim</th><th>statement</th><th>verdict</th><th>final state</th>"
+                     "<th>decided by</th><th>figures</th></tr>")
+        ordered = ([c for c in recs if c.get("kind", "claim") == "claim"]
+                   + [c for c in recs if c.get("kind") == "check"])
+        for i, c in enumerate(ordered):
+            if c.get("kind") == "check" and (i == 0 or ordered[i - 1].get("kind", "claim") == "claim"):
+                parts.append("<tr><th colspan=6>Checks (diagnostics and software checks, not claims of the "
+                             "paper)</th></tr>")
             why = f"<br><small>{html.escape(c['reason'])}</small>" if c.get("reason") else ""
             figs = c.get("figures") or figures.get(d["paper"], [])
             full = (f"<details><summary>full measurement</summary>measured: {_fmt(c['measured'])}"
@@ -441,11 +458,65 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
                 quote += f"<br><small>encoding changed: {html.escape(c['encoding_change'])}</small>"
             parts.append(f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['statement'])}{quote}</td>"
                          f"<td class='{c['verdict']}'><b>{c['verdict']}</b>{why}</td>"
-                         f"<td>{deciding_numbers(c)}{full}</td>"
+                         + _final_cell(c)
+                         + f"<td>{deciding_numbers(c)}{full}</td>"
                          f"<td>{', '.join(_link(f, page_dir) for f in figs) or '&mdash;'}</td></tr>")
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _final_cell(c: dict) -> str:
+    fs = c.get("final_state")
+    if not fs:
+        return "<td>&mdash;</td>"
+    return (f"<td class='{html.escape(fs['state'])}'><b>{html.escape(fs['state'])}</b>"
+            f"<br><small>{html.escape(str(fs.get('detail', '')))}</small></td>")
+
+
+def paper_summary(doc: dict) -> dict:
+    """A reader's summary of one paper's claims file (ReScience / AEA data editor style).
+
+    Claims in scope (records of the paper's sentences) and out of scope (the registry's
+    ``not_encoded`` sentences, by reason), the final states with each non-PASS/FAIL claim's
+    reason code, the checks apart, and the CPU the projections state for the claims that need
+    compute.
+    """
+    from gpbayes_repro import registry
+
+    recs = doc["claims"]
+    claims_ = [c for c in recs if c.get("kind", "claim") == "claim"]
+    try:
+        reg = registry.load(doc["paper"])
+    except KeyError:
+        reg = {"not_encoded": []}
+    out_of_scope = reg.get("not_encoded") or []
+    states: dict[str, list[str]] = {}
+    for c in claims_:
+        states.setdefault((c.get("final_state") or {}).get("state", c["verdict"]), []).append(c["id"])
+    need = [c["final_state"].get("cpu_min_projected") for c in claims_
+            if (c.get("final_state") or {}).get("state") == "NEEDS_COMPUTE"]
+    return {"paper": doc["paper"], "scale": doc.get("scale"), "n_claims": len(claims_),
+            "n_checks": len(recs) - len(claims_), "states": states,
+            "n_not_encoded": len(out_of_scope),
+            "not_encoded_by_kind": {k: sum(1 for r in out_of_scope if r.get("kind") == k)
+                                    for k in sorted({r.get("kind", "other") for r in out_of_scope})},
+            "needs_compute_cpu_min": [x for x in need if x is not None]}
+
+
+def paper_summary_html(doc: dict) -> str:
+    """:func:`paper_summary` as one paragraph of the claims page."""
+    from gpbayes_repro.final_states import REASON_CODES
+
+    s = paper_summary(doc)
+    bits = [f"{len(v)} {k}" for k, v in s["states"].items()]
+    codes = "; ".join(f"{', '.join(v)}: {REASON_CODES[k]}" for k, v in s["states"].items() if k in REASON_CODES)
+    cpu = (f" The claims that need compute state +{sum(s['needs_compute_cpu_min']):.3g} CPU-min in all."
+           if s["needs_compute_cpu_min"] else "")
+    return (f"<p><b>Summary.</b> {s['n_claims']} claims of the paper in scope ({', '.join(bits) or 'none'}); "
+            f"{s['n_checks']} checks; {s['n_not_encoded']} further sentences of the paper not encoded, each with its "
+            f"reason in <code>src/gpbayes_repro/registry/{html.escape(s['paper'])}.yaml</code>."
+            + (f" Reason codes: {html.escape(codes)}." if codes else "") + cpu + "</p>")
 
 
 #: experiment key of a claims file -> the results/ directories its runs are in (gpbayes_repro.papers)

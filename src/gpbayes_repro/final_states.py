@@ -179,8 +179,9 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
     ``projection`` block says how to project: ``scale`` (``log`` for a ratio whose interval
     is built on logs, else ``linear``), ``count`` (the dotted path in the record of the
     replicate count now), ``level`` (the interval's level, default the record's or 0.95),
-    ``data_limit`` ({``count``, ``why``}: the most replicates the paper's data allow), and
-    ``equivalence`` ([a, b] from the paper's words, on the interval's scale).
+    ``data_limit`` ({``count``, ``unit``, ``why``}: the most replicates the paper's data allow),
+    ``se_floor`` (the dotted path of the part of the s.e. no replicate count removes, e.g. a fixed
+    test set's), and ``equivalence`` ([a, b] from the paper's words, on the interval's scale).
     ``cpu_s_per_unit``: measured CPU seconds per replicate (:func:`cpu_per_unit`).
     """
     verdict = record.get("verdict") or ("PASS" if record.get("passed") else "FAIL")
@@ -217,6 +218,18 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
     need = (project(_on_scale(est, log), se, _on_scale(thr, log), n_now, level=level)
             if math.isfinite(n_now) else math.nan)
     out["count_80"] = need if math.isfinite(need) else None
+    floor = _num(_dig(record, proj.get("se_floor"))) if proj.get("se_floor") else math.nan
+    if math.isfinite(floor) and floor > 0:
+        # a part of the s.e. that no count of replicates removes (the paper's fixed test set): the smallest
+        # effect any count could detect is (z_a + z_b) x that part
+        z = float(stats.norm.ppf((1.0 + level) / 2.0)) + float(stats.norm.ppf(POWER))
+        gap = abs(_on_scale(est, log) - _on_scale(thr, log))
+        if gap < z * floor:
+            return {**out, "state": "UNDECIDABLE_ON_DATA", "mde": z * floor,
+                    "detail": (f"the smallest effect the paper's data can detect at 80 % power, with infinitely many "
+                               f"replicates, is {z * floor:.3g} (s.e. {floor:.3g} from the data alone); the "
+                               f"estimate lies {gap:.3g} from the threshold. "
+                               f"{(proj.get('data_limit') or {}).get('why', '')}").strip()}
     limit = proj.get("data_limit")
     if limit is not None and math.isfinite(se) and math.isfinite(n_now):
         n_max = float(limit["count"])
