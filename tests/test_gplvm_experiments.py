@@ -496,3 +496,22 @@ def test_draws_at_least_is_the_linear_floor():
     out = E.draws_to_pass_gate([250, 500, 750], [1.8, 1.6, 1.7], [5.9, 6.7, 6.4])
     assert out["draws_at_least"] == math.ceil(750 * 100 / 6.4) and out["draws_to_pass"] is None
     assert E.draws_to_pass_gate([100, 200], [1.0, 1.0], [150.0, 300.0])["draws_at_least"] == 200
+
+
+def test_mixing_claim_reads_the_papers_sampler_and_fails_on_a_large_rhat():
+    """Gadd et al. Sec. 6.1 "demonstrated good mixing" (issue 32): PASS at the gate, FAIL above R-hat 1.1."""
+    import pandas as pd
+
+    from gpbayes_repro.experiments.gplvm import mixing_claim
+
+    def sets(rh, es):
+        return pd.DataFrame([{"case": c, "chain_set": cs, "max_rank_rhat": r if cs == "paper" else 1.0,
+                              "min_bulk_ess": e if cs == "paper" else 900.0, "n_chains": 4, "n_draws": 750}
+                             for c, r, e in zip(("case1", "case2", "case3"), rh, es) for cs in ("paper", "cpm")])
+
+    assert mixing_claim(sets((1.01, 1.02, 1.03), (400, 300, 200)))["verdict"] == "PASS"
+    rec = mixing_claim(sets((1.68, 1.41, 3.19), (6.4, 8.4, 4.5)))
+    assert rec["verdict"] == "FAIL" and len(rec["measured"]["cases_failing"]) == 3
+    # the converged correlated-PM set does not rescue the paper's sampler; between the two rules: undecided
+    rec = mixing_claim(sets((1.01, 1.07, 1.03), (400, 300, 200)))
+    assert rec["verdict"] == "INCONCLUSIVE" and "case2" in rec["reason"]

@@ -199,6 +199,9 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
                  "fix" if kind == "difference" else "reproduced as an equivalence")
         return {"state": "EQUIVALENT", "detail": f"interval [{lo:.4g}, {hi:.4g}] inside [{eq[0]:g}, {eq[1]:g}]: {words}",
                 "margin": list(eq)}
+    if proj.get("undecidable_on_data"):
+        # pre-registered in the registry: the paper's data cannot be had (e.g. an unrecoverable draw)
+        return {"state": "UNDECIDABLE_ON_DATA", "detail": f"{proj['undecidable_on_data']} ({reason})".strip()}
     if "not converged" in reason:
         return _unconverged(reason, proj)
     thr = iv.get("threshold")

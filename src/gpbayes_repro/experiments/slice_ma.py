@@ -1081,7 +1081,7 @@ def claim2_over_draws(records: list[dict], look: dict | None, claims_cfg: dict) 
                             "of each other in effective samples per covariance construction on a typical draw "
                             "(geometric mean over draws)")
         rec["rationale"] = (f"'very similarly' = within the {f:g}x advantage the authors expected and did not see "
-                            "(equivalence, [1/3, 3]); the paper ran one draw of its generator to assess the method "
+                            f"(equivalence, [1/{f:g}, {f:g}]); the paper ran one draw of its generator to assess the method "
                             "and hedges to 'this particular dataset', which cannot be recovered, and the ratio "
                             "varies more between draws than between chains: so the claim is decided over draws "
                             "(draw 0 = Fig. 3's), a t interval over the per-draw log ratios, sequential in blocks "
