@@ -244,8 +244,8 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
                                f"effect is {mde:.3g}{' on the log scale' if log else ''} at 80 % power; the "
                                f"estimate lies {gap:.3g} from the threshold. {limit.get('why', '')}").strip()}
     if not math.isfinite(need):
-        why = ("no replicate count is recorded for this claim" if not math.isfinite(n_now)
-               else "the interval is unbounded: its s.e. is unknown")
+        why = (proj.get("not_projected") or ("no replicate count is recorded for this claim" if not
+                                              math.isfinite(n_now) else "the interval is unbounded: its s.e. is unknown"))
         return {**out, "state": "NEEDS_COMPUTE", "detail": f"{reason}; count not projected: {why}".strip("; ")}
     extra = max(0.0, need - n_now)
     detail = f"{need:.0f} {proj.get('unit', 'replicates')} for 80 % power (now {n_now:g})"

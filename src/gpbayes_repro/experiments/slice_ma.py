@@ -715,7 +715,9 @@ def fig3_claims(table, zero_bins: dict, claims_cfg: dict, chains=None, seed: int
                          "-site methods ... than the two baselines' = all four pairs: PASS needs every pair's 95% "
                          "interval above (intersection-union), FAIL one pair's Bonferroni (97.5% x 4) interval below"),
            "measured": {**ratios, "intervals": ivs,
-                        "bonferroni_intervals": [_iv(k, bonf[k], f_site, "above", method) for k in pairs]},
+                        "bonferroni_intervals": [_iv(k, bonf[k], f_site, "above", method) for k in pairs],
+                        # the replicate count of the final state's projection (issue 32): chains per method
+                        "n_chains_per_method": int(min(len(a) for p_ in pairs.values() for a in p_))},
            "paper": {"description": "both -site methods much better than fixed and prior-white",
                      "why_it_may_differ": (
                          "Murray's released update_theta_aux_surr.m counts log|S| twice, so it samples "

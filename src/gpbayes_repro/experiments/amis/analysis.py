@@ -1051,8 +1051,11 @@ def sequential_records(point_records: list[dict], dec: dict, run_sets: list[xr.D
             "1 - {a}/(J k) (k wins needed of m cases: Markov over false wins / losses), a decided case keeps its "
             "verdict; PASS when decided wins reach k, FAIL when wins plus undecided cannot").format(a=f"{alpha:g}")
         method = SEQUENTIAL_METHOD.format(looks=J, alpha=alpha, extra=extra)
+        stop = J - 1 if st.get("look") is None else int(st["look"])
         seqm = {"look": None if st.get("look") is None else int(st["look"]) + 1, "planned_looks": J,
-                "replicates_per_look": dec["counts"]}
+                "replicates_per_look": dec["counts"],
+                # replicates per sampler at the look that stopped (the cap when none did): the final state's count
+                "replicates_at_stop": {t: int(c[min(stop, len(c) - 1)]) for t, c in dec["counts"].items() if len(c)}}
         if "cases" in st and st.get("n_cases"):
             n_win, n_und, m = st["n_win"], st["n_undecided"], st["n_cases"]
             rec["measured"]["sequential"] = {**seqm, "n_win": n_win, "n_undecided": n_und,
