@@ -252,3 +252,26 @@ def test_ep_la_gate_flips_only_when_the_worst_case_does():
     allbad.loc[allbad["scheme"].str.startswith("pm-ep"), "max_rank_rhat"] = 1.2
     rec = ep_la_look(allbad, 0, [3, 5])
     assert rec["verdict"] == "INCONCLUSIVE" and rec["action"] == "gated"
+
+
+def test_fig34_claim_reads_efficiency_beside_convergence_speed():
+    """F&G Sec. 4.4 "impressive efficiency and convergence speed" (issue 32): a faster-converging but less
+    efficient PM fails; efficient and fast passes; the old speed-only verdict stays in the record."""
+    import numpy as np
+    import xarray as xr
+
+    from gpbayes_repro.experiments.pm_gpc_mcmc import fig34_claims
+
+    def summary(name, ess_pm, ess_aa):
+        it = np.array([100, 200, 500])
+        psrf = np.array([[1.05, 1.04, 1.02], [1.3, 1.08, 1.03], [1.4, 1.2, 1.05]])  # pm first, aa, surr later
+        return xr.Dataset({"psrf_median": (("scheme", "iteration"), psrf),
+                           "max_rank_rhat": ("scheme", [1.01, 1.01, 1.01]),
+                           "min_bulk_ess": ("scheme", [ess_pm, ess_aa, 20.0])},
+                          coords={"scheme": ["pm-la-1", "aa", "surr"], "iteration": it}, attrs={"dataset": name})
+
+    rec = fig34_claims([summary("breast", 69.0, 268.0), summary("pima", 300.0, 100.0)])[0]
+    assert rec["passed"] is False and rec["measured"]["speed_half_passed"] is True
+    assert rec["measured"]["efficiency_losses"] == ["breast: PM's bulk ESS 69 < 268"]
+    rec = fig34_claims([summary("breast", 400.0, 268.0)])[0]
+    assert rec["passed"] is True and rec["measured"]["breast_pm_over_best_baseline_bulk_ess"] > 1

@@ -688,9 +688,13 @@ def iterations_to_converge(iterations, psrf, threshold: float = 1.1) -> float:
 
 
 def fig34_claims(summaries: list[xr.Dataset]) -> list[dict]:
-    """Claim 4: on every real data set PM converges (median PSRF < 1.1) in
-    fewer iterations than AA and SURR."""
+    """F&G Sec. 4.4: "The PM approach achieves impressive efficiency and convergence speed compared to the AA
+    and SURR parameterizations" -- on every real data set PM converges (median PSRF < 1.1) in fewer iterations
+    than AA and SURR, and is at least as efficient: its min bulk ESS over the same kept iterations is at least
+    the better of AA's and SURR's (issue 32: the efficiency half of the sentence, dropped before; point values,
+    the summaries hold pooled ESS only).  Where the summaries carry no ESS only the speed half is read."""
     measured, ok = {}, True
+    eff_ok, eff_seen, eff_fail = True, False, []
     for s in summaries:
         name = s.attrs.get("dataset", "?")
         its = {}
@@ -707,9 +711,27 @@ def fig34_claims(summaries: list[xr.Dataset]) -> list[dict]:
         # strictly fewer, or both converged at the first checkpoint (a tie at the resolution)
         first = float(s["iteration"].values[0])
         ok &= (pm < base) or (pm == base == first)
-    return [{
+        ess = {k: measured.get(f"{name}_{k}_final_bulk_ess") for k in its}
+        pm_e = [v for k, v in ess.items() if k.startswith("pm-") and v is not None]
+        base_e = [v for k, v in ess.items() if k in ("aa", "surr") and v is not None]
+        if pm_e and base_e:
+            eff_seen = True
+            ratio = max(pm_e) / max(base_e)
+            measured[f"{name}_pm_over_best_baseline_bulk_ess"] = ratio
+            if ratio < 1.0:
+                eff_ok = False
+                eff_fail.append(f"{name}: PM's bulk ESS {max(pm_e):.4g} < {max(base_e):.4g}")
+    passed = bool(ok and eff_ok)
+    rec = {
         "id": "fig34-pm-converges-faster",
         "statement": "Figs. 3-4: on Breast, Pima and Abalone PM (LA, N_imp=1) reaches median PSRF < 1.1 "
-                     "(and stays) in fewer iterations than AA and SURR (ties at the first checkpoint count)",
-        "measured": measured, "paper": None, "passed": bool(ok),
-    }]
+                     "(and stays) in fewer iterations than AA and SURR (ties at the first checkpoint count)"
+                     + (" and its min bulk ESS over the same kept iterations is at least the better of AA's and "
+                        "SURR's (efficiency)" if eff_seen else ""),
+        "measured": {**measured, "speed_half_passed": bool(ok), "efficiency_half_passed": bool(eff_ok) if eff_seen
+                     else None, "efficiency_losses": eff_fail},
+        "paper": None, "passed": passed,
+        "encoding_change": ("efficiency added (issue 32): was convergence speed only, the sentence's 'impressive "
+                            "efficiency' untested; the old rule's verdict is measured.speed_half_passed"),
+    }
+    return [rec]
