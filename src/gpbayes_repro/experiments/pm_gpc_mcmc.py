@@ -509,16 +509,48 @@ def table_claims(table, paper_ops, paper_table=None, ep_la_looks=None) -> list[d
     paper = {s: float(paper_ops[paper_ops["scheme"] == s]["ops_per_iteration"].mean())
              for s in ours if (paper_ops["scheme"] == s).any()}
     if ours:
-        ok = all(0.5 * paper[s] <= ours[s] <= 2.0 * paper[s] for s in ours if s in paper)
+        within = all(0.5 * paper[s] <= ours[s] <= 2.0 * paper[s] for s in ours if s in paper)
+        held, n_set, broken = ops_order(table)
+        p_held, p_n, p_broken = ops_order(paper_ops)
         out.append({
             "id": "table2-ops-order",
-            "statement": "Table II: O(n^3) operations per iteration are of the paper's order (within a factor "
-                         "of 2 of its mean per scheme: PM-LA ~8-9, PM-EP ~13-18, AA = 1, SURR = 3)",
-            "measured": {f"{k}_ops_per_iteration": v for k, v in ours.items()},
+            "statement": "Table II: in every setting EP costs more O(n^3) operations per iteration than LA, and "
+                         "every PM scheme more than AA and SURR (counted operations: exact, no interval)",
+            "measured": {**{f"{k}_ops_per_iteration": v for k, v in ours.items()},
+                         "settings_in_order": held, "n_settings": n_set, "settings_out_of_order": broken,
+                         # the encoding before issue 32, reported: our means within 2x of the paper's per scheme
+                         "within_factor_2_of_paper": bool(within)},
             "paper": {f"{k}_ops_per_iteration": v for k, v in paper.items()},
-            "passed": bool(ok),
+            "passed": bool(n_set > 0 and held == n_set),
+            "paper_verdict": {"verdict": "PASS" if p_n and p_held == p_n else "FAIL",
+                              "detail": f"F&G's Table II: the order holds in {p_held} of {p_n} settings"
+                                        + (f" (not in {', '.join(p_broken)})" if p_broken else "")},
+            "encoding_change": ("was 'each scheme's mean within a factor 2 of the paper's' (kept in "
+                                "measured.within_factor_2_of_paper); now the order the sentence states, per setting"),
         })
     return out
+
+
+def ops_order(rows) -> tuple[int, int, list[str]]:
+    """F&G Sec. 4.3 on Table II, "EP is more expensive than the LA algorithm, and ... the PM approaches require
+    more O(n^3) operations compared to AA and SURR": per setting (n, d, kernel), mean ops per iteration of the
+    PM-EP schemes > the PM-LA schemes' > max(AA, SURR).  Returns (settings where it holds, settings, the others).
+    """
+    keys = [k for k in ("n", "d", "kernel") if k in rows]
+    held, broken, n = 0, [], 0
+    for key, g in (rows.groupby(keys) if keys else [("all", rows)]):
+        def mean_of(prefix):
+            r = g[g["scheme"].astype(str).str.startswith(prefix)]["ops_per_iteration"]
+            return float(r.mean()) if len(r) else float("nan")
+        la, ep, aa, su = mean_of("pm-la"), mean_of("pm-ep"), mean_of("aa"), mean_of("surr")
+        if not all(np.isfinite([la, ep])) or not (np.isfinite(aa) or np.isfinite(su)):
+            continue
+        n += 1
+        if ep > la > np.nanmax([aa, su]):
+            held += 1
+        else:
+            broken.append("/".join(str(x) for x in (key if isinstance(key, tuple) else (key,))))
+    return held, n, broken
 
 
 def fig34_summary(groups: dict[str, xr.Dataset], checkpoints, max_lag: int = 60) -> xr.Dataset:
