@@ -209,3 +209,16 @@ def test_verdict_table_puts_default_and_paper_scale_verdicts_side_by_side(tmp_pa
     write_claims("slice_ma", [claim], tmp_path / "default" / "slice_ma.json", registry=False, scale="smoke")
     with pytest.raises(ValueError, match="slice_ma.json: written at scale='smoke'"):
         verdict_table.load_scale(tmp_path / "default", "default")
+
+
+def test_claims_page_shows_the_decide_tier_and_strikes_it_through_when_stale(tmp_path):
+    rec = {"id": "c-1", "statement": "s", "measured": {"v": 1.0}, "paper": None, "verdict": "INCONCLUSIVE",
+           "reason": "r", "kind": "claim", "final_state": {"state": "NEEDS_COMPUTE", "detail": "12 chains"}}
+    doc = {"paper": "pm_gpc", "scale": "default", "claims": [rec]}
+    dec = {"pm_gpc": {"paper": "pm_gpc", "scale": "decide",
+                      "claims": [dict(rec, verdict="PASS", reason=None,
+                                      final_state={"state": "PASS", "detail": "decided"})]}}
+    page = claims.render_html([doc], decide=dec, decide_note="computed from the current code")
+    assert "<th>decide tier</th>" in page and "<td class='PASS'><b>PASS</b>" in page
+    page = claims.render_html([doc], decide=dec, decide_note="stale: changed since -- code (1 files: src/x.py)")
+    assert "<s>PASS</s>" in page and "stale: changed since" in page and "<td class='PASS'>" not in page

@@ -366,7 +366,7 @@ def _link(path: str, page_dir: str) -> str:
 
 
 def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict | None = None,
-                page_dir: str = "results/claims") -> str:
+                page_dir: str = "results/claims", decide: dict | None = None, decide_note: str | None = None) -> str:
     """The claims page: overall summary, then per paper a table with one line per claim.
 
     ``figures``: experiment key -> the figure files its claims rest on (a claim's own
@@ -374,7 +374,12 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
     ``trouble``: :func:`gpbayes_repro.trouble.scan` output; runs with numerical
     trouble (jitter, non-converged approximations, failed estimates) are listed at
     the top and counted in their paper's heading.
+    ``decide``: paper key -> the committed decide tier's claims document (``benchmarks/results/decide_scale``);
+    ``decide_note``: whether they are fresh (:func:`gpbayes_repro.upstream.describe`) -- stale ones are shown
+    struck through with the note, never as if current.
     """
+    decide = decide or {}
+    stale = bool(decide) and not str(decide_note or "").startswith("computed from the current")
     figures = figures or {}
     runs = (trouble or {}).get("runs", [])
     styles = ("body{font-family:sans-serif;max-width:80em}td,th{border:1px solid #999;padding:4px 8px;"
@@ -401,6 +406,9 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
                      "apart): " + ", ".join(f"{states.count(v)} {v}" for v in STATES) + ". "
                      + " ".join(f"<i>{html.escape(k)}</i>: {html.escape(v)}." for k, v in REASON_CODES.items())
                      + "</p>")
+    if decide:
+        parts.append(f"<p><b>Decide tier</b> (committed outputs, <code>benchmarks/results/decide_scale/</code>): "
+                     f"{html.escape(str(decide_note or ''))}.</p>")
     parts.append("<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS)
                  + "<th>runs with numerical trouble</th></tr>")
     for d in docs:
@@ -433,13 +441,14 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
                      f"<p>{counts} of {len(recs)} (scale {html.escape(d['scale'])}; claims file "
                      f"<code>results/claims/{html.escape(d['paper'])}.json</code>)</p>")
         parts.append(paper_summary_html(d))
+        dec = {c["id"]: c for c in (decide.get(d["paper"]) or {}).get("claims", [])}
         parts.append("<table><tr><th>claim</th><th>statement</th><th>verdict</th><th>final state</th>"
-                     "<th>decided by</th><th>figures</th></tr>")
+                     + ("<th>decide tier</th>" if decide else "") + "<th>decided by</th><th>figures</th></tr>")
         ordered = ([c for c in recs if c.get("kind", "claim") == "claim"]
                    + [c for c in recs if c.get("kind") == "check"])
         for i, c in enumerate(ordered):
             if c.get("kind") == "check" and (i == 0 or ordered[i - 1].get("kind", "claim") == "claim"):
-                parts.append("<tr><th colspan=6>Checks (diagnostics and software checks, not claims of the "
+                parts.append(f"<tr><th colspan={7 if decide else 6}>Checks (diagnostics and software checks, not claims of the "
                              "paper)</th></tr>")
             why = f"<br><small>{html.escape(c['reason'])}</small>" if c.get("reason") else ""
             figs = c.get("figures") or figures.get(d["paper"], [])
@@ -459,6 +468,8 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
             parts.append(f"<tr><td><code>{html.escape(c['id'])}</code></td><td>{html.escape(c['statement'])}{quote}</td>"
                          f"<td class='{c['verdict']}'><b>{c['verdict']}</b>{why}</td>"
                          + _final_cell(c)
+                         + ((_final_cell(dec[c["id"]], stale) if c["id"] in dec else "<td>not run</td>") if decide
+                            else "")
                          + f"<td>{deciding_numbers(c)}{full}</td>"
                          f"<td>{', '.join(_link(f, page_dir) for f in figs) or '&mdash;'}</td></tr>")
         parts.append("</table>")
@@ -466,10 +477,13 @@ def render_html(docs: list[dict], *, figures: dict | None = None, trouble: dict 
     return "\n".join(parts)
 
 
-def _final_cell(c: dict) -> str:
+def _final_cell(c: dict, stale: bool = False) -> str:
     fs = c.get("final_state")
     if not fs:
         return "<td>&mdash;</td>"
+    if stale:
+        return (f"<td><s>{html.escape(fs['state'])}</s><br><small>stale (see the note above): "
+                f"{html.escape(str(fs.get('detail', '')))}</small></td>")
     return (f"<td class='{html.escape(fs['state'])}'><b>{html.escape(fs['state'])}</b>"
             f"<br><small>{html.escape(str(fs.get('detail', '')))}</small></td>")
 

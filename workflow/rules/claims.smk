@@ -24,5 +24,7 @@ rule claims_report:
     params:
         figures=claim_figures(),
         scale=SCALE,
+        # committed decide-tier outputs (a param, not an input: the default run never recomputes them)
+        decide_dir="benchmarks/results/decide_scale",
     script:
         "../scripts/claims_report.py"

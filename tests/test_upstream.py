@@ -1,0 +1,38 @@
+"""Committed results keyed by what is upstream of them (gpbayes_repro.upstream)."""
+
+from gpbayes_repro import upstream
+
+
+def _tree(root):
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "a.py").write_text("x = 1\n")
+    (root / "config").mkdir()
+    (root / "config" / "config.yaml").write_text("scale: default\n")
+    (root / "data" / "processed").mkdir(parents=True)
+    (root / "data" / "raw.csv").write_text("1,2\n")
+    (root / "workflow").mkdir()
+    (root / "workflow" / "Snakefile").write_text("rule all:\n")
+
+
+def test_fresh_until_an_upstream_file_changes_and_then_names_it(tmp_path):
+    _tree(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    upstream.snapshot(out, root=tmp_path, commit="abc")
+    assert upstream.compare(out, root=tmp_path)["fresh"]
+    # generated files do not count
+    (tmp_path / "data" / "processed" / "x.nc").write_text("derived")
+    (tmp_path / "src" / "pkg" / "__pycache__").mkdir()
+    (tmp_path / "src" / "pkg" / "__pycache__" / "a.pyc").write_text("cache")
+    assert upstream.compare(out, root=tmp_path)["fresh"]
+    (tmp_path / "config" / "config.yaml").write_text("scale: paper\n")
+    (tmp_path / "src" / "pkg" / "b.py").write_text("y = 2\n")
+    res = upstream.compare(out, root=tmp_path)
+    assert not res["fresh"] and res["changed"] == {"code": ["src/pkg/b.py"], "config": ["config/config.yaml"]}
+    text = upstream.describe(res)
+    assert text.startswith("stale") and "config/config.yaml" in text and "src/pkg/b.py" in text
+
+
+def test_outputs_without_a_record_are_never_fresh(tmp_path):
+    res = upstream.compare(tmp_path)
+    assert not res["fresh"] and not res["recorded"] and upstream.describe(res).startswith("stale: no record")
