@@ -92,3 +92,13 @@ def test_write_claims_adds_final_states_and_counts_claims_apart_from_checks(tmp_
     out = claims.read_claims(claims.write_claims("foundation", doc["claims"], tmp_path / "f.json", scale="default"))
     assert out["n_checks"] == len(doc["claims"]) and sum(out["final_states"].values()) == 0
     assert all(c["final_state"]["state"] in ("PASS", "FAIL") for c in out["claims"])
+
+
+def test_readme_and_verdicts_page_counts_are_generated_from_the_committed_claims():
+    """One source for the numbers: README.md's and docs/verdicts.md's claim counts and table are what
+    `python -m gpbayes_repro.verdict_table --update` makes of the committed claims files (no drift)."""
+    from gpbayes_repro import verdict_table
+
+    for path, text in verdict_table.generated_blocks(ROOT).items():
+        assert not verdict_table.update_file(path, text, check=True), (
+            f"{path} is out of date: run python -m gpbayes_repro.verdict_table --update")

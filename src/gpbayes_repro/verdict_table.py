@@ -193,13 +193,19 @@ def update_file(path, text: str, *, check: bool = False) -> bool:
     return new != old
 
 
-def generated_blocks(default_dir="benchmarks/results/default_scale", decide_dir="benchmarks/results/decide_scale"):
-    """``{file: text}`` of every generated block: README's count lines, docs/verdicts.md's full table."""
-    default = load_scale(default_dir, "default")
-    decide = load_scale(decide_dir, "decide") if Path(decide_dir).is_dir() else {}
+def generated_blocks(root=".") -> dict[str, str]:
+    """``{file: text}`` of every generated block: README's count lines, docs/verdicts.md's full table.
+
+    Read from the committed claims files under ``root``: ``benchmarks/results/default_scale`` and, when
+    present, ``benchmarks/results/decide_scale``.
+    """
+    root = Path(root)
+    default = load_scale(root / "benchmarks/results/default_scale", "default")
+    decide_dir = root / "benchmarks/results/decide_scale"
+    decide = load_scale(decide_dir, "decide") if decide_dir.is_dir() else {}
     readme = summary_line(default, "At default scale") + "." + (
         " " + summary_line(decide, "With the decide tier") + "." if decide else "")
-    return {"README.md": readme, "docs/verdicts.md": states_markdown(default, decide)}
+    return {str(root / "README.md"): readme, str(root / "docs/verdicts.md"): states_markdown(default, decide)}
 
 
 def main(argv=None) -> int:
