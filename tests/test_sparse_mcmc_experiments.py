@@ -350,3 +350,18 @@ def test_lpd_claim_is_decided_on_the_image_set_the_poster_names():
     assert w["half_width_with_infinitely_many_chains"] == pytest.approx(1.96e-3)
     assert w["n_test_points_that_would_decide"] == pytest.approx(800 * (1.96e-3 / 2e-4) ** 2, rel=1e-6)
     assert "no number of chains decides it" in rec["reason"]
+
+
+def test_claim3_compares_counted_cost_not_iterations():
+    """Hensman et al. "Costs O(N^3), but worth it" (issue 32): joint HMC converging in fewer iterations but at a
+    higher counted cost than Gibbs fails; the iterations stay in the record."""
+    equiv = pd.DataFrame({"abs_diff": [1e-12]})
+    its = {("rbf", "joint"): 50, ("rbf", "gibbs"): 100, ("ard", "joint"): 80, ("ard", "gibbs"): 300}
+    sweep, coal, psrf = _tables((0.8, 0.9, 0.905), -0.2, -0.25, -1.0, -1.1, its)
+    psrf["cubic_per_iteration"] = [10.0 if s == "joint" else 2.0 for s in psrf["sampler"]]
+    rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[2]
+    # rbf: joint 50 x 10 = 500 > gibbs 100 x 2 = 200 -> FAIL although joint needs fewer iterations
+    assert rec["verdict"] == "FAIL" and rec["measured"]["compared_on"] == "counted cubic operations"
+    assert rec["measured"]["rbf_joint_cubic_to_psrf"] == 500.0 and rec["measured"]["rbf_joint_iterations"] == 50
+    psrf["cubic_per_iteration"] = 2.0
+    assert sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[2]["verdict"] == "PASS"
