@@ -193,6 +193,56 @@ def update_file(path, text: str, *, check: bool = False) -> bool:
     return new != old
 
 
+#: each paper's reproduction page (docs/reproduction/), where its reader's summary is generated
+PAGES = {"foundation": "foundation.md", "pm_gpc": "filippone_girolami_2014.md", "slice_ma": "murray_adams_2010.md",
+         "amis": "xiong_amis.md", "sparse_mcmc": "hensman_2015.md", "gplvm": "gadd_gplvm.md"}
+
+
+def paper_block(key: str, default: dict, decide: dict | None = None) -> str:
+    """A reader's summary of one paper (ReScience [Re]/[¬Re] and AEA data-editor style): the claims in scope with
+    their final states and reason codes, the checks, the sentences out of scope with their reasons."""
+    from gpbayes_repro import registry
+    from gpbayes_repro.final_states import REASON_CODES
+
+    doc = default.get(key)
+    if doc is None:
+        return "No committed default-scale claims file for this paper."
+    dec = {c["id"]: c for c in (decide or {}).get(key, {}).get("claims", [])}
+    lines = ["| claim | the paper's words | default scale | decide tier |", "|---|---|---|---|"]
+    reg_of = {c["id"]: c for c in registry.load(key).get("claims", [])}
+    for kind in ("claim", "check"):
+        for c in doc["claims"]:
+            ent = reg_of.get(c["id"], {})
+            if ent.get("kind", c.get("kind", "claim")) != kind:
+                continue
+            q = " ".join(str(ent.get("quote") or "").split())
+            q = _plain(html.escape(q[:140] + ("..." if len(q) > 140 else ""))) if q else "(a check, not a claim)"
+            lines.append(f"| `{c['id']}` | {q} | {_state_cell(c)} | "
+                         f"{_state_cell(dec.get(c['id'])) if key in (decide or {}) else 'not run'} |")
+    reg = registry.load(key)
+    states = [(c.get("final_state") or {}).get("state", c.get("verdict")) for c in doc["claims"]
+              if reg_of.get(c["id"], {}).get("kind", c.get("kind", "claim")) == "claim"]
+    codes = sorted({s for s in states if s in REASON_CODES})
+    text = "\n".join(lines) + "\n\n"
+    text += (f"In scope: {len(states)} claims of the paper"
+             + (" (" + ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states)) + ")" if states else "")
+             + f"; {len(doc['claims']) - len(states)} checks. ")
+    if codes:
+        text += "Reason codes: " + "; ".join(f"**{s}** — {REASON_CODES[s]}" for s in codes) + ". "
+    ne = reg.get("not_encoded") or []
+    text += f"Out of scope: {len(ne)} further sentences of the paper, not encoded"
+    if ne:
+        text += " —\n\n" + "\n".join(
+            f"- {r['where']}: \u201c{_plain(html.escape(normalise_short(r['quote'])))}\u201d — "
+            f"{_plain(html.escape(normalise_short(r['reason'], 200)))}" for r in ne)
+    return text + "\n"
+
+
+def normalise_short(text: str, n: int = 120) -> str:
+    t = " ".join(str(text).split())
+    return t if len(t) <= n else t[: n - 3] + "..."
+
+
 def generated_blocks(root=".") -> dict[str, str]:
     """``{file: text}`` of every generated block: README's count lines, docs/verdicts.md's full table.
 
@@ -205,7 +255,10 @@ def generated_blocks(root=".") -> dict[str, str]:
     decide = load_scale(decide_dir, "decide") if decide_dir.is_dir() else {}
     readme = summary_line(default, "At default scale") + "." + (
         " " + summary_line(decide, "With the decide tier") + "." if decide else "")
-    return {str(root / "README.md"): readme, str(root / "docs/verdicts.md"): states_markdown(default, decide)}
+    out = {str(root / "README.md"): readme, str(root / "docs/verdicts.md"): states_markdown(default, decide)}
+    for key, page in PAGES.items():
+        out[str(root / "docs/reproduction" / page)] = paper_block(key, default, decide)
+    return out
 
 
 def main(argv=None) -> int:
