@@ -62,7 +62,7 @@ apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its
     gpbayes' hand-written gradient (Cholesky reverse mode with a rank-one adjoint) and NUTS.
 ``gpbayes-default``  (every problem)
     ``gb.sample(model, chains=..., seed=..., cores=1)`` with no method: the library's default choice
-    (``gpbayes.inference.default_method``), its own warm-up, run until split R-hat < 1.01 and bulk
+    (``gpbayes.methods.default_method``), its own warm-up, run until split R-hat < 1.01 and bulk
     ESS > 400 on every hyperparameter within the default budget; ``--warmup``/``--draws`` do not
     apply.  The report names the method chosen and why sampling stopped.
 ``numpyro-nuts``
@@ -180,7 +180,7 @@ def build_problem(name: str, args) -> dict:
                  f"1851-1963, offset m = {model.offset:.4f} ({len(model.param_names)} log-hyperparameters)")
     else:  # pragma: no cover - argparse's choices
         raise SystemExit(f"--problem must be one of {PROBLEMS}, got {name!r}")
-    # the starts gb.sample gives the latent methods (inference._Latent._psi0 and _f0, chain c's generator)
+    # the starts gb.sample gives the latent methods (methods.latent._Latent._psi0 and _f0, chain c's generator)
     starts = []
     for s in np.random.SeedSequence(int(args.seed)).spawn(args.chains):
         r = np.random.default_rng(s)
@@ -268,7 +268,7 @@ def run_gb_sample(model, meth, n_chains, n_warmup, n_draws, seed):
     import gpbayes as gb
 
     with threadpool_limits(limits=1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", gb.inference.DefaultMethodWarning)
+        warnings.simplefilter("ignore", gb.methods.DefaultMethodWarning)
         t0 = time.process_time()
         if meth is None:  # the default: gb.sample(model) with its own method, warm-up and stop rule
             idata = gb.sample(model, chains=n_chains, seed=seed, cores=1, progress=False)

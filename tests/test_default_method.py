@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpbayes as gb
-from gpbayes import inference
+from gpbayes import methods
 
 
 def _X(n, d, seed=0):
@@ -35,25 +35,25 @@ def test_the_choice_per_model_and_number_of_hyperparameters():
          gb.WhitenedNUTS(), "5 hyperparameters (> 2): PoissonGP with per-bin exposure"),
     ]
     for model, expected, why in cases:
-        meth, reason = inference.default_method(model)
+        meth, reason = methods.default_method(model)
         assert meth == expected, (type(model).__name__, meth)
         assert why in reason and "benchmarks/results/" in reason, reason
         assert meth.label in gb.methods(model)  # the choice is one of the model's methods
-    assert (inference.MAX_RANDOM_WALK_HYPERPARAMETERS, inference.MAX_PSEUDO_MARGINAL_HYPERPARAMETERS) == (6, 2)
+    assert (methods.MAX_RANDOM_WALK_HYPERPARAMETERS, methods.MAX_PSEUDO_MARGINAL_HYPERPARAMETERS) == (6, 2)
     sparse = gb.SparseGPClassifier(X2, y2, n_inducing=5)
-    assert inference.default_method(sparse)[0] == gb.JointHMC()
+    assert methods.default_method(sparse)[0] == gb.JointHMC()
     lvm = gb.GPLVMRegressor(_X(12, 1), np.sin(_X(12, 1)), latent_dim=1, n_inducing=4)
-    assert inference.default_method(lvm)[0] == gb.GPLVMPseudoMarginal()
+    assert methods.default_method(lvm)[0] == gb.GPLVMPseudoMarginal()
 
 
 def test_the_choice_and_its_reason_are_recorded_and_shown_and_an_unconverged_run_warns():
     X = _X(25, 2)
     clf = gb.GPClassifier(X, np.sin(2 * X[:, 0]) > 0, ard=False)
-    meth, reason = inference.default_method(clf)
+    meth, reason = methods.default_method(clf)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         idata = gb.sample(clf, chains=2, budget=100, n_warmup=20, seed=1, progress=False, cores=1)
-    shown = [str(w.message) for w in caught if issubclass(w.category, inference.DefaultMethodWarning)]
+    shown = [str(w.message) for w in caught if issubclass(w.category, methods.DefaultMethodWarning)]
     assert len(shown) == 1 and reason in shown[0] and "within 100 draws per chain" in shown[0]
     post = idata.posterior
     assert (post.attrs["method"], post.attrs["method_default"], post.attrs["method_reason"]) == (meth.label, 1, reason)
@@ -71,7 +71,7 @@ def test_the_default_run_reaches_the_stop_rule_on_a_small_regression_problem():
 
     X = _X(20, 1, seed=3)
     reg = gb.GPRegressor(X, np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(3).standard_normal(20))
-    with pytest.warns(inference.DefaultMethodWarning, match="running 'rwmh' until split R-hat < 1.01"):
+    with pytest.warns(methods.DefaultMethodWarning, match="running 'rwmh' until split R-hat < 1.01"):
         idata = gb.sample(reg, n_warmup=150, seed=2, progress=False, cores=2)
     assert idata.sample_stats.attrs["stopped"] == "converged" and idata.posterior.attrs["cores"] == 2
     unc = idata.unconstrained_posterior
@@ -84,7 +84,7 @@ def test_an_explicit_method_runs_as_before_and_bad_budgets_are_named():
     X = _X(20, 1)
     reg = gb.GPRegressor(X, np.sin(2 * X[:, 0]))
     with warnings.catch_warnings():
-        warnings.simplefilter("error", inference.DefaultMethodWarning)
+        warnings.simplefilter("error", methods.DefaultMethodWarning)
         idata = gb.sample(reg, "rwmh", chains=2, n_warmup=10, seed=1, progress=False)
     assert idata.posterior.sizes["draw"] == 1000 and "method_default" not in idata.posterior.attrs
     assert idata.sample_stats.attrs["stopped"] == "length"
@@ -98,7 +98,7 @@ def test_an_explicit_method_runs_as_before_and_bad_budgets_are_named():
         gb.sample(reg, budget=0)
     with pytest.raises(ValueError, match=r"\['max_draws'\] given in until_converged and in budget"):
         gb.sample(reg, "rwmh", until_converged={"max_draws": 50}, budget=100)
-    with pytest.warns(inference.DefaultMethodWarning):  # the default method at a fixed length, if asked
+    with pytest.warns(methods.DefaultMethodWarning):  # the default method at a fixed length, if asked
         fixed = gb.sample(reg, until_converged=False, chains=2, draws=30, n_warmup=10, progress=False)
     assert fixed.posterior.sizes["draw"] == 30 and fixed.sample_stats.attrs["stopped"] == "length"
     rule = gb.api._stop_rule(True, 1000, {"draws": 300, "seconds": 60})
@@ -112,7 +112,7 @@ def test_the_default_run_of_a_classifier_with_many_hyperparameters_reaches_the_s
 
     X = _X(25, 2, seed=4)
     clf = gb.GPClassifier(X, np.sin(2 * X[:, 0]) + 0.3 * np.random.default_rng(4).standard_normal(25) > 0)
-    with pytest.warns(inference.DefaultMethodWarning, match="running 'nuts-is' until split R-hat < 1.01"):
+    with pytest.warns(methods.DefaultMethodWarning, match="running 'nuts-is' until split R-hat < 1.01"):
         idata = gb.sample(clf, n_warmup=150, seed=2, progress=False, cores=2)
     assert idata.sample_stats.attrs["stopped"] == "converged"
     s = importance_corrected_summary(gb.api.psi_draws(idata).values, idata.sample_stats["log_weight"].values)

@@ -108,7 +108,7 @@ def test_triangular_inverse_recursive_is_the_inverse_and_keeps_the_upper_triangl
 
 
 def test_lower_triangle_build_of_B_gives_the_same_factor_to_the_bit():
-    """_build_B_lower + _cholesky_in_place == cholesky(I + D K D) built whole, whatever the stale upper triangle."""
+    """build_B_lower + cholesky_in_place == cholesky(I + D K D) built whole, whatever the stale upper triangle."""
     rng = np.random.default_rng(6)
     for n in (3, 96, 97, 255, 256, 300, 700):
         X = rng.normal(size=(n, 2))
@@ -121,7 +121,7 @@ def test_lower_triangle_build_of_B_gives_the_same_factor_to_the_bit():
         buf = np.full((n, n), np.nan, order="F")  # stale: nothing of the upper triangle is read
         buf[0, :] = 1e300
         with linalg.count_ops() as c:
-            L = linalg._cholesky_in_place(linalg._build_B_lower(K, sw, buf))
+            L = linalg.cholesky_in_place(linalg.build_B_lower(K, sw, buf))
         assert c.cholesky == 1
         np.testing.assert_array_equal(L, ref)
         assert not np.signbit(L[np.triu_indices(n, 1)]).any()
@@ -132,10 +132,59 @@ def test_zero_strict_upper_equals_the_masked_copy():
     for n in (1, 95, 96, 97, 300):
         A = np.asfortranarray(rng.normal(size=(n, n)))
         B = A.copy(order="F")
-        linalg._zero_strict_upper(A)
+        linalg.zero_strict_upper(A)
         np.copyto(B, 0.0, where=linalg._strict_upper(n))
         np.testing.assert_array_equal(A, B)
         assert not np.signbit(A[np.triu_indices(n, 1)]).any()
+
+
+def test_lower_column_sums_of_squares_is_the_loop_ep_made_to_the_bit():
+    """The squared column norms of a lower triangle with a stale upper one: EP's former inline loop
+    (``diag_sigma``) and a plain reference on the zeroed triangle."""
+    rng = np.random.default_rng(9)
+    for n in (1, 95, 96, 97, 300):
+        T = np.asfortranarray(rng.normal(size=(n, n)))
+        ref_T = np.tril(T)
+        old = T.copy(order="F")
+        t_old = np.empty(n)
+        for j0 in range(0, n, 96):  # the loop as it stood in approx/ep.py
+            j1 = min(n, j0 + 96)
+            np.copyto(old[j0:j1, j0:j1], 0.0, where=linalg._strict_upper(j1 - j0))
+            blk = old[j0:, j0:j1]
+            np.einsum("ij,ij->j", blk, blk, out=t_old[j0:j1])
+        t = linalg.lower_column_sums_of_squares(T, np.empty(n))
+        np.testing.assert_array_equal(t, t_old)
+        np.testing.assert_array_equal(T, old)
+        np.testing.assert_allclose(t, (ref_T * ref_T).sum(axis=0), rtol=1e-13)
+
+
+def test_record_cubic_counts_as_the_module_s_own_operations_and_names_the_kinds():
+    with linalg.count_ops() as outer:
+        with linalg.count_ops() as c:
+            linalg.record_cubic("cholesky")
+            linalg.record_cubic("triangular")
+        linalg.cholesky(spd(4, np.random.default_rng(0)))
+    assert (c.cubic, c.cholesky, c.triangular) == (2, 1, 1)
+    assert (outer.cubic, outer.cholesky) == (3, 2)
+    with pytest.raises(ValueError, match=r"kind must be one of \['cholesky', 'failed_cholesky'"):
+        linalg.record_cubic("qr")
+
+
+def test_no_module_outside_linalg_uses_its_private_names():
+    """approx/, gplvm/, sparse/ and the rest use linalg's public functions (read from the source)."""
+    import ast
+    from pathlib import Path
+
+    lib = Path(linalg.__file__).parent
+    found = []
+    for path in sorted(lib.rglob("*.py")):
+        if path.name == "linalg.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "linalg"
+                    and node.attr.startswith("_")):
+                found.append(f"{path.relative_to(lib)}:{node.lineno} linalg.{node.attr}")
+    assert not found, found
 
 
 def test_in_place_recursive_inverse_is_the_f2py_recursion_to_the_bit():

@@ -1,4 +1,4 @@
-"""Method objects (gpbayes.inference): defaults shared with the library, checks at construction,
+"""Method objects (gpbayes.methods): defaults shared with the library, checks at construction,
 strings as aliases, the method recorded in the result, and a sampler added from a test file alone."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gpbayes as gb
-from gpbayes import inference
+from gpbayes import methods
 from gpbayes.mcmc import runner
 
 
@@ -24,7 +24,7 @@ def _regression(n=20, seed=0):
 
 
 def _classes():
-    return [cls for cls, _ in inference.registry().values()]
+    return [cls for cls, _ in methods.registry().values()]
 
 
 def test_every_default_is_the_library_function_s_or_says_why_it_is_the_api_s():
@@ -52,22 +52,22 @@ def test_every_default_is_the_library_function_s_or_says_why_it_is_the_api_s():
                                                                         pm["n_per_iteration"].default) == (20, 100)
     from gpbayes.mcmc import hyper_slice
 
-    assert inference._REPRESENTATIONS == hyper_slice.METHODS
+    assert methods.latent._REPRESENTATIONS == hyper_slice.METHODS
 
 
 def test_every_string_is_an_alias_of_a_method_object():
-    aliases = {a: v for a, v in inference.registry().items() if v[0].__module__ == "gpbayes.inference"}
+    aliases = {a: v for a, v in methods.registry().items() if v[0].__module__.startswith("gpbayes.methods.")}
     old = {"rwmh", "hmc", "nuts", "slice", "amis", "mamis", "amis-mamis", "type2-ml", "pseudo-marginal", "nuts-is", "nuts-whitened", "pm-amis",
            "aa", "surr", "ep-ml", "joint-hmc", "gibbs", "pm-within-gibbs",
            *(f"slice-{r}" for r in ("fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor"))}
     assert set(aliases) == old
     for alias, (cls, fixed) in aliases.items():
-        obj = inference.resolve(alias)
+        obj = methods.resolve(alias)
         assert obj == cls(**fixed) and obj.label == alias
         assert cls.__doc__ and len(cls.__doc__) > 80, cls  # each cites its paper
-    assert inference.resolve("aa") == gb.LatentGibbs(representation="aa")
-    assert inference.resolve("slice-post-taylor") == gb.SliceSampler(representation="post-taylor")
-    assert inference.resolve("nuts", {"max_tree_depth": 6}) == gb.NUTS(max_tree_depth=6)
+    assert methods.resolve("aa") == gb.LatentGibbs(representation="aa")
+    assert methods.resolve("slice-post-taylor") == gb.SliceSampler(representation="post-taylor")
+    assert methods.resolve("nuts", {"max_tree_depth": 6}) == gb.NUTS(max_tree_depth=6)
 
 
 @pytest.mark.parametrize("make, match", [
@@ -193,7 +193,7 @@ class IndependenceMH(gb.Method):
     def chain_specs(self, model, rngs, n_warmup):
         from gpbayes.posterior import log_posterior
 
-        fit, cov = inference._mode_and_cov(model, rngs[0])
+        fit, cov = methods.exact._mode_and_cov(model, rngs[0])
         logp = log_posterior(model.gp, model.prior)
         chol = self.scale * np.linalg.cholesky(cov)
         kernel = lambda r, st: im_step(r, st, logp, fit.psi, chol)  # noqa: E731

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpbayes as gb
-from gpbayes import inference, parallel
+from gpbayes import methods, parallel
 from gpbayes.mcmc import runner
 
 
@@ -54,7 +54,7 @@ def test_chains_in_processes_are_the_sequential_chains_bit_for_bit(which):
 
 
 @dataclasses.dataclass(frozen=True)
-class _FailsInChain1(inference.RandomWalkMH, register=False):
+class _FailsInChain1(methods.RandomWalkMH, register=False):
     """Random-walk MH whose chain 1 (told by its generator's spawn key) fails while building its start."""
 
     def chain_specs(self, model, rngs, n_warmup, prepared=None):
@@ -125,7 +125,7 @@ def test_runs_in_this_process_where_processes_do_not_apply():
     reg = gb.GPRegressor(X, y)
     weighted = gb.sample(reg, "amis", n_iterations=3, n_per_iteration=20, n_resample=50, cores=2, progress=False)
     assert weighted.posterior.attrs["cores"] == 1
-    assert not inference.Method.independent_chains and not gb.AMIS.independent_chains
+    assert not methods.Method.independent_chains and not gb.AMIS.independent_chains
 
 
 class _CtrlC(runner.Progress):

@@ -21,10 +21,15 @@ import gpbayes
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
+#: modules kept for one release under an old name, that only re-export (and warn): no page of their own
+DEPRECATED = {"gpbayes.inference": "gpbayes.methods"}
+
+
 def public_modules() -> list[str]:
-    """Every importable module of gpbayes whose dotted name has no private part, sorted."""
+    """Every importable module of gpbayes whose dotted name has no private part, sorted; the deprecated
+    re-exporting modules (:data:`DEPRECATED`) left out."""
     names = [m.name for m in pkgutil.walk_packages(gpbayes.__path__, "gpbayes.")]
-    return sorted(n for n in names if not any(part.startswith("_") for part in n.split(".")))
+    return sorted(n for n in names if not any(part.startswith("_") for part in n.split(".")) and n not in DEPRECATED)
 
 
 def pages() -> dict[Path, str]:

@@ -18,7 +18,8 @@ mcmc         samplers as init/step over explicit state, each run by the one
              and particle-marginal MH, elliptical slice, AA/SURR Gibbs, HMC,
              NUTS, slice sampling, the six M&A representations
 amis         adaptive multiple importance sampling (AMIS, MAMIS, PM-AMIS)
-inference    the inference methods as objects: options, defaults, checks, how each runs
+methods      the inference methods as objects: options, defaults, checks, how each runs
+             (one module per family; the registry of aliases; the default method)
 classification  predictive probabilities, EP type-II ML
 metrics      capacity accuracy / AUC
 sparse       sparse variational GP and its MCMC
@@ -31,7 +32,7 @@ rng          per-experiment random streams
 The public API (``gpbayes.api``, re-exported here): models ``GPRegressor``,
 ``GPClassifier``, ``PoissonGP``, ``SparseGPClassifier``, ``GPLVMRegressor``; ``sample(model, method=...)``
 returning an ``arviz.InferenceData``, the method a string or a method object
-(``NUTS``, ``PseudoMarginal``, ... of ``gpbayes.inference``); ``summary``; ``predict``.
+(``NUTS``, ``PseudoMarginal``, ... of ``gpbayes.methods``); ``summary``; ``predict``.
 
 The reproduction of the five papers (config, vendored data, claims, figures,
 one module per paper) is the separate package ``gpbayes_repro``, which this
@@ -40,16 +41,18 @@ library never imports.
 
 __version__ = "0.1.0"
 
-_METHOD_OBJECTS = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS", "TypeIIML",
-                   "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
-                   "GPLVMPseudoMarginal", "ISCorrectedNUTS", "WhitenedNUTS"]
+#: the public API's own names (``gpbayes.api``); the method objects (``NUTS``, ``PseudoMarginal``, ...)
+#: are read from the registry of ``gpbayes.methods``
+_API = ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "sample", "summary",
+        "predict", "sample_posterior_predictive", "compute_log_likelihood")
+_PACKAGES = ("methods", "kernels", "likelihoods", "priors")
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample", "summary", "predict",
-           "sample_posterior_predictive", "compute_log_likelihood", *_METHOD_OBJECTS, "kernels", "likelihoods",
-           "priors"]
 
-_API = {"GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
-        "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", *_METHOD_OBJECTS}
+def _method_objects() -> list[str]:
+    """``Method`` and the names of the method classes the registry of ``gpbayes.methods`` holds."""
+    import importlib
+
+    return ["Method", *importlib.import_module(".methods", __name__).METHOD_CLASSES]
 
 
 def __getattr__(name):
@@ -57,19 +60,27 @@ def __getattr__(name):
 
     ``import gpbayes.linalg`` (what every workflow job does) then does not load the
     API's samplers, ArviZ and the rest: about 0.5 s of start-up per job.
-    ``gb.sample``, ``gb.kernels`` etc. work as before.
+    ``gb.sample``, ``gb.kernels`` etc. work as before; ``gb.NUTS`` and the other method
+    objects come from the registry of ``gpbayes.methods`` (``__all__`` lists them).
+    ``gb.methods`` is the package ``gpbayes.methods``, which is callable:
+    ``gb.methods(model)`` lists the method strings that apply to ``model``.
     """
     import importlib
 
-    if name in _API:
+    if name == "__all__":
+        value = [*_API, *_method_objects(), *_PACKAGES]
+    elif name in _API:
         value = getattr(importlib.import_module(".api", __name__), name)
     elif not name.startswith("_"):
-        try:  # a submodule: gb.kernels, gb.api, gb.mcmc, ...
+        try:  # a submodule: gb.kernels, gb.api, gb.mcmc, gb.methods ...
             value = importlib.import_module(f".{name}", __name__)
         except ModuleNotFoundError as err:
             if err.name != f"{__name__}.{name}":
                 raise
-            raise AttributeError(f"module 'gpbayes' has no attribute {name!r}") from None
+            methods = importlib.import_module(".methods", __name__)
+            if name not in _method_objects():
+                raise AttributeError(f"module 'gpbayes' has no attribute {name!r}") from None
+            value = getattr(methods, name)
     else:
         raise AttributeError(f"module 'gpbayes' has no attribute {name!r}")
     globals()[name] = value
@@ -77,4 +88,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__getattr__("__all__")))

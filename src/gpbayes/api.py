@@ -53,7 +53,7 @@ method              models                         what
 ``"type2-ml"``      GPLVMRegressor                 the variational bound maximised (point estimate)
 ==================  =============================  ==============================================
 
-Each string is an alias of a method object (``gpbayes.inference``; its fields
+Each string is an alias of a method object (``gpbayes.methods``; its fields
 are the options with their defaults, checked when it is made):
 ``RandomWalkMH`` (rwmh), ``HMC``, ``NUTS``, ``Slice`` (slice), ``AMIS``,
 ``MAMIS``, ``AMISToMAMIS`` (amis-mamis), ``TypeIIML`` (type2-ml),
@@ -89,21 +89,20 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from . import inference, linalg, parallel, predictive, threads
+from . import linalg, parallel, predictive, threads
+from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
+from .io import psi_draws
 from .predictive import compute_log_likelihood, sample_posterior_predictive
-from .inference import (AMIS, EPML, HMC, MAMIS, NUTS, PMAMIS, AMISToMAMIS, GPLVMPseudoMarginal, ISCorrectedNUTS,
-                      JointHMC, LatentGibbs, Method, PseudoMarginal, RandomWalkMH, Slice, SliceSampler, SparseGibbs, TypeIIML,
-                        WhitenedNUTS, methods)
+from .methods import METHOD_CLASSES, Method, methods
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
 
 __all__ = ["DEFAULT_BUDGET_DRAWS", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
-           "hyperparameter_names", "Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MAMIS", "AMISToMAMIS",
-           "TypeIIML", "PseudoMarginal", "PMAMIS", "LatentGibbs", "SliceSampler", "EPML", "JointHMC", "SparseGibbs",
-           "GPLVMPseudoMarginal", "ISCorrectedNUTS", "WhitenedNUTS"]
+           "hyperparameter_names", "Method", *METHOD_CLASSES]
+globals().update(METHOD_CLASSES)  # the method objects, as gpbayes.methods' registry holds them
 
 _MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor)
 
@@ -203,13 +202,13 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     ``gb.sample(model)``, with no method, picks the method the committed benchmarks show fastest
     to converge for the model and its number of hyperparameters
-    (:func:`gpbayes.inference.default_method`: for GPRegressor random-walk MH with few
+    (:func:`gpbayes.methods.default_method`: for GPRegressor random-walk MH with few
     hyperparameters, NUTS with more; pseudo-marginal MH for a GPClassifier/PoissonGP with few
     hyperparameters, slice sampling in the surrogate-data representation with more; joint HMC for
     SparseGPClassifier; the GPLVM's sampler) and runs it
     until converged -- split rank R-hat < 1.01 and bulk ESS > 400 on every hyperparameter --
     within ``budget`` (default :data:`DEFAULT_BUDGET_DRAWS` draws per chain).  The choice and its
-    reason are shown once (a :class:`gpbayes.inference.DefaultMethodWarning`) and recorded in the
+    reason are shown once (a :class:`gpbayes.methods.DefaultMethodWarning`) and recorded in the
     result's attributes (``method_default`` 1, ``method_reason``); a run that spends its budget
     without converging warns.  An explicit ``method`` runs exactly as it always has.
 
@@ -220,7 +219,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         Cox process, M&A Sec. 5), :class:`SparseGPClassifier` (Hensman et al. 2015) or
         :class:`GPLVMRegressor` (the supervised GPLVM of Gadd et al.).
     method : a method object (``gb.NUTS(max_tree_depth=8)``, ``gb.PseudoMarginal(n_imp=64)``, ...;
-        ``gpbayes.inference``: its fields are its options, its docstring the paper's equation or
+        ``gpbayes.methods``: its fields are its options, its docstring the paper's equation or
         algorithm) or one of the strings ``methods(model)`` (an alias: ``"nuts"`` is ``gb.NUTS()``;
         ``options`` then set its fields, e.g. ``approximation="ep"``, ``n_imp=64``).
     chains, draws, n_warmup : MCMC chains and their lengths (``draws`` default 1000; with the
@@ -285,55 +284,11 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     Notes
     -----
-    Every option of every method is a field of its method object (``gpbayes.inference``;
+    Every option of every method is a field of its method object (``gpbayes.methods``;
     each class's docstring says what each field does, with the paper's equation), with
     these defaults (alias in brackets):
 
-    * ``RandomWalkMH`` ("rwmh"; GPRegressor): ``target_accept=0.25``, ``initial_scale=None``,
-      ``adapt_covariance=True``.
-    * ``HMC`` ("hmc"; GPRegressor): ``step_size=None``, ``max_steps=10``,
-      ``adaptation='windowed'``, ``mass_adaptation='diagonal'``, ``target_accept=None``,
-      ``gamma=0.05``, ``t0=None``, ``kappa=0.75`` (None: 0.8 and 10 windowed, as Stan/NumPyro).
-    * ``NUTS`` ("nuts"; GPRegressor): ``max_tree_depth=10``, ``step_size=None``,
-      ``variant='multinomial'``, ``adaptation='windowed'``, ``mass_adaptation='diagonal'``,
-      ``target_accept=None``, ``gamma=0.05``, ``t0=None``, ``kappa=0.75``.
-    * ``Slice`` ("slice"; GPRegressor): ``width=None``, ``step_out=0``,
-      ``scheme='componentwise'``, ``order='fixed'``.
-    * ``AMIS`` ("amis"; GPRegressor): ``n_iterations=100``, ``n_per_iteration=50``,
-      ``covariance='full'``, ``n_resample=1000``.
-    * ``MAMIS`` ("mamis"; GPRegressor): ``n_iterations=30``, ``base=0``, ``slope=20``,
-      ``covariance='full'``, ``n_resample=1000``.
-    * ``AMISToMAMIS`` ("amis-mamis"; GPRegressor): MAMIS's fields and
-      ``n_tuning_samples=1000``, ``n_per_iteration_amis=50``.
-    * ``TypeIIML`` ("type2-ml"; GPRegressor, GPLVMRegressor): ``n_restarts=3``.
-    * ``PseudoMarginal`` ("pseudo-marginal"; GPClassifier, PoissonGP):
-      ``approximation='laplace'``, ``n_imp=64`` (or ``"auto"``: chosen per chain at the approximate
-      posterior's mode, Doucet et al. 2015), ``proposal_cov=None``, ``target_accept=0.25``,
-      ``adapt_on='laplace'``, ``initial_scale=None``, ``adapt_covariance=True``, ``rho=0.0``.
-    * ``ISCorrectedNUTS`` ("nuts-is"; GPClassifier, PoissonGP): ``n_imp=64``, ``approximation=None``
-      (EP where offered, else Laplace), ``max_tree_depth=10``,
-      ``target_accept=None`` (0.8), ``mass_adaptation='diagonal'``; weighted draws
-      (``sample_stats["log_weight"]``, Vihola, Helske & Franks 2020).
-    * ``WhitenedNUTS`` ("nuts-whitened"; GPClassifier, PoissonGP): ``max_tree_depth=10``,
-      ``target_accept=None`` (0.8), ``mass_adaptation='diagonal'``; NUTS on (psi, v), f = L_psi v,
-      the exact joint posterior (``posterior["f"]`` per draw).
-    * ``PMAMIS`` ("pm-amis"; GPClassifier): ``approximation=None``, ``n_imp=64``,
-      ``n_iterations=20``, ``n_per_iteration=100``, ``covariance='full'``, ``n_resample=1000``.
-    * ``LatentGibbs`` ("aa", "surr"; GPClassifier, PoissonGP): ``representation='aa'``,
-      ``n_latent_updates=10``, ``target_accept=0.25``, ``initial_scale=None``,
-      ``keep_latent=False``.
-    * ``SliceSampler`` ("slice-<representation>"; GPClassifier, PoissonGP):
-      ``representation='surr-site'``, ``n_latent_updates=10``.
-    * ``EPML`` ("ep-ml"; GPClassifier): no options.
-    * ``JointHMC`` ("joint-hmc"; SparseGPClassifier): ``target_accept=0.8``,
-      ``trajectory_length=1.5``, ``max_steps=64``, ``mass=None``, ``adapt_mass=True``,
-      ``metric='auto'``, ``initial_step_size=None``, ``step_size_jitter=0.2``.
-    * ``SparseGibbs`` ("gibbs"; SparseGPClassifier): ``target_accept=0.8``,
-      ``psi_target_accept=0.3``, ``trajectory_length=1.5``, ``max_steps=64``,
-      ``psi_scale=0.1``, ``step_size_jitter=0.2``.
-    * ``GPLVMPseudoMarginal`` ("pm-within-gibbs"; GPLVMRegressor): ``n_imp=20``,
-      ``adapt_start=None``, ``vb_max_iter=50``, ``initial_proposal_sd=0.1``,
-      ``start_noise_sd=0.1``.
+    {method defaults}
 
     Ctrl-C stops sampling and returns the draws made so far (the chains and common length
     keeping the most draws, as PyMC does) with ``attrs["interrupted"] = 1`` and a warning; for
@@ -431,6 +386,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     if posterior_predictive:
         sample_posterior_predictive(model, idata, seed=seed)
     return idata
+
+
+sample.__doc__ = sample.__doc__.replace("    {method defaults}\n", inference.defaults_doc(indent=4))
 
 
 def _describe(stop: runner.StopRule) -> str:
@@ -567,12 +525,6 @@ def hyperparameter_names(idata) -> list[str]:
     """The hyperparameters of a ``gpbayes.sample`` result, in the model's order (the variables of
     ``unconstrained_posterior``; ``posterior`` holds them on the natural scale theta = exp(psi))."""
     return [str(v) for v in idata.unconstrained_posterior.data_vars]
-
-
-def psi_draws(idata) -> xr.DataArray:
-    """The log-hyperparameters psi = log theta of a ``gpbayes.sample`` result as one array
-    ``(chain, draw, param)`` (from ``unconstrained_posterior``, exactly as sampled)."""
-    return idata.unconstrained_posterior.to_array("param").transpose("chain", "draw", "param")
 
 
 def _draw_matrix(idata, max_draws: int, rng) -> np.ndarray:

@@ -28,6 +28,7 @@ __all__ = [
     "concat_chains",
     "to_inference_groups",
     "arviz_attrs",
+    "psi_draws",
 ]
 
 
@@ -197,3 +198,9 @@ def concat_chains(parts: list[dict[str, xr.Dataset]]) -> dict[str, xr.Dataset]:
             merged = dss[0]
         out[g] = merged
     return out
+
+
+def psi_draws(idata) -> xr.DataArray:
+    """The log-hyperparameters psi = log theta of a ``gpbayes.sample`` result as one array
+    ``(chain, draw, param)`` (from ``unconstrained_posterior``, exactly as sampled)."""
+    return idata.unconstrained_posterior.to_array("param").transpose("chain", "draw", "param")

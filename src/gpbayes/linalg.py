@@ -48,6 +48,16 @@ __all__ = [
     "logdet_from_cholesky",
     "matmul",
     "inverse_of_negative_definite",
+    "record_cubic",
+    "record_not_converged",
+    "record_failed_estimate",
+    "CUBIC_KINDS",
+    "build_B",
+    "build_B_lower",
+    "cholesky_in_place",
+    "zero_strict_upper",
+    "lower_column_sums_of_squares",
+    "TRTRI_DIRECT",
 ]
 
 
@@ -117,6 +127,20 @@ def _tick(field: str, cubic: int = 1) -> None:
         c.cubic += cubic
 
 
+#: the kinds of O(n^3) operation an ``OpCounter`` tallies (its fields; each adds one to ``cubic``)
+CUBIC_KINDS = ("cholesky", "failed_cholesky", "triangular", "inverse", "matmul")
+
+
+def record_cubic(kind: str) -> None:
+    """Count one O(n^3) operation of ``kind`` (one of :data:`CUBIC_KINDS`) made outside this module:
+    a factorisation or solve the caller makes with LAPACK or numpy itself (a batch of Cholesky
+    factors by ``numpy.linalg.cholesky``, a ``dtrtrs`` into a buffer of its own) is counted here
+    exactly as the functions of this module count theirs (the field and ``cubic`` each + 1)."""
+    if kind not in CUBIC_KINDS:
+        raise ValueError(f"kind must be one of {list(CUBIC_KINDS)}, got {kind!r}")
+    _tick(kind)
+
+
 def _record_jitter(jitter: float) -> None:
     for c in _ACTIVE:
         c.jitter_events += 1
@@ -151,11 +175,12 @@ def _strict_upper(n: int) -> np.ndarray:
     return np.asfortranarray(np.triu(np.ones((n, n), dtype=bool), 1))
 
 
-#: column-block width of the triangle-only passes below (``_zero_strict_upper``, ``_build_B_lower``)
+#: column-block width of the triangle-only passes below (``zero_strict_upper``, ``build_B_lower``,
+#: ``lower_column_sums_of_squares``)
 _BLOCK = 96
 
 
-def _zero_strict_upper(L: np.ndarray) -> None:
+def zero_strict_upper(L: np.ndarray) -> None:
     """Set the strictly upper triangle of the Fortran-ordered square ``L`` to zero, in place.
 
     Column blocks of width ``_BLOCK``: above each diagonal block a plain slice
@@ -171,7 +196,23 @@ def _zero_strict_upper(L: np.ndarray) -> None:
         np.copyto(L[j0:j1, j0:j1], 0.0, where=_strict_upper(j1 - j0))
 
 
-def _build_B(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
+def lower_column_sums_of_squares(T: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Sum of squares of each column's lower triangle (diagonal included) of the Fortran-ordered
+    square ``T`` into ``out``, column block by column block (width ``_BLOCK``): inside each diagonal
+    block the strict upper part is first set to zero in ``T`` itself (in place; above the diagonal
+    blocks nothing is read).  For a lower-triangular factor whose strict upper triangle is stale
+    (``cholesky_in_place(..., zero_upper=False)``, ``triangular_inverse(..., out=)`` of it): the
+    squared column norms of the triangle, O(n^2), not counted."""
+    n = T.shape[0]
+    for j0 in range(0, n, _BLOCK):
+        j1 = min(n, j0 + _BLOCK)
+        np.copyto(T[j0:j1, j0:j1], 0.0, where=_strict_upper(j1 - j0))
+        blk = T[j0:, j0:j1]
+        np.einsum("ij,ij->j", blk, blk, out=out[j0:j1])
+    return out
+
+
+def build_B(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
     """B = I + diag(sw) K diag(sw), whole, in place in the Fortran buffer ``out`` (the
     jitter fallback of Laplace and EP, whose ``cholesky`` reads both triangles)."""
     np.multiply(K, sw[None, :], out=out)
@@ -180,7 +221,7 @@ def _build_B(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
     return out
 
 
-def _build_B_lower(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
+def build_B_lower(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Lower triangle of B = I + diag(sw) K diag(sw) into the Fortran buffer ``out``, in place.
 
     Each entry is computed exactly as the full build ``out = K * sw[None, :];
@@ -188,7 +229,7 @@ def _build_B_lower(K: np.ndarray, sw: np.ndarray, out: np.ndarray) -> np.ndarray
     the diagonal), so the lower triangle is the same to the bit; the strictly
     upper triangle outside the diagonal blocks is left as it was (stale).  For
     ``dpotrf`` with ``lower=1``, which reads the lower triangle only, followed
-    by the zeroing of the strict upper triangle (``_zero_strict_upper``, or
+    by the zeroing of the strict upper triangle (``zero_strict_upper``, or
     ``clean=1`` below n = 256): the factor is the same to the bit as from the
     full B, at about half the memory traffic.  Column blocks of width ``_BLOCK``.
     """
@@ -261,7 +302,7 @@ def cholesky(
         L, info = lapack.dpotrf(M, lower=1, clean=0 if big else 1, overwrite_a=overwrite)
         if info == 0:
             if big:
-                _zero_strict_upper(L)
+                zero_strict_upper(L)
             if count:
                 _tick("cholesky")
             if jitter > 0:
@@ -278,7 +319,7 @@ def cholesky(
     )
 
 
-def _cholesky_in_place(A: np.ndarray, zero_upper: bool = True) -> np.ndarray | None:
+def cholesky_in_place(A: np.ndarray, zero_upper: bool = True) -> np.ndarray | None:
     """``cholesky`` of a scratch matrix the caller owns, factorised in place; None if not PD.
 
     For the approximations' B = I + W^1/2 K W^1/2 (``gpbayes.approx``), which
@@ -286,7 +327,7 @@ def _cholesky_in_place(A: np.ndarray, zero_upper: bool = True) -> np.ndarray | N
     own: no copy of the input, no finiteness check (B is made from a checked
     K and finite W), only the lower triangle read (``dpotrf`` with
     ``lower=1``; the buffer may hold only B's lower triangle,
-    ``_build_B_lower``), the strictly upper triangle zeroed as by
+    ``build_B_lower``), the strictly upper triangle zeroed as by
     ``cholesky``, so the factor is the same to the bit.  Counted as one Cholesky.  If
     ``dpotrf`` fails, one failed attempt is counted and None is returned:
     ``A`` is then overwritten, and the caller rebuilds it and calls
@@ -295,18 +336,18 @@ def _cholesky_in_place(A: np.ndarray, zero_upper: bool = True) -> np.ndarray | N
     ``zero_upper=False`` (n >= 256 only) leaves the strict upper triangle as
     it was, for a factor that is only used through lower-triangle routines
     (``cho_solve``) and then discarded; the caller zeroes the one it keeps
-    (``_zero_strict_upper``).  The lower triangle is the same either way.
+    (``zero_strict_upper``).  The lower triangle is the same either way.
     """
     n = A.shape[0]
     if not (A.ndim == 2 and A.shape == (n, n) and A.flags.f_contiguous and A.dtype == np.float64):
-        raise ValueError("_cholesky_in_place needs a square Fortran-ordered float64 array")
+        raise ValueError("cholesky_in_place needs a square Fortran-ordered float64 array")
     if n == 0:
         return A
     big = n >= 256  # as in cholesky
     L, info = lapack.dpotrf(A, lower=1, clean=0 if big else 1, overwrite_a=1)
     if info == 0:
         if big and zero_upper:
-            _zero_strict_upper(L)
+            zero_strict_upper(L)
         _tick("cholesky")
         return L
     _tick("failed_cholesky")
@@ -356,7 +397,8 @@ def cho_inverse(L: np.ndarray, overwrite: bool = False) -> np.ndarray:
 
 
 #: ``triangular_inverse`` calls LAPACK ``dtrtri`` directly up to this order, recursion above it
-_TRTRI_DIRECT = 64
+#: (callers that need ``dtrtri``'s own bits, e.g. EP's ``diag_sigma``, branch on it)
+TRTRI_DIRECT = 64
 #: leaf size of the recursion (blocks of at most this order go to ``dtrtri``)
 _TRTRI_LEAF = 64
 
@@ -460,7 +502,7 @@ def _trtri_in_place(T: np.ndarray) -> None:
 def triangular_inverse(L: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """L^{-1} of a lower-triangular L (n^3/3 flops); one O(n^3) operation.
 
-    LAPACK ``dtrtri`` for n <= ``_TRTRI_DIRECT`` (64); above, the recursive
+    LAPACK ``dtrtri`` for n <= ``TRTRI_DIRECT`` (64); above, the recursive
     blocked form of ``_trtri_recursive`` (``dtrmm`` products, ``dtrtri`` on
     blocks of order <= 64), the same inverse up to rounding in a faster order,
     made in place in ``out`` (a Fortran-ordered n x n float64 scratch array of
@@ -468,7 +510,7 @@ def triangular_inverse(L: np.ndarray, out: np.ndarray | None = None) -> np.ndarr
     of the result is that of ``L`` (zero for the factors made by ``cholesky``).
     """
     n = L.shape[0]
-    if n <= _TRTRI_DIRECT:
+    if n <= TRTRI_DIRECT:
         Li, info = lapack.dtrtri(L, lower=1)
         if info != 0:
             raise NotPositiveDefiniteError(f"dtrtri failed with info={info} (singular triangular factor)")

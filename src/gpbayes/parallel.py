@@ -92,7 +92,7 @@ def _context():
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["gpbayes.inference", "gpbayes.parallel"])
+    ctx.set_forkserver_preload(["gpbayes.methods", "gpbayes.parallel"])
     return ctx
 
 
@@ -176,7 +176,7 @@ def _error_message(c, err):
 def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepared, n_warmup, rule, thin=1):
     """The worker's chains together under ``rule``, block by block, each block reported on ``out`` as
     ``("block", indices, {c: new draws}, n_done, cubic)`` and the verdict awaited on ``replies``."""
-    from . import inference
+    from . import methods as inference
 
     sent = {c: 0 for c in indices}
     n_total = int(n_warmup) + rule.max_draws * thin
@@ -242,7 +242,7 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the calling process stops the workers through ``stop``
     from threadpoolctl import threadpool_limits
 
-    from . import inference
+    from . import methods as inference
 
     with threadpool_limits(limits=1):
         if rule is not None:

@@ -46,7 +46,7 @@ def regression_loo(gp, psi) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _draws(idata):
-    from .api import psi_draws
+    from .io import psi_draws
 
     psi = psi_draws(idata).values
     return psi, psi.shape[:2]

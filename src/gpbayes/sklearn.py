@@ -191,7 +191,7 @@ class BayesianGPClassifier(_BayesianGP):
     Parameters
     ----------
     method : method object or str, default "pseudo-marginal"
-        A method object of ``gpbayes.inference`` that applies to
+        A method object of ``gpbayes.methods`` that applies to
         ``GPClassifier`` (``gb.PseudoMarginal(approximation="ep", n_imp=64)``,
         ``gb.PMAMIS()``, ``gb.LatentGibbs()``, ``gb.SliceSampler()``, ``gb.EPML()``;
         its fields are the options, with their defaults) or a string alias of one,

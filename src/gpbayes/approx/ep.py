@@ -132,7 +132,7 @@ from scipy.linalg import blas
 
 from .. import linalg
 from ..likelihoods import Probit, probit_tilted_moments
-from . import GaussianApproximation, _marginal_and_grad, _not_converged
+from .gaussian import GaussianApproximation, _marginal_and_grad, _not_converged
 
 __all__ = ["ep_approximation", "ep_log_marginal_and_grad", "probit_tilted_moments"]
 
@@ -189,13 +189,13 @@ class _Posterior:
         self.K = K
         self.n = K.shape[0]
         self.diagK = np.diag(K).copy()
-        # two scratch buffers used in turn: B is factorised in place (``linalg._cholesky_in_place``)
+        # two scratch buffers used in turn: B is factorised in place (``linalg.cholesky_in_place``)
         # and the previous factor stays intact while the next B is built
         self._buffers = (np.empty((self.n, self.n), order="F"), np.empty((self.n, self.n), order="F"))
         self._next = 0
         # scratch for L^-1 (``diag_sigma``), made on first use
         self._inverse = None
-        # n >= 256: the factors' strict upper triangles are left stale (``linalg._cholesky_in_place``
+        # n >= 256: the factors' strict upper triangles are left stale (``linalg.cholesky_in_place``
         # with ``zero_upper=False``; only the lower triangle is read by dpotrs and by ``diag_sigma``),
         # and the factor returned is zeroed at the end (``finish``)
         self._stale_upper = self.n >= 256
@@ -206,9 +206,9 @@ class _Posterior:
         self._next ^= 1
         # R&W eq. 3.67/3.68: L = cholesky(I + S~^1/2 K S~^1/2)
         # only the lower triangle, which dpotrf reads (same arithmetic per entry as ``_build``)
-        L = linalg._cholesky_in_place(linalg._build_B_lower(self.K, sw, B), zero_upper=not self._stale_upper)
+        L = linalg.cholesky_in_place(linalg.build_B_lower(self.K, sw, B), zero_upper=not self._stale_upper)
         if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
-            L = linalg.cholesky(linalg._build_B(self.K, sw, B), name="B = I + S~^1/2 K S~^1/2")
+            L = linalg.cholesky(linalg.build_B(self.K, sw, B), name="B = I + S~^1/2 K S~^1/2")
         return sw, L
 
     def mean(self, L, sw, nu):
@@ -228,7 +228,7 @@ class _Posterior:
         with (B^-1)_ii = sum_j (L^-1)_ji^2; where tau~_i Sigma_ii < 1e-3 (zero
         or tiny sites) R&W's Sigma_ii = K_ii - |L^-1 S~^1/2 k_i|^2 is used.
         """
-        if self.n <= linalg._TRTRI_DIRECT:  # dtrtri: as before, to the bit
+        if self.n <= linalg.TRTRI_DIRECT:  # dtrtri: as before, to the bit
             Li = linalg.triangular_inverse(L)
             t = 1.0 - np.einsum("ij,ij->j", Li, Li)  # tau~_i Sigma_ii
         else:
@@ -237,13 +237,7 @@ class _Posterior:
             Li = linalg.triangular_inverse(L, out=self._inverse)
             # squared column norms of the lower triangle only, column block by column block (the strict
             # upper triangle of Li is L's, stale for n >= 256; the diagonal blocks' parts are zeroed)
-            t = np.empty(self.n)
-            bs = linalg._BLOCK
-            for j0 in range(0, self.n, bs):
-                j1 = min(self.n, j0 + bs)
-                np.copyto(Li[j0:j1, j0:j1], 0.0, where=linalg._strict_upper(j1 - j0))
-                blk = Li[j0:, j0:j1]
-                np.einsum("ij,ij->j", blk, blk, out=t[j0:j1])
+            t = linalg.lower_column_sums_of_squares(Li, np.empty(self.n))
             np.subtract(1.0, t, out=t)  # tau~_i Sigma_ii
         tau = sw * sw
         s2 = np.empty(self.n)
@@ -258,7 +252,7 @@ class _Posterior:
     def finish(self, L):
         """The factor to return: its strict upper triangle zeroed if it was left stale."""
         if self._stale_upper and L is not None and any(np.shares_memory(L, b) for b in self._buffers):
-            linalg._zero_strict_upper(L)
+            linalg.zero_strict_upper(L)
         return L
 
     def sigma(self, L, sw):

@@ -39,9 +39,9 @@ O(|f_N - f_(N-1)|) -- measured on Pima (n = 768) at psi = (1.5, 1.0):
 -1.5e-4, at (0, 0): -7.8e-7 --, far above the 1e-10 to which this function
 keeps its values; and returning f_(N-1) with its own factor would stop one
 step earlier than the rule says.  Each factorisation is made in place in
-one of two scratch buffers used in turn (``linalg._cholesky_in_place``), so
+one of two scratch buffers used in turn (``linalg.cholesky_in_place``), so
 no copy of B is made, and only B's lower triangle -- the part ``dpotrf``
-reads -- is built (``linalg._build_B_lower``, same arithmetic per entry);
+reads -- is built (``linalg.build_B_lower``, same arithmetic per entry);
 the factor is the same to the bit as ``linalg.cholesky``'s of the full B.  A warm start adds no factorisation (a discarded
 ``f_init`` costs its one wasted step, counted in ``n_iter``).  The
 importance sampler then needs no further O(n^3) operation beyond the
@@ -62,7 +62,7 @@ import numpy as np
 from scipy.linalg import blas as _blas
 
 from .. import linalg
-from . import GaussianApproximation, _marginal_and_grad, _not_converged
+from .gaussian import GaussianApproximation, _marginal_and_grad, _not_converged
 
 __all__ = ["laplace_approximation", "laplace_log_marginal_and_grad"]
 
@@ -158,9 +158,9 @@ def laplace_approximation(
             # R&W Alg. 3.1 line 5: L := cholesky(I + W^1/2 K W^1/2)
             B = buffers[n_iter % 2]
             # the strict upper triangle is zeroed only in the factor returned (after the loop)
-            L = linalg._cholesky_in_place(linalg._build_B_lower(K, sW, B), zero_upper=False)
+            L = linalg.cholesky_in_place(linalg.build_B_lower(K, sW, B), zero_upper=False)
             if L is None:  # not positive definite in floating point: rebuild (whole), retry with jitter
-                L = linalg.cholesky(linalg._build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
+                L = linalg.cholesky(linalg.build_B(K, sW, B), name="B = I + W^1/2 K W^1/2")
             if converged or n_iter >= max_iter:
                 break
             # R&W Alg. 3.1 line 6: b := W f + grad log p(y|f)
@@ -197,7 +197,7 @@ def laplace_approximation(
         # R&W Alg. 3.1 line 10: log q(y|X,theta) = -1/2 a^T f + log p(y|f) - sum log L_ii
         log_marginal = psi - 0.5 * linalg.logdet_from_cholesky(L)
         if n >= 256:  # as linalg.cholesky's factor (below 256 dpotrf cleaned it itself)
-            linalg._zero_strict_upper(L)
+            linalg.zero_strict_upper(L)
 
     if not converged:
         _not_converged(f"Laplace's Newton iteration stopped after {n_iter} steps without meeting its tolerance")

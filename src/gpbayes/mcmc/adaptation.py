@@ -34,6 +34,8 @@ import numpy as np
 from .. import linalg
 
 __all__ = [
+    "MassMatrix",
+    "mass_matrix",
     "robbins_monro_log_scale",
     "DualAveragingState",
     "dual_averaging_init",
@@ -67,6 +69,46 @@ STAN_T0 = 10.0
 #: the warm-ups of ``hmc.chain_spec`` and ``nuts.chain_spec``: ``"windowed"`` (Stan/NumPyro,
 #: the library default) or ``"step_size"`` (dual averaging of the step size only, Xiong et al.)
 ADAPTATIONS = ("windowed", "step_size")
+
+
+# ---------------------------------------------------------------------------
+# the mass matrix M of HMC/NUTS (what the windowed warm-up estimates; gpbayes.mcmc.hmc uses it)
+# ---------------------------------------------------------------------------
+class MassMatrix(NamedTuple):
+    """M for the kinetic energy 1/2 p^T M^-1 p.
+
+    ``inv_diag``: diagonal of M^-1 (identity/diagonal kinds);
+    ``inv_chol``: lower Cholesky factor C of M^-1 = C C^T (dense kind).
+    """
+
+    kind: str
+    inv_diag: np.ndarray | None
+    inv_chol: np.ndarray | None
+
+    @property
+    def dim(self) -> int:
+        """The dimension p of the positions the mass matrix applies to."""
+        return (self.inv_diag if self.inv_diag is not None else self.inv_chol).shape[0]
+
+
+def mass_matrix(kind: str, covariance: np.ndarray | None = None, dim: int | None = None) -> MassMatrix:
+    """``identity`` (needs ``dim`` or ``covariance``), ``diagonal`` = diag(cov)^-1, ``dense`` = cov^-1.
+
+    For ``diagonal`` the covariance may also be given as its diagonal (a vector of variances).
+    """
+    if kind == "identity":
+        p = dim if dim is not None else np.asarray(covariance).shape[0]
+        return MassMatrix("identity", np.ones(p), None)
+    cov = np.asarray(covariance, dtype=np.float64)
+    if kind == "diagonal":
+        d = cov.copy() if cov.ndim == 1 else np.diag(cov).copy()
+        if not np.all(d > 0):
+            raise ValueError(f"diagonal mass matrix needs positive variances, got {d}")
+        return MassMatrix("diagonal", d, None)
+    if kind == "dense":
+        C = linalg.cholesky(cov, name="approximate posterior covariance (inverse mass)", count=False)
+        return MassMatrix("dense", None, np.ascontiguousarray(C))
+    raise ValueError(f"mass matrix kind must be 'identity', 'diagonal' or 'dense', got {kind!r}")
 
 
 # ---------------------------------------------------------------------------
@@ -457,8 +499,6 @@ def windowed_adaptation(make_step: Callable, mass0, n_warmup: int, find_step_siz
     (``restart="find"``).  ``make_step(eps, mass)``; ``find_step_size(rng, state, mass,
     initial=1.0) -> (eps, n_grad)``.
     """
-    from .hmc import mass_matrix  # hmc imports this module
-
     if mass_adaptation not in ("diagonal", "dense", "none"):
         raise ValueError(f"mass_adaptation must be 'diagonal', 'dense' or 'none', got {mass_adaptation!r}")
     if mass_adaptation == "dense":

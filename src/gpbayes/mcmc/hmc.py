@@ -61,8 +61,10 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .. import linalg
-from .adaptation import (
+from .adaptation import (  # the mass matrix lives with its adaptation; hmc.mass_matrix is the same function
     DA_GAMMA,
+    MassMatrix,
+    mass_matrix,
     DA_KAPPA,
     DA_T0,
     TARGET_ACCEPT,
@@ -108,45 +110,8 @@ DIVERGENCE_THRESHOLD = 1000.0
 
 
 # ---------------------------------------------------------------------------
-# mass matrix
+# the momentum under the mass matrix (MassMatrix, mass_matrix: gpbayes.mcmc.adaptation)
 # ---------------------------------------------------------------------------
-class MassMatrix(NamedTuple):
-    """M for the kinetic energy 1/2 p^T M^-1 p.
-
-    ``inv_diag``: diagonal of M^-1 (identity/diagonal kinds);
-    ``inv_chol``: lower Cholesky factor C of M^-1 = C C^T (dense kind).
-    """
-
-    kind: str
-    inv_diag: np.ndarray | None
-    inv_chol: np.ndarray | None
-
-    @property
-    def dim(self) -> int:
-        """The dimension p of the positions the mass matrix applies to."""
-        return (self.inv_diag if self.inv_diag is not None else self.inv_chol).shape[0]
-
-
-def mass_matrix(kind: str, covariance: np.ndarray | None = None, dim: int | None = None) -> MassMatrix:
-    """``identity`` (needs ``dim`` or ``covariance``), ``diagonal`` = diag(cov)^-1, ``dense`` = cov^-1.
-
-    For ``diagonal`` the covariance may also be given as its diagonal (a vector of variances).
-    """
-    if kind == "identity":
-        p = dim if dim is not None else np.asarray(covariance).shape[0]
-        return MassMatrix("identity", np.ones(p), None)
-    cov = np.asarray(covariance, dtype=np.float64)
-    if kind == "diagonal":
-        d = cov.copy() if cov.ndim == 1 else np.diag(cov).copy()
-        if not np.all(d > 0):
-            raise ValueError(f"diagonal mass matrix needs positive variances, got {d}")
-        return MassMatrix("diagonal", d, None)
-    if kind == "dense":
-        C = linalg.cholesky(cov, name="approximate posterior covariance (inverse mass)", count=False)
-        return MassMatrix("dense", None, np.ascontiguousarray(C))
-    raise ValueError(f"mass matrix kind must be 'identity', 'diagonal' or 'dense', got {kind!r}")
-
-
 def velocity(mass: MassMatrix, p: np.ndarray) -> np.ndarray:
     """dx/dt = M^-1 p."""
     if mass.inv_chol is None:

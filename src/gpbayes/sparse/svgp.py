@@ -253,7 +253,7 @@ def _solve_lower_in_place(L: np.ndarray, B: np.ndarray, trans: bool) -> np.ndarr
     call of ``linalg.solve_triangular`` without its copy of B (so the same numbers), counted
     as it counts."""
     if B.shape[1] >= B.shape[0] > 1:
-        linalg._tick("triangular")
+        linalg.record_cubic("triangular")
     X, info = _dtrtrs(L, B, lower=1, trans=1 if trans else 0, overwrite_b=1)
     if info != 0:  # pragma: no cover
         raise ValueError(f"dtrtrs failed with info={info}")
