@@ -8,6 +8,7 @@ code before the protocol (commit 81aef2f).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +150,42 @@ def test_a_new_kernel_needs_no_change_outside_kernels():
         assert g[i] == pytest.approx(fd, rel=1e-5, abs=1e-6)
     ml = regression.fit_type2_ml(model, np.random.default_rng(0), n_restarts=2)
     assert ml.log_marginal > v and np.exp(ml.psi[0]) > 0.1
+
+
+def test_the_optional_gradient_traces_falls_back_everywhere():
+    """Issue 33: ``gradient_traces`` is optional.  ``gpbayes.kernels.gradient_traces`` uses the kernel's own
+    (SquaredExponential: to the bit) or sums W o dK/dpsi_i over ``gradients``; the Laplace and EP marginals
+    (ep-ml, nuts-is) and the whitened joint posterior (nuts-whitened) go through it, so the Matérn written
+    above (no ``gradient_traces``) gets their gradients right."""
+    from gpbayes import approx, kernels, likelihoods, priors
+    from gpbayes.mcmc import whitened_nuts
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(15, 1))
+    se = SquaredExponential(1, nugget=1e-6)
+    psi_se = np.array([0.2, -0.1])
+    W = rng.normal(size=(15, 15))
+    W = W + W.T
+    K = se(psi_se, X)
+    assert np.array_equal(kernels.gradient_traces(se, psi_se, X, W, K), se.gradient_traces(psi_se, X, W, K))
+    k = Matern52(1)
+    assert not hasattr(k, "gradient_traces")
+    psi = np.array([0.3, 0.1])
+    np.testing.assert_allclose(kernels.gradient_traces(k, psi, X, W, k(psi, X)),
+                               [np.sum(W * G) for G in k.gradients(psi, X)], rtol=1e-12)
+    y = np.where(np.sin(3 * X[:, 0]) + 0.3 * rng.normal(size=15) > 0, 1.0, -1.0)
+    h = 1e-5
+    for fn in (approx.laplace_log_marginal_and_grad, functools.partial(approx.ep_log_marginal_and_grad, tol=1e-12)):
+        _, g, _ = fn(k, psi, X, y, likelihoods.Probit())
+        for i in range(2):
+            e = np.eye(2)[i] * h
+            fd = (fn(k, psi + e, X, y, likelihoods.Probit())[0] - fn(k, psi - e, X, y, likelihoods.Probit())[0]) / (2 * h)
+            assert g[i] == pytest.approx(fd, rel=1e-4, abs=1e-5), (fn, i)
+    target = whitened_nuts.WhitenedJointPosterior(k, X, y, likelihoods.Probit(), priors.default_kernel_prior(k))
+    pos = np.concatenate([psi, rng.normal(size=15)])
+    _, grad = target(pos)
+    for i in range(2):
+        e = np.zeros(pos.size)
+        e[i] = 1e-4  # K's condition number is 1e9 here: a smaller step is rounding, not derivative
+        fd = (target.log_density(pos + e) - target.log_density(pos - e)) / 2e-4
+        assert grad[i] == pytest.approx(fd, rel=1e-5, abs=1e-6)

@@ -3,7 +3,8 @@
 Modules
 -------
 linalg       the one place that factorises matrices; counts O(n^3) operations
-kernels      squared-exponential kernels in each paper's parameterisation
+kernels      the kernel protocol; squared exponential (each paper's parameterisation),
+             Matérn, rational quadratic, periodic, linear, white; + and *
 likelihoods  probit, logistic, Gaussian, Poisson
 priors       priors on log-transformed hyperparameters
 regression   exact GP regression: log marginal, gradient, type-II ML

@@ -397,6 +397,12 @@ class SparseGPClassifier(_Model):
         self.X = (self.X_raw - self.x_shift) / self.x_scale
         if self.kernel is None:
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="ma")
+        elif not isinstance(self.kernel, SquaredExponential):
+            # gpbayes.sparse.svgp's gradient adds the diagonal's and the jitter's derivative to the
+            # amplitude, taken to be the last parameter: true of SquaredExponential only
+            raise TypeError(f"SparseGPClassifier: kernel must be a gpbayes.kernels.SquaredExponential (the sparse "
+                            f"GP's gradient assumes its form), got {type(self.kernel).__name__}; use "
+                            "gb.GPClassifier for the other kernels")
         y = _check_vector(y, self.n, "y")
         classes = np.unique(y)
         if len(classes) > 2:  # robust-max multiclass (Hensman et al. 2015, MNIST)

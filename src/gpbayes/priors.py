@@ -211,11 +211,16 @@ FG_AMPLITUDE_PRIOR = Gamma(1.1, 0.1)
 def default_kernel_prior(kernel, extra: Sequence = ()) -> IndependentPrior:
     """The library's one default prior over a kernel's psi, then ``extra`` (F&G 2014 Sec. 4.4).
 
-    tau ~ Gamma(1, 1/sqrt(d)) for each of the kernel's ``n_scale`` lengthscales
+    A kernel with ``default_priors()`` (every ``gpbayes.kernels`` kernel, sums and products
+    included) gives its own, documented in its docstring.  Otherwise (a kernel of the bare
+    protocol): tau ~ Gamma(1, 1/sqrt(d)) for each of the kernel's ``n_scale`` lengthscales
     (d = ``kernel.input_dim``, isotropic or ARD alike), sigma ~ Gamma(1.1, 0.1)
-    unless the amplitude is fixed, followed by the components in ``extra``
+    unless the amplitude is fixed.  Then the components in ``extra``
     (e.g. the noise variance of regression).
     """
+    own = getattr(kernel, "default_priors", None)
+    if own is not None:
+        return IndependentPrior(tuple(own()) + tuple(extra))
     fixed = bool(getattr(kernel, "fixed_amplitude", False))
     # a kernel of the protocol without ``n_scale``: every parameter but the (last) amplitude is a scale
     n_scale = int(getattr(kernel, "n_scale", kernel.n_params - (0 if fixed else 1)))

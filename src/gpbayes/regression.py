@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg.blas import dger as _dger
 
 from . import linalg
-from .kernels import SquaredExponential
+from .kernels import SquaredExponential, traces_from_gradients
 
 __all__ = ["GPRegression", "fit_type2_ml"]
 
@@ -145,10 +145,8 @@ class GPRegression:
             return value, g
         W = np.outer(alpha, alpha) - linalg.cho_inverse(L)
         g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
-        grads = self.kernel.gradients(psi[:-1], self.X, K)
-        for j, dK in enumerate(grads):
-            # tr(W dK) for symmetric matrices = sum of elementwise product
-            g[j] = 0.5 * np.einsum("ij,ij->", W, dK)
+        # tr(W dK) for symmetric matrices = sum of elementwise product (the kernel protocol's fallback)
+        g[:-1] = 0.5 * traces_from_gradients(self.kernel, psi[:-1], self.X, W, K)
         return value, g
 
     def predict(self, psi, X_new) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 from .. import linalg
+from ..kernels import gradient_traces
 
 __all__ = ["GaussianApproximation", "ConvergenceWarning"]
 
@@ -162,7 +163,8 @@ def _marginal_and_grad(kernel, psi, X, y, likelihood, fit, trace_matrix, targets
     """An approximate log marginal and its gradient in psi, for ``laplace_log_marginal_and_grad`` and
     ``ep_log_marginal_and_grad``: K = kernel(psi, X), ``q = fit(K, y)``, then the gradient
     1/2 tr(M dK/dpsi_j) for every j from ``M = trace_matrix(q, K, y)`` (symmetric, Fortran-ordered) in
-    one ``kernel.gradient_traces`` call; the O(n^3) operations of M are added to ``q.n_cubic``."""
+    one ``gpbayes.kernels.gradient_traces`` call (the kernel's own, or the protocol's fallback); the O(n^3)
+    operations of M are added to ``q.n_cubic``."""
     psi = np.asarray(psi, dtype=np.float64)
     X = np.asarray(X, dtype=np.float64)
     if not targets_checked:
@@ -171,6 +173,6 @@ def _marginal_and_grad(kernel, psi, X, y, likelihood, fit, trace_matrix, targets
     q = fit(K, y)
     with linalg.count_ops() as ops:
         M = trace_matrix(q, K, y)
-        grad = 0.5 * kernel.gradient_traces(psi, X, M, K, overwrite_W=True)
+        grad = 0.5 * gradient_traces(kernel, psi, X, M, K, overwrite_W=True)
     q = dataclasses.replace(q, n_cubic=q.n_cubic + ops.cubic)
     return float(q.log_marginal), grad, q

@@ -98,7 +98,8 @@ def prior_widths(prior, unbounded_sd_multiple: float = 4.0) -> np.ndarray:
     (Uniform(0, b) uses log(b) - log(b * 1e-3)); a Gaussian on psi
     (``LogNormal``) or anything unbounded: ``unbounded_sd_multiple`` times its
     standard deviation (about the width holding 95% of its mass); Gamma: the
-    same multiple of the s.d. of log theta, sqrt(trigamma(shape)).
+    same multiple of the s.d. of log theta, sqrt(trigamma(shape)); InverseGamma: the same (log theta is
+    minus the log of a Gamma(shape) variable).
     """
     from scipy.special import polygamma
 
@@ -111,7 +112,7 @@ def prior_widths(prior, unbounded_sd_multiple: float = 4.0) -> np.ndarray:
             out.append(math.log(c.high / lo))
         elif isinstance(c, priors.LogNormal):
             out.append(unbounded_sd_multiple * c.sigma)
-        elif isinstance(c, priors.Gamma):
+        elif isinstance(c, (priors.Gamma, priors.InverseGamma)):
             out.append(unbounded_sd_multiple * math.sqrt(float(polygamma(1, c.shape))))
         else:
             raise ValueError(f"no slice width rule for prior component {c!r}")

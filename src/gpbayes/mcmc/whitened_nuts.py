@@ -38,7 +38,8 @@ With g = d log p(y | f) / df at f = L v (the likelihood's ``d1``):
       product (n^3/3 + n^3/3 + n^3 flops),
 
   counted by ``gpbayes.linalg``; the traces against every dK/dpsi_j come from one GEMM of
-  ``kernel.gradient_traces`` (O(n^2 d) for ARD).  Measured on Ionosphere (n = 351, 34
+  ``kernel.gradient_traces`` (O(n^2 d) for ARD; a kernel without it: ``gpbayes.kernels.gradient_traces``'s
+  fallback over its n x n ``gradients``).  Measured on Ionosphere (n = 351, 34
   hyperparameters, AMD EPYC, one thread): 3.0 ms per value and gradient, against 6.85 ms for
   NumPyro's (JAX's automatic reverse mode through ``jnp.linalg.cholesky``) in
   ``benchmarks/results/bench_peers_ionosphere-ard_4x800_whitened.txt``, where the same trajectories
@@ -56,6 +57,7 @@ import math
 import numpy as np
 
 from .. import linalg
+from ..kernels import gradient_traces
 from . import nuts, runner
 
 __all__ = ["WhitenedJointPosterior", "chain_spec", "whitened_start"]
@@ -154,7 +156,7 @@ class WhitenedJointPosterior:
             PW *= a[:, None]
             S = linalg.triangular_matmul(W, PW, trans=True, overwrite_b=True)  # W^T Phi(a v^T) W
             K_bar2 = np.add(S, S.T, out=Cb)  # 2 K_bar
-            g_psi = 0.5 * self.kernel.gradient_traces(psi, self.X, K_bar2, K, overwrite_W=True)
+            g_psi = 0.5 * gradient_traces(self.kernel, psi, self.X, K_bar2, K, overwrite_W=True)
             grad = np.concatenate([g_psi + self.prior.grad_log_density(psi), a - v])
         if not np.all(np.isfinite(grad)):
             return self._refused()

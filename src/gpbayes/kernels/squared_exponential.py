@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Kernel", "SquaredExponential"]
+from .base import KernelBase, _as_inputs, _normalise_dims, _select, median_distance
+
+__all__ = ["SquaredExponential"]
 
 # (c_a, c_w, b_w) per parameterisation, see the table above
 _PARAMETERISATIONS: dict[str, tuple[float, float, float]] = {
@@ -60,103 +61,14 @@ _NAMES = {
 }
 
 
-def _as_inputs(X: np.ndarray, name: str, d: int) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[1] != d:
-        raise ValueError(f"{name}: expected shape (n, {d}), got {X.shape}")
-    return X
-
-
-@runtime_checkable
-class Kernel(Protocol):
-    """What the rest of gpbayes needs of a covariance function (the kernel protocol).
-
-    Every parameter is sampled and optimised as psi = log(parameter).  A new
-    kernel implements these methods in this module and is tested in
-    ``tests/test_kernels.py``; regression, classification, the latent-Gaussian
-    samplers and the sparse GP use nothing else.  (The supervised GPLVM's
-    Psi-statistics are squared-exponential by their mathematics and check
-    for :class:`SquaredExponential`.)
-
-    ``input_dim``, ``n_params``, ``param_names``
-        input dimension d, number of log-parameters, their names.
-    ``__call__(psi, X, X2=None)``
-        K(X, X2) (K(X, X) with its nugget when ``X2`` is None).
-    ``diag(psi, X)``
-        diag K(X, X) without forming K.
-    ``gradients(psi, X, K=None)``
-        [dK(X, X)/dpsi_i], one n x n matrix per parameter.
-    ``gradient_traces(psi, X, W, K)`` (optional)
-        tr(W dK(X, X)/dpsi_i) for each i, for a symmetric W, without the n x n
-        derivative matrices (GP regression's gradient, R&W eq. 5.9); a kernel
-        without it gets ``sum(W * G)`` over ``gradients``.
-    ``amplitude(psi)``
-        the prior variance scale a (jitter is added in units of a).
-    ``initial_psi(X, amplitude=1.0)``
-        a data-driven starting point: every lengthscale at the median
-        pairwise distance of (the first 300 rows of) X, amplitude a.
-    ``cross_covariance_vjp(psi, X1, X2, K12, K_bar, inputs=True)``
-        <K_bar, dK(X1, X2)/dpsi_i> for each i and, with ``inputs``,
-        <K_bar, dK(X1, X2)/dX1> (M x d): the reverse-mode product the sparse
-        GP's gradient needs (Hensman et al. 2015, "Cholesky backpropagation").
-    ``diag_vjp(psi, diag, diag_bar)``
-        <diag_bar, d diag K/dpsi_i> given the diagonal values ``diag``.
-    """
-
-    input_dim: int
-
-    @property
-    def n_params(self) -> int:
-        """Number of log-parameters psi."""
-
-    @property
-    def param_names(self) -> list[str]:
-        """Names of the parameters, in the order of psi."""
-
-    def __call__(self, psi, X, X2=None) -> np.ndarray: ...
-
-    def diag(self, psi, X) -> np.ndarray:
-        """diag K(X, X), without forming K."""
-
-    def gradients(self, psi, X, K=None) -> list[np.ndarray]:
-        """[dK(X, X) / dpsi_i], one n x n matrix per log-parameter (``K`` if already computed)."""
-
-    def amplitude(self, psi) -> float:
-        """The prior variance scale a (jitter is added in units of a)."""
-
-    def initial_psi(self, X, amplitude: float = 1.0) -> np.ndarray:
-        """A data-driven starting point: lengthscales at the median pairwise distance, amplitude a."""
-
-    def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True):
-        """<K_bar, dK(X1, X2)/dpsi_i> for each i and, with ``inputs``, <K_bar, dK(X1, X2)/dX1> (M x d):
-        the reverse-mode product of the sparse GP's gradient (Hensman et al. 2015).
-        """
-
-    def diag_vjp(self, psi, diag, diag_bar) -> np.ndarray:
-        """<diag_bar, d diag K / dpsi_i> for each i, given the diagonal values ``diag``."""
-
-
-def median_distance(X, max_rows: int = 300) -> float:
-    """Median pairwise Euclidean distance of the first ``max_rows`` rows (floored at 1e-3)."""
-    X = np.asarray(X, dtype=np.float64)
-    X = X[:, None] if X.ndim == 1 else X
-    Xs = X[:max_rows]
-    from scipy.spatial.distance import pdist  # imported here: scipy.spatial costs ~0.4 s at start-up
-
-    med = float(np.median(pdist(Xs))) if Xs.shape[0] > 1 else 1.0
-    return max(med, 1e-3)
-
-
-
 @dataclasses.dataclass(frozen=True)
-class SquaredExponential:
-    """Squared-exponential kernel; see the module docstring for the forms.
+class SquaredExponential(KernelBase):
+    """Squared-exponential kernel (R&W 2006 eq. 4.9, with ARD as in their eq. 5.1); see the module
+    docstring for the papers' forms.
 
     Parameters
     ----------
-    input_dim : number of covariates d.
+    input_dim : number of covariates d the kernel acts on (default ``len(active_dims)``).
     ard : one scale parameter per covariate (True) or one shared (False).
     parameterisation : one of ``fg``, ``amis``, ``ma``, ``gplvm``.
     fixed_amplitude : amplitude fixed to 1 and not a parameter.
@@ -168,13 +80,22 @@ class SquaredExponential:
         and a jitter retry at every step; Gadd et al.'s k_z carries its own
         "+ eps delta".  It scales with the amplitude, so the gradients stay
         exact.  Cross-covariances K(X, X2) never include it.
+    active_dims : the columns of X the kernel acts on (default: all of X, which must then have
+        ``input_dim`` columns); ARD parameters are named after these columns (``tau_2``).
+
+    Default prior (``default_priors``): F&G 2014 Sec. 4.4, every scale ~ Gamma(1, 1/sqrt(d)), the
+    amplitude ~ Gamma(1.1, 0.1) (``gpbayes.priors.default_kernel_prior``).  Inside a sum or product
+    its parameters are prefixed ``se_``.
     """
 
-    input_dim: int
+    input_dim: int | None = None
     ard: bool = False
     parameterisation: str = "fg"
     fixed_amplitude: bool = False
     nugget: float = 0.0
+    active_dims: tuple | None = dataclasses.field(default=None, repr=False)
+
+    name = "se"
 
     def __post_init__(self):
         if self.parameterisation not in _PARAMETERISATIONS:
@@ -182,10 +103,27 @@ class SquaredExponential:
                 f"unknown kernel parameterisation {self.parameterisation!r}; "
                 f"choose one of {sorted(_PARAMETERISATIONS)}"
             )
-        if int(self.input_dim) < 1:
-            raise ValueError(f"input_dim must be >= 1, got {self.input_dim}")
+        _normalise_dims(self, self.input_dim, self.active_dims)
         if not (np.isfinite(self.nugget) and self.nugget >= 0):
             raise ValueError(f"nugget must be a finite number >= 0, got {self.nugget}")
+
+    def __repr__(self) -> str:
+        """The dataclass's repr (as before active_dims existed), with ``active_dims`` when it is set."""
+        fields = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.name != "active_dims"]
+        if self.active_dims is not None:
+            fields.append(f"active_dims={self.active_dims!r}")
+        return f"{type(self).__name__}({', '.join(fields)})"
+
+    def _x(self, X, name: str = "X"):
+        """X itself without ``active_dims`` (the same object: the numbers of before), else its active columns."""
+        return X if self.active_dims is None else _select(X, name, self.input_dim, self.active_dims)
+
+    def default_priors(self) -> tuple:
+        """F&G 2014 Sec. 4.4: Gamma(1, 1/sqrt(d)) on every scale, Gamma(1.1, 0.1) on the amplitude unless fixed."""
+        from .. import priors
+
+        comps = (priors.fg_scale_prior(self.input_dim),) * self.n_scale
+        return comps if self.fixed_amplitude else comps + (priors.FG_AMPLITUDE_PRIOR,)
 
     # ------------------------------------------------------------------ shape
     @property
@@ -203,7 +141,8 @@ class SquaredExponential:
         """Parameter names in the parameterisation's own terms (e.g. ``tau_0``, ..., ``sigma`` for F&G eq. 5)."""
         scale, amp = _NAMES[self.parameterisation]
         if self.ard:
-            names = [f"{scale}_{i}" for i in range(self.input_dim)]
+            dims = range(self.input_dim) if self.active_dims is None else self.active_dims
+            names = [f"{scale}_{i}" for i in dims]
         else:
             names = [scale]
         if not self.fixed_amplitude:
@@ -239,7 +178,7 @@ class SquaredExponential:
         With w = exp(c_w psi + b_w) = 1/med^2, sum_d w_d r_d^2 is near 1 for a
         typical pair of inputs; log a = c_a psi_amp.
         """
-        med = median_distance(X)
+        med = median_distance(self._x(X))
         c_a, c_w, b_w = _PARAMETERISATIONS[self.parameterisation]
         target_w = np.log(1.0 / med**2)
         psi_scale = (target_w - b_w) / c_w
@@ -265,6 +204,7 @@ class SquaredExponential:
         """
         a, w = self.amplitude_and_precisions(psi)
         c_a, c_w, _ = _PARAMETERISATIONS[self.parameterisation]
+        X1_full, X1, X2 = X1, self._x(X1), self._x(X2, "X2")
         if overwrite_K_bar and K_bar.flags.f_contiguous and K12.flags.f_contiguous and K_bar.dtype == np.float64:
             B = np.multiply(K_bar, K12, out=K_bar)  # the same layout, so the same sums, as K_bar * K12
         else:
@@ -279,10 +219,16 @@ class SquaredExponential:
             g_scale = np.array([-0.5 * c_w * w[0] * dist.sum()])
         g = g_scale if self.fixed_amplitude else np.append(g_scale, c_a * B.sum())
         dX1 = -w[None, :] * (X1 * rs[:, None] - BX2) if inputs else None
+        if inputs and self.active_dims is not None:  # zero for the columns the kernel does not see
+            full = np.zeros((X1.shape[0], np.shape(X1_full)[1]))
+            full[:, list(self.active_dims)] = dX1
+            dX1 = full
         return g, dX1
 
-    def diag_vjp(self, psi, diag, diag_bar) -> np.ndarray:
-        """<diag_bar, d diag K/dpsi>: diag K = a (1 + nugget) depends on the amplitude only (c_a a)."""
+    def diag_vjp(self, psi, diag, diag_bar, X=None) -> np.ndarray:
+        """<diag_bar, d diag K/dpsi>: diag K = a (1 + nugget) depends on the amplitude only (c_a a).
+
+        ``X`` is accepted (the library kernels' signature) and not needed."""
         g = np.zeros(self.n_params)
         if not self.fixed_amplitude:
             c_a = _PARAMETERISATIONS[self.parameterisation][0]
@@ -298,6 +244,7 @@ class SquaredExponential:
         numbers.
         """
         a, w = self.amplitude_and_precisions(psi)
+        X = self._x(X)
         if X2 is None:
             E = None
             if out is not None:
@@ -308,7 +255,7 @@ class SquaredExponential:
             return self._symmetric(a, w, X, E).T  # symmetric: the transpose is the Fortran-ordered view
         if out is not None:
             raise ValueError("out is for K(X, X) only (X2 is None)")
-        K = self._scaled_sqdist(w, X, X2)
+        K = self._scaled_sqdist(w, X, self._x(X2, "X2"))
         K *= -0.5
         np.exp(K, out=K)
         K *= a
@@ -326,8 +273,8 @@ class SquaredExponential:
         same numbers: OpenBLAS's AVX-512 GEMM rounds some entries of B A^T differently from A B^T.)
         """
         a, w = self.amplitude_and_precisions(psi)
-        X1 = _as_inputs(X1, "X", self.input_dim)
-        X2 = _as_inputs(X2, "X2", self.input_dim)
+        X1 = _as_inputs(self._x(X1), "X", self.input_dim)
+        X2 = _as_inputs(self._x(X2, "X2"), "X2", self.input_dim)
         n1, n2 = X1.shape[0], X2.shape[0]
         for arr, nm in ((out, "out"), (scratch, "scratch")):
             if arr.shape != (n1, n2) or not arr.flags.f_contiguous or arr.dtype != np.float64:
@@ -355,7 +302,7 @@ class SquaredExponential:
     def diag(self, psi, X) -> np.ndarray:
         """diag K(X, X) = a (1 + nugget) for every point (a stationary kernel)."""
         a, _ = self.amplitude_and_precisions(psi)
-        X = _as_inputs(X, "X", self.input_dim)
+        X = _as_inputs(self._x(X), "X", self.input_dim)
         return np.full(X.shape[0], a * (1.0 + self.nugget))
 
     #: rows per block of ``_symmetric`` (a 64 x n block stays in cache through its five passes)
@@ -440,7 +387,7 @@ class SquaredExponential:
         ``overwrite_W`` (Fortran-ordered float64 ``W``) B is formed in W's memory.
         """
         a, w = self.amplitude_and_precisions(psi)
-        X = _as_inputs(X, "X", self.input_dim)
+        X = _as_inputs(self._x(X), "X", self.input_dim)
         n = X.shape[0]
         if W.shape != (n, n) or K.shape != (n, n):
             raise ValueError(f"W and K: expected shape {(n, n)}, got {W.shape} and {K.shape}")
@@ -476,9 +423,9 @@ class SquaredExponential:
     gradient sees it).
         """
         a, w = self.amplitude_and_precisions(psi)
-        X = _as_inputs(X, "X", self.input_dim)
         if K is None:
             K = self(psi, X)
+        X = _as_inputs(self._x(X), "X", self.input_dim)
         c_a, c_w, _ = _PARAMETERISATIONS[self.parameterisation]
         grads: list[np.ndarray] = []
         if self.ard:
