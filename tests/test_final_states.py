@@ -107,3 +107,10 @@ def test_an_effect_below_the_data_floor_is_undecidable_at_any_count():
     assert out["state"] == "UNDECIDABLE_ON_DATA" and out["mde"] == pytest.approx(z * 0.0003)
     r["interval"].update(estimate=0.004, lo=0.001, hi=0.007)
     assert fs.final_state(r, ent)["state"] == "NEEDS_COMPUTE"
+
+
+def test_a_preregistered_undecidable_claim_stays_so_whatever_our_design_says():
+    ent = {"projection": {"undecidable_on_data": "the paper's draw cannot be recovered"}}
+    for v in ("PASS", "FAIL", "INCONCLUSIVE"):
+        out = fs.final_state(rec(v, None if v != "INCONCLUSIVE" else "straddles"), ent)
+        assert out["state"] == "UNDECIDABLE_ON_DATA" and f"verdict, for information: {v}" in out["detail"]

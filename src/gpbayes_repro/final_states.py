@@ -189,9 +189,15 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
     iv = record.get("interval") or {}
     eq = proj.get("equivalence")
     lo, hi, est = _num(iv.get("lo")), _num(iv.get("hi")), _num(iv.get("estimate"))
+    reason = str(record.get("reason") or "")
+    if proj.get("undecidable_on_data"):
+        # pre-registered in the registry: the paper's data cannot be had (an unrecoverable draw), so no design of
+        # ours tests the sentence -- whatever our own design's verdict, which the detail keeps for information
+        return {"state": "UNDECIDABLE_ON_DATA",
+                "detail": f"{' '.join(str(proj['undecidable_on_data']).split())} (our design's verdict, for "
+                          f"information: {verdict}{'; ' + reason if reason else ''})"}
     if verdict in ("PASS", "FAIL"):
         return {"state": verdict, "detail": "decided on its interval" if iv else "decided"}
-    reason = str(record.get("reason") or "")
     # equivalence first: an interval inside the paper's own margin is an answer even when a gate failed elsewhere
     if eq is not None and math.isfinite(lo) and math.isfinite(hi) and eq[0] <= lo and hi <= eq[1]:
         kind = (entry or {}).get("claim_type", "difference")
@@ -199,9 +205,6 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
                  "fix" if kind == "difference" else "reproduced as an equivalence")
         return {"state": "EQUIVALENT", "detail": f"interval [{lo:.4g}, {hi:.4g}] inside [{eq[0]:g}, {eq[1]:g}]: {words}",
                 "margin": list(eq)}
-    if proj.get("undecidable_on_data"):
-        # pre-registered in the registry: the paper's data cannot be had (e.g. an unrecoverable draw)
-        return {"state": "UNDECIDABLE_ON_DATA", "detail": f"{proj['undecidable_on_data']} ({reason})".strip()}
     if "not converged" in reason:
         return _unconverged(reason, proj)
     thr = iv.get("threshold")
