@@ -292,3 +292,15 @@ def test_selecting_the_best_of_six_by_its_mean_passes_wrongly_too_often():
     a one-sided 95 % test (10 chains, CV 0.5: ~8 %); the proposed rule (intervals.best_of_k_beats_best) keeps it."""
     s = coverage.Scenario("", "", "", "", coverage._best_of_six(10, 10, 0.5, 0.5), 0.975)
     assert coverage.run(s, 600, seed=3)["coverage"] < 0.96
+
+
+def test_merge_replaces_the_rows_run_and_keeps_the_others(tmp_path):
+    """``--merge``: a filtered run rewrites only its rows of the committed table, labels from SCENARIOS."""
+    s0, s1 = coverage.SCENARIOS[0], coverage.SCENARIOS[1]
+    import pandas as pd
+
+    old = pd.DataFrame([{**coverage.run(s, 20, seed=0), "used_by": "stale"} for s in (s0, s1)])
+    old.to_csv(tmp_path / "c.csv", index=False)
+    new = pd.DataFrame([coverage.run(s1, 30, seed=1)])
+    out = coverage.merge(new, tmp_path / "c.csv")
+    assert list(out["n_sim"]) == [20, 30] and list(out["used_by"]) == [s0.used_by, s1.used_by]

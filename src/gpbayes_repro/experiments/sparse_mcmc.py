@@ -637,11 +637,9 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
            "interval": {"quantity": f"image (M = {M_max}): mean LPD difference (sampler - Gaussian) per test point",
                         "estimate": d_img, "lo": _num(ivs["image"][0]), "hi": _num(ivs["image"][1]),
                         "threshold": margin, "side": "above",
-                        "method": "95% interval of the paired difference over held-out points: the test-set s.e. "
-                                  "(n_test - 1 d.f.) and the Monte Carlo s.e. of the sampler's LPD (between-chain s.e. "
-                                  "of the pooled value, n_chains - 1 d.f.; test-set only with one chain), each with "
-                                  "its own t quantile, half-width sqrt(sum t^2 se^2) (Banerjee 1960; "
-                                  "intervals.banerjee_t; coverage measured: gpbayes_repro.coverage)"}}
+                        "method": ("paired difference over held-out points, the Monte Carlo s.e. the between-chain "
+                                   "s.e. of the sampler's pooled LPD (test set only with one chain): "
+                                   + intervals.METHOD_TEXT["banerjee_t"])}}
     if verdict == "INCONCLUSIVE":
         w = what_decides["image"]
         rec["reason"] = (f"a tie inside the noise: the image interval [{ivs['image'][0]:.2g}, {ivs['image'][1]:.2g}] "
