@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from gpbayes_repro import claims as gclaims
 import pytest
@@ -152,6 +153,8 @@ def test_gibbs_block_and_predict_summary_rows(tiny_image, tiny_fit):
                                sampler="gibbs", cfg=CFG, max_draws=10)
     assert list(table["method"]) == ["gaussian", "gibbs"] and set(table["M"]) == {4}
     assert table["n_draws"].tolist() == [1, 10] and table["n_test"].tolist() == [30, 30]
+    # the sampler row carries its chain count: the Monte Carlo s.e.'s n_chains - 1 d.f. (claim 2's interval)
+    assert table["n_chains"].iloc[1] == 2 and np.isnan(table["n_chains"].iloc[0])
     assert table["accuracy"].between(0, 1).all() and (table["lpd"] < 0).all()
 
 
@@ -289,10 +292,22 @@ def test_lpd_interval_counts_the_samplers_monte_carlo_error():
     rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[1]
     assert gclaims.validate_claim(rec)["verdict"] == "FAIL"  # -0.001 +- 0.0008: test-set noise only
     sweep["lpd_mcmc_se"] = np.where(sweep["method"] == "joint", 0.0006, np.nan)
+    sweep["n_chains"] = np.where(sweep["method"] == "joint", 4, np.nan)
     rec = sm.sparse_claims(equiv, sweep, coal, psrf, CFG["claims"])[1]
-    assert gclaims.validate_claim(rec)["verdict"] == "INCONCLUSIVE"  # s.e. hypot(4, 6)e-4 = 7.2e-4
+    assert gclaims.validate_claim(rec)["verdict"] == "INCONCLUSIVE"
     assert rec["measured"]["se_monte_carlo"]["image"] == pytest.approx(0.0006)
-    assert rec["interval"]["hi"] - rec["interval"]["estimate"] == pytest.approx(1.96 * math.hypot(4e-4, 6e-4))
+    # issue 32 s.4: each term with its own t quantile (Banerjee 1960): n_test - 1 and n_chains - 1 d.f.
+    t_test, t_mc = stats.t.ppf(0.975, 10**6 - 1), stats.t.ppf(0.975, 3)
+    half = math.hypot(t_test * 4e-4, t_mc * 6e-4)
+    assert rec["interval"]["hi"] - rec["interval"]["estimate"] == pytest.approx(half)
+    assert half > 1.96 * math.hypot(4e-4, 6e-4) * 1.4  # the normal interval before: 1.96 x 7.2e-4
+    assert rec["measured"]["degrees_of_freedom"]["image"] == {"test_set": 10**6 - 1, "monte_carlo": 3}
+    assert rec["measured"]["n_chains_assumed"] is None
+    # a table without the chain count: the fewest chains that give an s.e. (2, one d.f.), said so
+    rec = sm.sparse_claims(equiv, sweep.drop(columns="n_chains"), coal, psrf, CFG["claims"])[1]
+    assert rec["measured"]["n_chains_assumed"] == ["image"]
+    assert rec["interval"]["hi"] - rec["interval"]["estimate"] == pytest.approx(
+        math.hypot(t_test * 4e-4, stats.t.ppf(0.975, 1) * 6e-4))
 
 
 def test_per_chain_lpd_is_each_chains_own_predictive():
@@ -347,8 +362,9 @@ def test_lpd_claim_is_decided_on_the_image_set_the_poster_names():
     w = rec["measured"]["what_would_decide"]["image"]
     assert rec["verdict"] == "INCONCLUSIVE" and w["dominant_term"] == "test set"
     assert w["decidable_by_more_chains"] is False
-    assert w["half_width_with_infinitely_many_chains"] == pytest.approx(1.96e-3)
-    assert w["n_test_points_that_would_decide"] == pytest.approx(800 * (1.96e-3 / 2e-4) ** 2, rel=1e-6)
+    q = stats.t.ppf(0.975, 799)  # the quantile the interval tends to with infinitely many chains
+    assert w["half_width_with_infinitely_many_chains"] == pytest.approx(q * 1e-3)
+    assert w["n_test_points_that_would_decide"] == pytest.approx(800 * (q * 1e-3 / 2e-4) ** 2, rel=1e-6)
     assert "no number of chains decides it" in rec["reason"]
 
 
