@@ -862,8 +862,11 @@ def _scenarios() -> list[Scenario]:
     for cv in (0.5, 0.85):
         rows.append(Scenario("Welch t of a difference of means", "3 vs 3 chains", f"gamma ESS, CV {cv}",
                              "F&G Table I per setting", _welch(cv, 3, "gamma")))
+    # a known gap (issue 32 s.4): 88.8 % at 4,000 simulations (AMD EPYC) -- Welch's d.f. at 3 vs 3 chains with
+    # one arm's spread 4x the other's; reported, asserted as a gap in tests/test_intervals.py, not yet replaced
     rows.append(Scenario("Welch t of a difference of means", "3 vs 3 chains", "gamma ESS, CV 0.85 vs 0.2 (uneven)",
-                         "F&G Table I per setting", _welch(0.85, 3, "gamma", cv_b=0.2)))
+                         "F&G Table I per setting (known gap: liberal at uneven spreads)",
+                         _welch(0.85, 3, "gamma", cv_b=0.2), required=False))
     for n in (3, 10):
         for cv in (0.5, 0.85):
             rows.append(Scenario("fixed-effect average log ratio (delta method)",
