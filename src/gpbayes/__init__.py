@@ -45,11 +45,12 @@ _METHOD_OBJECTS = ["Method", "RandomWalkMH", "HMC", "NUTS", "Slice", "AMIS", "MA
                    "GPLVMPseudoMarginal", "ISCorrectedNUTS", "WhitenedNUTS"]
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample", "summary", "predict",
-           "sample_posterior_predictive", "compute_log_likelihood", *_METHOD_OBJECTS, "kernels", "likelihoods",
+           "sample_posterior_predictive", "compute_log_likelihood", "NotConvergedWarning", *_METHOD_OBJECTS, "kernels", "likelihoods",
            "priors"]
 
 _API = {"GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
-        "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", *_METHOD_OBJECTS}
+        "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "NotConvergedWarning",
+        *_METHOD_OBJECTS}
 
 
 def __getattr__(name):
