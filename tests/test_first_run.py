@@ -64,8 +64,8 @@ def test_separable_reproducer_finishes_with_bounded_work_and_at_most_one_warning
 
 
 def _poisoned_sites(K, y):
-    """Sites of a converged fit with two of them blown up to site means ~1e13, as a NUTS chain on
-    log Z_EP accepted them at an extreme amplitude in the reproducer."""
+    """Sites of a converged fit with two of them blown up to site means of 1e12-1e13, like the warm start
+    a NUTS chain on log Z_EP kept in the reproducer (with the former EP: 200 updates in NaN)."""
     q = ep_approximation(K, y)
     nu, tau = q.nu.copy(), q.w.copy()
     nu[[3, 7]], tau[[3, 7]] = [4.7e12, -3.5e8], [0.064, 2.3e-4]

@@ -88,11 +88,11 @@ not converge is made again from zero sites (``restarted`` in the result;
 ``n_iter`` and ``n_cubic`` count both runs): the fixed point does not depend on
 the start, and sites carried from a distant theta can keep the iteration from
 reaching it.  Measured on 40 linearly separable points (issue 33): a NUTS chain
-on log Z_EP accepted a converged fit with site means of 1e13 at an extreme
-amplitude; warm-started from those sites every later fit diverged, ran its 200
-updates in NaN and was refused, so the chain never moved again (one chain stuck
-for good, 2,660 warnings, no end after 400 s); the same fits started from zero
-sites converge in 7-9 updates.
+on log Z_EP (``gb.ISCorrectedNUTS``) kept as its warm start a converged fit
+with three site means of 1e12-1e13; from those sites every later fit diverged,
+ran its 200 updates in NaN and was refused, so the chain never moved again
+(the run printed a warning per fit and did not end); the same fits started
+from zero sites converge in 7-9 updates.
 
 Period-2 cycles of damped parallel EP.  With damping 0.8 the parallel update
 can overshoot into a limit cycle instead of converging: log Z_EP and the sites
