@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 #: the public API's own names (``gpbayes.api``); the method objects (``NUTS``, ``PseudoMarginal``, ...)
 #: are read from the registry of ``gpbayes.methods``
 _API = ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "sample", "summary",
-        "predict", "sample_posterior_predictive", "compute_log_likelihood")
+        "predict", "sample_posterior_predictive", "compute_log_likelihood", "NotConvergedWarning")
 _PACKAGES = ("methods", "kernels", "likelihoods", "priors")
 
 

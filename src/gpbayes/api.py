@@ -82,6 +82,7 @@ and the weighted sample in ``sample_stats`` over the dim
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 import sys
 import warnings
@@ -89,7 +90,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from . import linalg, parallel, predictive, threads
+from . import approx, linalg, parallel, predictive, threads
 from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
 from .io import psi_draws
@@ -99,7 +100,8 @@ from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, Sparse
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
 
-__all__ = ["DEFAULT_BUDGET_DRAWS", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
+__all__ = ["DEFAULT_BUDGET_DRAWS", "NotConvergedWarning", "PEER_NAMES", "convergence_diagnostics", "fresh_seed",
+           "in_notebook", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
            "hyperparameter_names", "Method", *METHOD_CLASSES]
 globals().update(METHOD_CLASSES)  # the method objects, as gpbayes.methods' registry holds them
@@ -110,12 +112,67 @@ _MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegres
 # ---------------------------------------------------------------------------
 # sampling
 # ---------------------------------------------------------------------------
+def in_notebook() -> bool:
+    """Is this a Jupyter kernel (IPython's ``ZMQInteractiveShell``, or Colab's shell)?  Only looks at an
+    IPython already imported, so a plain Python process never imports it."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001 -- a half-imported or unusual IPython: no notebook
+        return False
+    if shell is None:
+        return False
+    cls = type(shell)
+    return cls.__name__ == "ZMQInteractiveShell" or cls.__module__.startswith("google.colab")
+
+
 def _progress(progress, n_chains: int):
+    """The run's progress reporter: ``progress`` itself when it is a ``Progress``; with ``progress=True``,
+    or by default when stderr is a terminal or this is a notebook, a ``tqdm.auto`` bar over all chains
+    (a widget in a notebook, text on stderr otherwise, also when stderr is a log file); None for none."""
     if isinstance(progress, Progress):
         return progress
     if progress is None:
-        progress = sys.stderr.isatty()
-    return Progress("sampling", n_chains=n_chains) if progress else None
+        progress = sys.stderr.isatty() or in_notebook()
+    if not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False, None (a bar on a terminal or in a notebook) or a "
+                         f"gpbayes.mcmc.runner.Progress, got {progress!r}")
+    return Progress("sampling", n_chains=n_chains, bar=True) if progress else None
+
+
+#: keyword names of PyMC, NumPyro, BlackJAX/TFP and scikit-learn that ``gb.sample`` spells otherwise:
+#: name -> (gpbayes' name, whose name it is)
+PEER_NAMES = {
+    "tune": ("n_warmup", "PyMC"), "num_warmup": ("n_warmup", "NumPyro"), "num_burnin_steps": ("n_warmup", "TFP"),
+    "n_burnin": ("n_warmup", "a common"), "burn_in": ("n_warmup", "a common"), "burnin": ("n_warmup", "a common"),
+    "random_seed": ("seed", "PyMC"), "rng_key": ("seed", "NumPyro/JAX"), "random_state": ("seed", "scikit-learn"),
+    "rng": ("seed", "a common"),
+    "progressbar": ("progress", "PyMC/NumPyro"), "progress_bar": ("progress", "NumPyro"),
+    "num_samples": ("draws", "NumPyro"), "num_results": ("draws", "TFP"), "n_samples": ("draws", "a common"),
+    "n_draws": ("draws", "a common"), "samples": ("draws", "a common"),
+    "num_chains": ("chains", "NumPyro"), "n_chains": ("chains", "a common"), "chain_method": ("cores", "NumPyro"),
+    "target_accept_prob": ("target_accept", "NumPyro"), "max_treedepth": ("max_tree_depth", "PyMC/Stan"),
+}
+
+
+def _check_peer_names(options: dict) -> None:
+    """Stop with the gpbayes name of a PyMC / NumPyro / TFP keyword (a TypeError, as Python's own for an
+    unknown keyword)."""
+    for name in options:
+        if name in PEER_NAMES:
+            ours, whose = PEER_NAMES[name]
+            raise TypeError(f"gb.sample() got an unexpected keyword argument {name!r}: did you mean `{ours}`? "
+                            f"({whose} `{name}` is gpbayes' `{ours}`; gb.sample's arguments are chains, draws, "
+                            "n_warmup, seed, progress, cores, until_converged, budget, and the method's options)")
+
+
+def fresh_seed() -> int:
+    """A seed from the operating system's entropy (``numpy.random.SeedSequence().entropy``) for a run
+    given ``seed=None``; its top 63 bits, so that it fits the int64 attribute of a netCDF file.
+    ``gb.sample`` records it in ``attrs["seed"]``: passing it back repeats the run."""
+    return int(np.random.SeedSequence().entropy) >> 65
 
 
 #: draws per chain that ``gb.sample(model)`` (no method: run until converged) spends at most by default
@@ -196,7 +253,7 @@ def _kept(chains: list[Chain]) -> tuple[list[Chain], str]:
 
 
 def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_warmup: int | None = None,
-           seed: int = 0, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
+           seed: int | None = None, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
            log_likelihood: bool = False, warmup: int | None = None, cores: int | None = None, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
@@ -229,7 +286,10 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         phase.  ``warmup`` and the pseudo-marginal option ``n_adapt`` are deprecated names
         (a DeprecationWarning).
     seed : chain c uses the c-th child of ``numpy.random.SeedSequence(seed)`` (independent
-        streams).  The same seed gives the same chains bit for bit on the same machine with the
+        streams).  Default None: a fresh seed from the operating system's entropy
+        (:func:`fresh_seed`), so two runs differ, as in PyMC and NumPyro; every run records its
+        seed in ``idata.attrs["seed"]`` (and each group's ``attrs``), and ``gb.sample(model, ..., seed=idata.attrs["seed"])`` repeats
+        it.  The same seed gives the same chains bit for bit on the same machine with the
         same BLAS (and thread count); another machine or BLAS build can differ in the last bits
         of floating-point rounding, after which the chains diverge.
     until_converged : stop when converged instead of after ``draws``: True, a dict of
@@ -245,9 +305,11 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         with keys ``draws`` (per chain), ``seconds`` (wall time) and ``cubic`` (O(n^3) operations
         over all chains) -- the budgets of ``StopRule``.  For the default method (default
         :data:`DEFAULT_BUDGET_DRAWS` draws) or with ``until_converged``; otherwise an error.
-    progress : a progress bar over all chains, warm-up included (default: when stderr is a
-        terminal); or a ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar
-        shows every chain's count (``Progress.advance``).
+    progress : True: a ``tqdm.auto`` progress bar over all chains, warm-up included (a widget in
+        a notebook; text on stderr otherwise, a log file included); False: none; default None: a
+        bar when stderr is a terminal or in a Jupyter notebook; or a
+        ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar shows every chain's
+        count (``Progress.advance``).
     cores : worker processes for the chains (default None: the cores available to this
         process, at most ``chains``; 1 runs them here, one after the other).  For the methods
         whose chains are independent (``Method.independent_chains``: every MCMC method of
@@ -266,7 +328,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         O(n^3) per distinct draw each.
     **options : with a string ``method``, the fields of its method object (listed below);
         with a method object, none (set its fields instead).  An unknown name stops with the
-        method's option names; a bad value with the field and its allowed range.
+        method's option names; a bad value with the field and its allowed range; a PyMC or
+        NumPyro name (``tune``, ``num_warmup``, ``random_seed``, ``progressbar``, ``num_samples``,
+        ``num_chains``, ...: :data:`PEER_NAMES`) with a TypeError naming gpbayes' own.
 
     Returns
     -------
@@ -290,6 +354,15 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     {method defaults}
 
+    Warnings, at most one of each kind per run: a :class:`NotConvergedWarning` after every MCMC run
+    (``Method.stoppable``, explicit or default method) whose split R-hat or bulk ESS misses the stop
+    rule (``runner.StopRule``: R-hat < 1.01, bulk ESS > 400; the weighted estimator's for ``nuts-is``),
+    with the worst values; one ``gpbayes.approx.ConvergenceWarning`` summarising the Laplace/EP fits
+    that failed during the run (``sample_stats["n_not_converged"]`` per draw,
+    ``warmup_n_not_converged`` per chain; each fit is counted there, not printed).  Importance
+    samplers (AMIS, MAMIS, PM-AMIS) are judged by their weights instead (``summary``'s
+    ``ess_importance``); point estimates by nothing.
+
     Ctrl-C stops sampling and returns the draws made so far (the chains and common length
     keeping the most draws, as PyMC does) with ``attrs["interrupted"] = 1`` and a warning; for
     every MCMC method (``runner.Interrupted``).  Importance sampling and point estimates, and
@@ -300,6 +373,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     if not isinstance(model, _MODELS):
         raise TypeError(f"model must be one of {[t.__name__ for t in _MODELS]}, got {type(model).__name__}")
     options = dict(options)
+    _check_peer_names(options)
     n_warmup = inference.deprecated_warmup(options, n_warmup, warmup)
     n_warmup = 500 if n_warmup is None else n_warmup
     reason = None
@@ -323,7 +397,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     chains = _count("chains", chains, 1)
     draws = _count("draws", draws, 1)
     n_warmup = _count("n_warmup", n_warmup, 0)
-    seed = _count("seed", seed, 0, what="a non-negative integer (the entropy of numpy.random.SeedSequence)")
+    seed = fresh_seed() if seed is None else seed
+    seed = _count("seed", seed, 0, what="None (fresh entropy) or a non-negative integer (the entropy of "
+                                         "numpy.random.SeedSequence)")
     stop = _stop_rule(until_converged, draws, budget)
     if reason is not None:
         plan = (f"until split R-hat < {stop.rhat:g} and bulk ESS > {stop.ess_bulk:g} on every hyperparameter, "
@@ -355,7 +431,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         try:
             # the library's BLAS thread policy (gpbayes.threads): one thread for the n x n work of
             # small and medium n unless the user set a thread variable
-            with threads.sampling_threads(getattr(model, "n", None)):
+            # every Laplace/EP fit that fails is tallied per draw and summarised once below, not printed
+            with threads.sampling_threads(getattr(model, "n", None)), approx.failures_counted():
                 if in_processes:  # gpbayes.parallel: the same chains, each worker on one BLAS thread
                     result = parallel.run_chains_in_processes(meth, model, rngs, n_draws=draws, n_warmup=n_warmup,
                                                               cores=n_cores, progress=bar, stop=stop)
@@ -376,8 +453,10 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     for g in ("posterior", "sample_stats"):
         if interrupted and g in groups:
             groups[g].attrs["interrupted"] = 1
-    idata = az.InferenceData(**groups)
-    if reason is not None and stop is not None and not interrupted:
+    # the seed also at the top level (idata.attrs): gb.sample(..., seed=idata.attrs["seed"]) repeats the run
+    idata = az.InferenceData(attrs={"seed": int(seed)}, **groups)
+    _warn_if_approximations_failed(idata)
+    if meth.stoppable and not interrupted:
         _warn_if_not_converged(idata, stop)
     if _weighted_draws(idata) and not interrupted:
         _warn_if_weights_uneven(idata)
@@ -400,23 +479,75 @@ def _describe(stop: runner.StopRule) -> str:
     return " or ".join(parts)
 
 
-def _warn_if_not_converged(idata, stop: runner.StopRule) -> None:
-    """The default run's budget was spent before convergence: say so, with the worst diagnostics."""
-    stopped = str(idata.sample_stats.attrs.get("stopped", ""))
-    if stopped == "converged" or "unconstrained_posterior" not in idata.groups():
-        return
+class NotConvergedWarning(RuntimeWarning):
+    """An MCMC run of ``gb.sample`` ended with split R-hat or bulk ESS short of the stop rule
+    (``runner.StopRule``: R-hat < 1.01 and bulk ESS > 400 on every hyperparameter)."""
+
+
+def convergence_diagnostics(idata) -> tuple[float, float]:
+    """(max split rank R-hat, min bulk ESS) over the hyperparameters of an MCMC result, as the stop
+    rule judges them (``runner.StopRule``): for importance-corrected draws (``nuts-is``) the weighted
+    estimator's (``diagnostics.importance_corrected_summary``)."""
     from . import diagnostics
 
     psi = psi_draws(idata).values
     if _weighted_draws(idata):  # importance-corrected draws: the weighted estimator's ESS
         summ = diagnostics.importance_corrected_summary(psi, idata.sample_stats["log_weight"].values)
-        rhat, ess = float(np.max(summ["rhat"])), float(np.min(summ["ess_bulk"]))
+        return float(np.max(summ["rhat"])), float(np.min(summ["ess_bulk"]))
+    rhat = max(diagnostics.split_rhat(psi[:, :, j], rank_normalize=True) for j in range(psi.shape[2]))
+    ess = min(diagnostics.ess(psi[:, :, j], method="bulk") for j in range(psi.shape[2]))
+    return float(rhat), float(ess)
+
+
+def _warn_if_not_converged(idata, stop: runner.StopRule | None) -> None:
+    """An MCMC run (any method) whose R-hat or bulk ESS misses the stop rule (``stop``, else the default
+    ``runner.StopRule()``): one :class:`NotConvergedWarning` with the worst values and what to do."""
+    if "unconstrained_posterior" not in idata.groups():
+        return
+    stopped = str(idata.sample_stats.attrs.get("stopped", ""))
+    if stopped == "converged":
+        return
+    rule = stop if stop is not None else runner.StopRule()
+    n_chains, n_draws = idata.posterior.sizes["chain"], idata.posterior.sizes["draw"]
+    if n_draws < 4:  # split R-hat needs two halves of at least two draws
+        rhat, ess = math.nan, math.nan
     else:
-        rhat = max(diagnostics.split_rhat(psi[:, :, j], rank_normalize=True) for j in range(psi.shape[2]))
-        ess = min(diagnostics.ess(psi[:, :, j], method="bulk") for j in range(psi.shape[2]))
-    warnings.warn(f"gb.sample: not converged within the budget ({stopped or 'stopped'}): max R-hat {rhat:.3f} "
-                  f"(target < {stop.rhat:g}), min bulk ESS {ess:.0f} (target > {stop.ess_bulk:g}); raise budget=... or "
-                  "choose a method (gb.methods(model))", RuntimeWarning, stacklevel=3)
+        with np.errstate(all="ignore"):
+            rhat, ess = convergence_diagnostics(idata)
+    if rhat < rule.rhat and ess > rule.ess_bulk:
+        return
+    found = f"max R-hat {rhat:.3f} (target < {rule.rhat:g}), min bulk ESS {ess:.0f} (target > {rule.ess_bulk:g})"
+    if stop is not None:  # a run until converged that spent its budget
+        advice = "raise budget=... or choose a method (gb.methods(model))"
+        head = f"not converged within the budget ({stopped or 'stopped'})"
+    else:
+        advice = (f"estimates from these {n_chains} x {n_draws} draws are unreliable; run longer (draws=...) or "
+                  "until_converged=True")
+        head = "the chains have not converged"
+    warnings.warn(f"gb.sample: {head}: {found}; {advice}", NotConvergedWarning, stacklevel=3)
+
+
+def _warn_if_approximations_failed(idata) -> None:
+    """One ``ConvergenceWarning`` for the whole run when Laplace/EP fits failed (diverged or stopped at
+    their iteration limit): how many, in kept draws and in warm-up, where they are counted and what they
+    mean.  Each fit was tallied (``sample_stats["n_not_converged"]``), not printed."""
+    if "sample_stats" not in idata.groups():
+        return
+    ss = idata.sample_stats
+    kept = int(ss["n_not_converged"].sum()) if "n_not_converged" in ss else 0
+    draws_hit = int((ss["n_not_converged"] > 0).sum()) if "n_not_converged" in ss else 0
+    warm = int(ss["warmup_n_not_converged"].sum()) if "warmup_n_not_converged" in ss else 0
+    if kept + warm == 0:
+        return
+    n_kept = int(ss.sizes.get("chain", 1) * ss.sizes.get("draw", 1))
+    warnings.warn(f"gb.sample: {kept + warm:,} Laplace/EP fit(s) failed during the run (diverged or stopped at "
+                  f"their iteration limit): {kept:,} in {draws_hit:,} of the {n_kept:,} kept draws, {warm:,} in "
+                  "warm-up (sample_stats['n_not_converged'] per draw, 'warmup_n_not_converged' per chain). Where "
+                  "a sampler needed the fit's value or gradient the point was refused (zero density: the chain "
+                  "avoids it); where the fit only served as an importance density the estimate stays unbiased. "
+                  "Failures in a small share of the kept draws are harmless; many mean the chains may miss part "
+                  "of the posterior (often extreme hyperparameters: see gb.summary)",
+                  approx.ConvergenceWarning, stacklevel=3)
 
 
 #: Below this Kish efficiency of the importance weights (or above Pareto k 0.7) ``gb.sample`` suggests

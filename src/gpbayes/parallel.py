@@ -242,9 +242,11 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the calling process stops the workers through ``stop``
     from threadpoolctl import threadpool_limits
 
+    from . import approx
     from . import methods as inference
 
-    with threadpool_limits(limits=1):
+    # failed Laplace/EP fits are tallied per draw and summarised once by gb.sample, not printed per fit
+    with threadpool_limits(limits=1), approx.failures_counted():
         if rule is not None:
             _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepared, n_warmup, rule)
             out.put(("finished", list(indices)))

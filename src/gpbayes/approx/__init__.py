@@ -35,8 +35,9 @@ forms Sigma explicitly for tests and diagnostics.
 from __future__ import annotations
 
 from .ep import ep_approximation, ep_log_marginal_and_grad
-from .gaussian import ConvergenceWarning, GaussianApproximation
+from .gaussian import ConvergenceWarning, GaussianApproximation, failures_counted
 from .laplace import laplace_approximation, laplace_log_marginal_and_grad
 
-__all__ = ["GaussianApproximation", "ConvergenceWarning", "laplace_approximation", "laplace_log_marginal_and_grad",
+__all__ = ["GaussianApproximation", "ConvergenceWarning", "failures_counted", "laplace_approximation",
+           "laplace_log_marginal_and_grad",
            "ep_approximation", "ep_log_marginal_and_grad"]

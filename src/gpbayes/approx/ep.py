@@ -78,7 +78,21 @@ Stopping rules (``stopping``):
     log Z_EP can be 1e-4 to 1e-3 from the converged value.
 
 ``max_iter`` bounds the number of sweeps/updates (``converged`` is then
-False).
+False).  An iteration whose posterior means or variances are no longer finite
+(overflow at extreme theta, or a warm start far from the fixed point) has
+diverged: every later state would be NaN, so it stops at once instead of
+running on to ``max_iter``.
+
+Failed warm starts.  A warm-started run (``sites_init``) that diverges or does
+not converge is made again from zero sites (``restarted`` in the result;
+``n_iter`` and ``n_cubic`` count both runs): the fixed point does not depend on
+the start, and sites carried from a distant theta can keep the iteration from
+reaching it.  Measured on 40 linearly separable points (issue 33): a NUTS chain
+on log Z_EP (``gb.ISCorrectedNUTS``) kept as its warm start a converged fit
+with three site means of 1e12-1e13; from those sites every later fit diverged,
+ran its 200 updates in NaN and was refused, so the chain never moved again
+(the run printed a warning per fit and did not end); the same fits started
+from zero sites converge in 7-9 updates.
 
 Period-2 cycles of damped parallel EP.  With damping 0.8 the parallel update
 can overshoot into a limit cycle instead of converging: log Z_EP and the sites
@@ -408,17 +422,29 @@ def ep_approximation(
             if nu.shape != (n,) or tau.shape != (n,):
                 raise ValueError(f"sites_init must be two arrays of shape ({n},)")
             warm = bool(np.any(tau > 0) or np.any(nu != 0))
-        tilted = likelihood.tilted_moments
-        if mode == "parallel":
-            result = _parallel(post, tilted, y, nu, tau, warm, damping, rule, max_iter)
-        else:
-            result = _sequential(post, tilted, y, nu, tau, warm, damping, rule, max_iter)
+        run = _parallel if mode == "parallel" else _sequential
+        # overflow in the tilted moments or the sites is caught as a non-finite state (``_finite``) and
+        # reported through ``converged``, not printed once per call
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            result = run(post, likelihood.tilted_moments, y, nu, tau, warm, damping, rule, max_iter)
+            restarted = warm and not (result[7] and math.isfinite(result[5]))
+            if restarted:
+                # the warm start led astray (sites of a distant theta -- a far leapfrog point -- can
+                # make every later state NaN, or keep the iteration from converging); the fixed point
+                # does not depend on the start, so start again from zero sites, as Laplace's Newton
+                # iteration discards a bad f_init (``laplace_approximation``)
+                n_first = result[6]
+                result = run(post, likelihood.tilted_moments, y, np.zeros(n), np.zeros(n), False, damping,
+                             _Stopping(stopping, tol, site_tol, n), max_iter)
+                result = result[:6] + (n_first + result[6],) + result[7:]
     mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping_used = result
     L = post.finish(L)
     if not converged:
+        diverged = not _finite(mu, tau)
         _not_converged(
-            f"EP ({mode}) stopped at max_iter = {max_iter} updates without meeting its "
-            f"tolerance {tol:g} (stopping={stopping!r})"
+            f"EP ({mode}) {'diverged (non-finite sites)' if diverged else f'stopped at max_iter = {max_iter} updates'}"
+            f" without meeting its tolerance {tol:g} (stopping={stopping!r})"
+            + (" after a cold restart from a failed warm start" if restarted else "")
         )
     if L is None:  # cannot happen: every path makes at least one update
         raise AssertionError("EP returned without factorising B")
@@ -436,6 +462,7 @@ def ep_approximation(
         nu=nu,
         K_chol=K_chol,
         damping=damping_used,
+        restarted=restarted,
     )
 
 
@@ -464,7 +491,8 @@ def _parallel(post: _Posterior, tilted, y, nu, tau, warm, damping, rule: _Stoppi
         if rule.done(log_Z):
             converged = True
             break
-        if n_iter >= max_iter:
+        if n_iter >= max_iter or (n_iter > 0 and not _finite(mu, s2)):
+            # the limit, or a state no update can recover from (every later one would be NaN)
             break
         if prev_log_Z is not None:
             deltas.append(log_Z - prev_log_Z)
@@ -487,6 +515,12 @@ def _parallel(post: _Posterior, tilted, y, nu, tau, warm, damping, rule: _Stoppi
         mu = mu_new
         s2 = post.diag_sigma(L, sw)
     return mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping
+
+
+def _finite(mu, s2) -> bool:
+    """Are the posterior means and variances all finite?  Once one is not, every later cavity, site
+    and log Z_EP is NaN: the iteration has diverged and further updates are wasted."""
+    return bool(np.all(np.isfinite(mu)) and np.all(np.isfinite(s2)))
 
 
 def _consistent_log_Z(tilted, y, L, Sigma_diag, mu, tau, nu):
@@ -549,6 +583,8 @@ def _sequential(post: _Posterior, tilted, y, nu, tau, warm, damping, rule: _Stop
         # line 15: until convergence (module docstring, "Stopping rules")
         if rule.done(log_Z):
             converged = True
+            break
+        if not _finite(mu, np.diag(Sigma)):  # no later sweep can recover (every later state would be NaN)
             break
     return mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping
 

@@ -6,26 +6,51 @@ log marginal shared by ``laplace`` and ``ep``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
 from .. import linalg
 from ..kernels import gradient_traces
 
-__all__ = ["GaussianApproximation", "ConvergenceWarning"]
+__all__ = ["GaussianApproximation", "ConvergenceWarning", "failures_counted"]
 
 
 class ConvergenceWarning(RuntimeWarning):
-    """A Gaussian approximation stopped at its iteration limit (``converged=False``)."""
+    """A Gaussian approximation stopped at its iteration limit or diverged (``converged=False``)."""
+
+
+#: inside :func:`failures_counted`: non-converged approximations are tallied, not warned about
+_COUNTED_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("gpbayes_approx_counted_only", default=False)
+
+
+@contextlib.contextmanager
+def failures_counted() -> Iterator[None]:
+    """Within the block, a non-converged Laplace or EP fit is tallied (``linalg.OpCounter.not_converged``,
+    hence ``sample_stats["n_not_converged"]`` per draw) without a :class:`ConvergenceWarning`.
+
+    Samplers evaluate an approximation thousands of times; ``gb.sample`` runs inside this block and
+    summarises the tally in one warning per run.  It sets no warning filter: ``warnings.catch_warnings``
+    around each evaluation would reset Python's once-per-location registry at every exit, so that any
+    other warning raised inside (numpy's overflow, say) printed once per evaluation.
+    """
+    token = _COUNTED_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _COUNTED_ONLY.reset(token)
 
 
 def _not_converged(message: str) -> None:
-    """Warn and tally (``linalg.OpCounter.not_converged``) a non-converged approximation."""
-    import warnings
-
+    """Tally (``linalg.OpCounter.not_converged``) a non-converged approximation, and warn unless
+    inside :func:`failures_counted`."""
     linalg.record_not_converged()
-    warnings.warn(message, ConvergenceWarning, stacklevel=3)
+    if not _COUNTED_ONLY.get():
+        warnings.warn(message, ConvergenceWarning, stacklevel=3)
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -52,6 +77,9 @@ class GaussianApproximation:
     K_chol : lower Cholesky factor of K if it was supplied, else None.
     damping : EP only: the damping in force at the end (parallel EP halves
         it when it detects a period-2 cycle; ``gpbayes.approx.ep``), else None.
+    restarted : EP only: the warm start (``sites_init``) failed (diverged or
+        did not converge) and the fit was made again from zero sites;
+        ``n_iter`` counts both runs.
     """
 
     method: str
@@ -67,6 +95,7 @@ class GaussianApproximation:
     nu: np.ndarray | None = None
     K_chol: np.ndarray | None = None
     damping: float | None = None
+    restarted: bool = False
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -41,13 +41,12 @@ group holds the approximate chain's draws unweighted.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import linalg
-from ..approx import ConvergenceWarning
+from ..approx import failures_counted
 from ..approx.ep import ep_log_marginal_and_grad
 from ..approx.laplace import laplace_log_marginal_and_grad
 from . import nuts, runner
@@ -111,8 +110,7 @@ class ApproximateLogPosterior:
             if not math.isfinite(lp):
                 return -math.inf, nan
             try:
-                with warnings.catch_warnings():  # counted (sample_stats n_not_converged), not printed
-                    warnings.simplefilter("ignore", ConvergenceWarning)
+                with failures_counted():  # counted (sample_stats n_not_converged), not printed
                     value, grad, q = self._fit(psi)
             except _FAILURES:
                 self.n_failures += 1

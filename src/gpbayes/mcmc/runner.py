@@ -148,7 +148,12 @@ class StopRule:
 
 
 class Progress:
-    """Default progress reporting: one tqdm bar over all chains on a terminal, a log line every ~5 % otherwise.
+    """Default progress reporting: one ``tqdm.auto`` bar over all chains (``bar``; default: when stderr
+    is a terminal), a log line every ~5 % otherwise.
+
+    The bar is a widget in a notebook and text elsewhere, written to ``file`` (default
+    ``sys.stderr`` when the bar starts); on a terminal it is erased when done, on any other stream (a
+    log file, a notebook's captured stderr) its last state is left in place.
 
     ``Progress(label, n_chains=c)(iteration, n_total, state, info)`` is a
     valid ``callback`` for the c chains of one job run one after the other
@@ -160,10 +165,12 @@ class Progress:
     progress reporting never changes a chain.
     """
 
-    def __init__(self, label: str = "chain", *, every: float = 0.05, bar: bool | None = None, n_chains: int = 1):
+    def __init__(self, label: str = "chain", *, every: float = 0.05, bar: bool | None = None, n_chains: int = 1,
+                 file=None):
         self.label = label
         self.every = every
         self.bar = sys.stderr.isatty() if bar is None else bar
+        self.file = file
         self.n_chains = max(1, int(n_chains))
         self.count = 0
         self.total = 0
@@ -191,9 +198,7 @@ class Progress:
                 self._tqdm.total = self.total
         if self.bar:
             if self._tqdm is None:
-                from tqdm.auto import tqdm
-
-                self._tqdm = tqdm(total=self.total, desc=self.label, leave=False)
+                self._tqdm = self._open_bar()
             self._tqdm.update(1)
             return
         every = max(1, math.ceil(self.every * self.total))
@@ -228,9 +233,7 @@ class Progress:
         chains = " | ".join(f"chain {c}: {d}/{t}" for c, (d, t) in sorted(self._per_chain.items()))
         if self.bar:
             if self._tqdm is None:
-                from tqdm.auto import tqdm
-
-                self._tqdm = tqdm(total=self.total, desc=self.label, leave=False)
+                self._tqdm = self._open_bar()
             self._tqdm.total = self.total
             self._tqdm.set_postfix_str(chains, refresh=False)
             self._tqdm.update(int(n_new))
@@ -243,6 +246,16 @@ class Progress:
             acc = self._acc / self._n if self._n else math.nan
             log.info("%s: iteration %d/%d (%.0f%%), acceptance %.2f, elapsed %.1f s, ETA %.1f s; %s",
                      self.label, self.count, self.total, 100 * frac, acc, elapsed, eta, chains)
+
+    def _open_bar(self):
+        """The ``tqdm.auto`` bar (a notebook widget under Jupyter, text on ``file`` otherwise)."""
+        from tqdm.auto import tqdm
+
+        file = sys.stderr if self.file is None else self.file
+        terminal = bool(getattr(file, "isatty", lambda: False)())
+        # off a terminal, \r cannot redraw a line: redraw seldom, and leave the last state
+        return tqdm(total=self.total, desc=self.label, leave=not terminal, file=file,
+                    mininterval=0.1 if terminal else 5.0)
 
     def close(self) -> None:
         """Close the progress bar, if one is open."""
