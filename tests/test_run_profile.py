@@ -154,7 +154,7 @@ def test_main_splits_the_run_by_kind_and_rule(tmp_path, capsys):
     assert "| jobs: science (the records less their start-up) | 23.8 |" in out
     assert "| jobs: CPU outside the records (last sampling interval, bash, cbc) | 5.0 |" in out
     assert "| Snakemake process itself | 6.0 | 0.1 | 5.5% |" in out
-    assert "| outside Snakemake (venv, pip install) | 74.0 |" in out
+    assert "| outside Snakemake's process tree (venv, pip install, if timed) | 74.0 |" in out
     assert "| **total (/usr/bin/time user + system)** | 110.0 |" in out
     assert "(10.0 % of one core)" in out
     assert "| chain | chain.py | 2 | 24.0 | 12.00 | 0.50 | 1.0 | 4% |" in out

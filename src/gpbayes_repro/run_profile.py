@@ -292,7 +292,7 @@ def kinds(rules: list[RuleProfile], startup: dict[str, float] | None, monitor: M
     if timing is not None:
         if monitor is not None and monitor.children_cpu_s is not None:
             rest = timing.cpu_s - monitor.self_cpu_s - monitor.children_cpu_s
-            out.append(KindRow("outside Snakemake (venv, pip install)", rest,
+            out.append(KindRow("outside Snakemake's process tree (venv, pip install, if timed)", rest,
                                "/usr/bin/time total less the Snakemake process and its children"))
         elif monitor is not None:
             rest = timing.cpu_s - monitor.self_cpu_s - records
