@@ -231,6 +231,7 @@ class TimeSummary:
 
     @property
     def cpu_s(self) -> float:
+        """User + system CPU seconds."""
         return self.user_s + self.system_s
 
 
