@@ -11,7 +11,36 @@ from pathlib import Path
 
 from gpbayes_repro.threads import blas_single_thread
 
-__all__ = ["job", "damaged_inputs", "DamagedInputError"]
+__all__ = ["job", "damaged_inputs", "DamagedInputError", "drop_default_rate_limiter", "SNAKEMAKE_DEFAULT_RATE"]
+
+
+#: Snakemake's default ``--max-jobs-per-timespan`` (jobs, seconds): the limit that
+#: :func:`drop_default_rate_limiter` removes; any other limit a user sets is kept.
+SNAKEMAKE_DEFAULT_RATE = (100, 1.0)
+
+
+def drop_default_rate_limiter(workflow) -> bool:
+    """Run the scheduler without Snakemake's default job-rate limiter; True if one was removed.
+
+    Called from the Snakefile's ``onstart:`` (after Snakemake builds its scheduler, before the
+    first job).  With a rate limiter, Snakemake 9's scheduler loop re-arms a ``threading.Timer``
+    of the limit's timespan on every pass, and every finished job wakes the loop once more, so
+    the timers multiply: after N finished jobs the loop runs N times per timespan (1 s by
+    default), each pass stat-ing every ready job's inputs (measured, issue 34: the Snakemake
+    process used 90.6 CPU-s of a 444 CPU-s smoke run; one live timer thread per finished job).
+    The default limit (100 submissions per second) never binds here -- at most ``--cores`` (or
+    the Slurm profile's ``jobs:``) run at once -- so it is dropped; a limit given with
+    ``--max-jobs-per-timespan`` other than the default is kept.  Touches one attribute of
+    Snakemake's scheduler (``workflow.scheduler.job_rate_limiter``, Snakemake >= 8.20); if a
+    later Snakemake renames it, nothing is changed and False is returned.
+    """
+    limiter = getattr(getattr(workflow, "scheduler", None), "job_rate_limiter", None)
+    if limiter is None:
+        return False
+    if (getattr(limiter, "max_jobs", None), float(getattr(limiter, "timespan", -1))) != SNAKEMAKE_DEFAULT_RATE:
+        return False
+    workflow.scheduler.job_rate_limiter = None
+    return True
 
 
 class DamagedInputError(RuntimeError):

@@ -112,15 +112,19 @@ import math
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import stats
 
 from .. import builders, claims as claimsmod, trouble
 from gpbayes import priors
-from gpbayes_repro import intervals, io
+from gpbayes_repro import io
+from ..lazy import lazy_module
 from gpbayes import rng as rngmod
 from gpbayes.gplvm import SupervisedGPLVM, VariationalParams, fit_type2_ml
 from gpbayes.gplvm import pseudo_marginal as pm
 from ..indices import block_chains, evenly_spaced as _thin
+
+# the claims' interval estimators need scipy.stats (0.5 CPU-s of imports); chain jobs never call them
+intervals = lazy_module("gpbayes_repro.intervals")
+stats = lazy_module("scipy.stats")  # the evaluation's densities and moments; the chains do not need it
 
 __all__ = [
     "CASES",

@@ -76,14 +76,18 @@ from .. import builders
 from gpbayes import linalg, priors
 from gpbayes_repro import io
 
-from .. import claims, final_states, intervals
-from ..baselines import probabilistic_svm
+from .. import claims
+from ..lazy import lazy_module
 from gpbayes.classification import fit_ep_type2_ml, mcmc_predictive, predictive_probabilities
 from gpbayes.estimators.importance import PseudoMarginalTarget
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
 from gpbayes.mcmc import particle_marginal, random_walk
 from gpbayes.metrics import capacity_curve
+
+# the claims' interval estimators need scipy.stats (0.5 CPU-s of imports); chain jobs never call them
+intervals = lazy_module("gpbayes_repro.intervals")
+final_states = lazy_module("gpbayes_repro.final_states")  # scipy.stats: the claims only
 
 __all__ = [
     "CLASSIFIERS",
@@ -210,6 +214,8 @@ def classify_split(X_train, y_train, X_test, y_test, *, cfg: dict, settings: dic
     posterior and the exact one), so each is its own variable, not a second
     chain of one.
     """
+    from ..baselines import probabilistic_svm  # scikit-learn: 0.3 CPU-s of imports, only the split jobs need it
+
     X_train = np.asarray(X_train, dtype=np.float64)
     X_test = np.asarray(X_test, dtype=np.float64)
     y_train = _PROBIT.check_targets(y_train)

@@ -31,7 +31,8 @@ import time
 import numpy as np
 import xarray as xr
 
-from .. import builders, claims, final_states, intervals, trouble
+from .. import builders, claims, trouble
+from ..lazy import lazy_module
 from gpbayes import diagnostics, linalg, priors
 from gpbayes_repro import io
 from gpbayes.estimators.importance import PseudoMarginalTarget
@@ -42,6 +43,10 @@ from gpbayes.mcmc.pseudo_marginal import deterministic_log_posterior
 from gpbayes.representations import LatentGaussianModel
 from .pm_gpc import simulate_classification
 from ..indices import block_chains
+
+# the claims' interval estimators need scipy.stats (0.5 CPU-s of imports); chain jobs never call them
+intervals = lazy_module("gpbayes_repro.intervals")
+final_states = lazy_module("gpbayes_repro.final_states")  # scipy.stats: the claims only
 
 __all__ = ["parse_scheme", "make_kernel", "make_prior", "simulate_table_data", "tune_pm_proposal",
            "run_chain", "summarise_setting", "table_claims", "ep_la_look", "check_looks", "table_rows",

@@ -64,7 +64,8 @@ import numpy as np
 import xarray as xr
 
 from .. import data as gdata
-from .. import builders, claims, intervals, trouble
+from .. import builders, claims, trouble
+from ..lazy import lazy_module
 from gpbayes import diagnostics, linalg, priors
 from gpbayes_repro import io
 from gpbayes import rng as rngmod
@@ -74,6 +75,9 @@ from gpbayes.mcmc import hyper_slice as hs
 from gpbayes.mcmc.runner import Progress
 from gpbayes.representations import LatentGaussianModel
 from ..indices import block_chains as _block_chains
+
+# the claims' interval estimators need scipy.stats (0.5 CPU-s of imports); chain jobs never call them
+intervals = lazy_module("gpbayes_repro.intervals")
 
 __all__ = [
     "DATASETS",

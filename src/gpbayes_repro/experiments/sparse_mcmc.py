@@ -51,7 +51,8 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from .. import data as gdata
-from .. import builders, claims, intervals
+from .. import builders, claims
+from ..lazy import lazy_module
 from gpbayes import diagnostics, likelihoods, priors
 from gpbayes_repro import io
 from gpbayes import rng as rngmod
@@ -61,6 +62,9 @@ from gpbayes.sparse import mcmc, svgp
 from gpbayes.sparse.target import SparseTarget, initial_position, predict_latent_draws
 from gpbayes.sparse.multiclass import RobustMax
 from ..indices import block_chains, evenly_spaced as _thin
+
+# the claims' interval estimators need scipy.stats (0.5 CPU-s of imports); chain jobs never call them
+intervals = lazy_module("gpbayes_repro.intervals")
 
 __all__ = [
     "STUDIES",

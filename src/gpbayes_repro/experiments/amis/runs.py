@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 import xarray as xr
-from scipy import optimize
 
 from gpbayes import amis as amis_mod
 from gpbayes_repro.threads import blas_single_thread
@@ -143,6 +142,8 @@ def classification_target(X, y, kernel: str, cfg: dict, approx: str, n_imp: int)
 
 def _setup_modes(ds, X, y, kernel, cfg, settings, rng):
     """{approx: (mode, (-H)^-1)} and the parameter names, for ``setup``."""
+    from scipy import optimize  # here, not at the top: the replicate jobs (amis_run) never optimise
+
     out = {}
     if ds.attrs.get("task") == "regression":
         model, prior = regression_model(X, y, kernel, cfg)
