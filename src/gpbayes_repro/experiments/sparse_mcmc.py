@@ -47,7 +47,6 @@ import time
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import stats
 from scipy.special import logsumexp
 
 from .. import data as gdata
@@ -590,6 +589,8 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
     diffs = {"image": d_img, "coal": d_coal}
     what_decides = {}
     for k, d in diffs.items():
+        from scipy import stats  # the claims only (lazy: the chain jobs do not load scipy.stats)
+
         q = float(stats.t.ppf(0.975, dfs[k][0])) if dfs[k][0] >= 1 else math.nan
         floor = q * se_test[k]
         need = (n_test[k] * (floor / abs(d)) ** 2 if d != 0 and math.isfinite(floor) and math.isfinite(n_test[k])
