@@ -144,9 +144,20 @@ def summary_line(docs: dict[str, dict], label: str) -> str:
     """One sentence of counts: the claims by final state, the checks apart (generated, never typed)."""
     from gpbayes_repro.final_states import STATES
 
-    recs = [c for d in docs.values() for c in d["claims"]]
-    cl = [c for c in recs if c.get("kind", "claim") == "claim"]
-    ck = [c for c in recs if c.get("kind") == "check"]
+    from gpbayes_repro import registry
+
+    def kind(paper, c):  # a record written before the registry carries no kind: the registry says
+        if c.get("kind"):
+            return c["kind"]
+        try:
+            ent = registry.entry(paper, c["id"])
+        except KeyError:
+            ent = None
+        return (ent or {}).get("kind", "claim")
+
+    recs = [(k, c) for k, d in docs.items() for c in d["claims"]]
+    cl = [c for k, c in recs if kind(k, c) == "claim"]
+    ck = [c for k, c in recs if kind(k, c) == "check"]
     st = [(c.get("final_state") or {}).get("state", c.get("verdict")) for c in cl]
     order = list(STATES) + sorted(set(st) - set(STATES), key=str)
     parts = ", ".join(f"{st.count(s)} {s}" for s in order if st.count(s))
@@ -154,8 +165,11 @@ def summary_line(docs: dict[str, dict], label: str) -> str:
     chk = ", ".join(f"{checks.count(s)} {s}" for s in list(STATES) + sorted(set(checks) - set(STATES), key=str)
                     if checks.count(s)) or "none"
     commits = sorted({(d.get("provenance") or {}).get("git_commit", "?")[:7] for d in docs.values()})
+    stale = sorted(k for k, d in docs.items() if "final_states" not in d)
     return (f"{label}: {len(cl)} claims of the papers — {parts}; {len(ck)} checks — {chk} "
-            f"(claims files of commit {', '.join(commits)})")
+            f"(claims files of commit {', '.join(commits)}"
+            + (f"; written before the claims registry, under earlier encodings and without final states: "
+               f"{', '.join(stale)}" if stale else "") + ")")
 
 
 def states_markdown(default: dict[str, dict], decide: dict[str, dict] | None = None) -> str:
