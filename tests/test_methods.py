@@ -101,7 +101,8 @@ def test_bad_sample_arguments_name_the_argument():
     reg = gb.GPRegressor(*_regression())
     for kw, match in (({"target_accept": 1.5}, "target_accept"), ({"draws": 10.5}, "draws must be an integer"),
                       ({"chains": "2"}, "chains must be an integer >= 1"), ({"seed": "abc"}, "seed must be"),
-                      ({"seed": -1}, "seed must be a non-negative integer"), ({"n_warmup": -1}, "n_warmup must be")):
+                      ({"seed": -1}, "seed must be None \\(fresh entropy\\) or a non-negative integer"),
+                      ({"n_warmup": -1}, "n_warmup must be")):
         with pytest.raises(ValueError, match=match):
             gb.sample(reg, "nuts", progress=False, **kw)
     with pytest.raises(ValueError, match="set them as its fields"):
