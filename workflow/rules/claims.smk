@@ -23,6 +23,6 @@ rule claims_report:
         runtime=runtime_min(5),
     params:
         figures=claim_figures(),
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/claims_report.py"
