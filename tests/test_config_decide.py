@@ -146,3 +146,19 @@ def test_the_configured_scale_must_exist_in_every_experiment():
     del cfg["gplvm"]["scales"]["decide"]
     with pytest.raises(gconfig.ConfigError, match="gplvm.scales: no block for the configured scale 'decide'"):
         gconfig.validate_config(cfg)
+
+
+@pytest.mark.parametrize("block,n_a,n_b,per_job,same", [
+    (0, 5, 16, 3, True),     # F&G PM block 0 (chains 0-2) under the default's cap 5 and the decide cap 16
+    (1, 5, 16, 3, False),    # the default's short block 1 (chains 3-4) holds chains 3-5 under 16
+    (1, 6, 16, 3, True),
+    (2, 5, 16, 3, False),    # empty under 5
+    (1, 24, 48, 12, True),   # AMIS regression block 1 under the caps 24 and 48
+    (2, 24, 48, 12, False),
+    (0, 3, 5, 3, True),      # M&A block 0 with 3 and 5 chains per method
+])
+def test_same_block(block, n_a, n_b, per_job, same):
+    from gpbayes_repro.indices import same_block
+
+    assert same_block(block, n_a, n_b, per_job) is same
+    assert same_block(block, n_b, n_a, per_job) is same

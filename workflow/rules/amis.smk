@@ -133,7 +133,6 @@ rule amis_run:
                 AMIS_CAP[amis_design.task_of(wc.sampler)],
                 AMIS_WORK_CAP[amis_design.task_of(wc.sampler)],
                 int(AMIS_SEQ[amis_design.task_of(wc.sampler)]["block"]),
-                "replicates",
             ),
             "replicates_per_job": int(
                 AMIS_SEQ[amis_design.task_of(wc.sampler)]["block"]

@@ -63,20 +63,13 @@ def job_settings(owner, ignoring=(), block=None):
     return work if strip(run) == strip(work) else run
 
 
-def job_count(block, run_n, work_n, per_job, what="chains"):
+def job_count(block, run_n, work_n, per_job):
     """The total count (chains, replicates) a block job is given: the base scale's when job `block`
     holds the same indices under both totals (its work and params then equal the base run's), else
-    the run's.  A block a total leaves empty counts as different."""
-    from gpbayes_repro.indices import block_range
+    the run's (gpbayes_repro.indices.same_block)."""
+    from gpbayes_repro.indices import same_block
 
-    def indices(n):
-        try:
-            return list(block_range(block, n, per_job, what))
-        except ValueError:
-            return None
-
-    same = indices(work_n) is not None and indices(work_n) == indices(run_n)
-    return work_n if same else run_n
+    return work_n if same_block(block, work_n, run_n, per_job) else run_n
 # files shipped with the workflow (the papers' published tables), found wherever it runs (--directory)
 RESOURCES = f"{workflow.basedir}/resources"
 SEED = int(config["seed"])
