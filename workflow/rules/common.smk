@@ -31,13 +31,17 @@ def _work_scale():
     """The non-derived scale the run's scale extends (itself when it extends none)."""
     bases = {b[SCALE] for b in SCALE_BASES.values() if SCALE in b}
     if len(bases) > 1:
-        raise ValueError(f"config: the scale {SCALE!r} extends different scales in different experiments "
-                         f"({sorted(bases)}); the workflow needs one base scale per derived scale")
+        raise ValueError(
+            f"config: the scale {SCALE!r} extends different scales in different experiments "
+            f"({sorted(bases)}); the workflow needs one base scale per derived scale"
+        )
     scale, seen = SCALE, []
     while bases:
         scale = bases.pop()
         if scale in seen:
-            raise ValueError(f"config: derived scales extend each other: {seen + [scale]}")
+            raise ValueError(
+                f"config: derived scales extend each other: {seen + [scale]}"
+            )
         seen.append(scale)
         bases = {b[scale] for b in SCALE_BASES.values() if scale in b}
     return scale
@@ -51,14 +55,11 @@ def work_block(owner):
     return scale_block(owner, WORK_SCALE)
 
 
-def job_settings(owner, ignoring=(), block=None):
+def job_settings(owner, ignoring=()):
     """The settings a job gets: the base scale's block when the run's block differs from it only in
     `ignoring` (keys the job does not read), so that the job's params equal the base run's and its
-    output is reused; else the run's block.  `block`: the settings sub-block instead (a key of both).
-    """
+    output is reused; else the run's block."""
     run, work = scale_block(owner), work_block(owner)
-    if block is not None:
-        run, work = run[block], work[block]
     strip = lambda d: {k: v for k, v in d.items() if k not in ignoring}
     return work if strip(run) == strip(work) else run
 
@@ -70,6 +71,8 @@ def job_count(block, run_n, work_n, per_job):
     from gpbayes_repro.indices import same_block
 
     return work_n if same_block(block, work_n, run_n, per_job) else run_n
+
+
 # files shipped with the workflow (the papers' published tables), found wherever it runs (--directory)
 RESOURCES = f"{workflow.basedir}/resources"
 SEED = int(config["seed"])

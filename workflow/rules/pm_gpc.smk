@@ -23,7 +23,9 @@ def table_chain_settings(wildcards):
     ignoring = ("ep_la_looks",)
     if int(wildcards.table) == 1 and wildcards.scheme.startswith("pm-"):
         work_cap = work_block("pm_gpc.tables")["ep_la_looks"][-1]
-        cap = job_count(int(wildcards.block), EP_LA_LOOKS[-1], work_cap, TAB_SET["chains_per_job"])
+        cap = job_count(
+            int(wildcards.block), EP_LA_LOOKS[-1], work_cap, TAB_SET["chains_per_job"]
+        )
         if cap != work_cap:
             ignoring = ()
     return job_settings("pm_gpc.tables", ignoring)
