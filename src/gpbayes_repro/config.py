@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import jsonschema
 import yaml
 
 __all__ = ["ConfigError", "SCHEMA_PATH", "load_schema", "validate_config", "check_semantics", "load_config",
-           "scale_settings", "coerce_command_line_strings"]
+           "scale_settings", "coerce_command_line_strings", "resolve_scales", "pop_derived_scales", "merged"]
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "config.schema.yaml"
 
@@ -46,12 +47,14 @@ def _explain(error: jsonschema.ValidationError) -> str:
 
 
 def validate_config(config: dict, schema: dict | None = None) -> dict:
-    """Raise ConfigError naming every offending key; return the config unchanged.
+    """Raise ConfigError naming every offending key; return the config.
 
-    Unknown keys are reported by name with the closest allowed keys, never by
-    printing the schema; then the checks a schema cannot express run
+    Scale blocks that ``extends`` another are resolved first, in place (:func:`resolve_scales`), so
+    that the schema checks the block a run would use.  Unknown keys are reported by name with the
+    closest allowed keys, never by printing the schema; then the checks a schema cannot express run
     (:func:`check_semantics`).
     """
+    resolve_scales(config)
     schema = schema or load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
@@ -59,6 +62,91 @@ def validate_config(config: dict, schema: dict | None = None) -> dict:
         lines = [f"  - {_explain(e)}" for e in errors]
         raise ConfigError("invalid gpbayes configuration:\n" + "\n".join(lines))
     return check_semantics(config)
+
+
+EXTENDS = "extends"
+
+
+def merged(base, override):
+    """``base`` with ``override`` laid over it: mappings merge key by key (recursively), any other value
+    (number, string, list) is replaced whole.  Neither argument is modified."""
+    if not (isinstance(base, dict) and isinstance(override, dict)):
+        return copy.deepcopy(override)
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        out[key] = merged(base[key], value) if key in base else copy.deepcopy(value)
+    return out
+
+
+def _scale_tables(node, path=()):
+    """(dotted path of the owner, its ``scales`` mapping) for every ``scales`` mapping in the config."""
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key == "scales" and isinstance(value, dict) and path:
+            yield ".".join(path), value
+        else:
+            yield from _scale_tables(value, (*path, str(key)))
+
+
+def resolve_scales(config: dict) -> dict[str, dict[str, str]]:
+    """Resolve every scale block that names a base block with ``extends``; in place.
+
+    ``<experiment>.scales.decide: {extends: default, split_looks: [3, 5, 10]}`` becomes the
+    ``default`` block with ``split_looks`` replaced (mappings merge key by key, see :func:`merged`);
+    a base may itself extend another (resolved first; a cycle is an error).  The resolved block
+    holds no ``extends`` key, so the schema checks it like the others.  Returns ``{owner: {scale:
+    base}}`` for the blocks resolved by this call (``{"pm_gpc.tables": {"decide": "default"}}``);
+    a second call finds nothing to resolve and returns ``{}``.  Errors name the key and the scales
+    the owner has.
+    """
+    bases = {}
+    for owner, scales in _scale_tables(config):
+        pending = {name: block[EXTENDS] for name, block in scales.items()
+                   if isinstance(block, dict) and EXTENDS in block}
+        for name, base in pending.items():
+            key = f"{owner}.scales.{name}.{EXTENDS}"
+            if not isinstance(base, str) or base not in scales:
+                raise ConfigError(f"config {key}: {base!r} is not a scale of {owner}.scales; "
+                                  f"allowed: {', '.join(sorted(n for n in scales if n != name))}")
+        done = {}
+
+        def resolve(name, chain):
+            if name in done:
+                return done[name]
+            block = scales[name]
+            if not (isinstance(block, dict) and EXTENDS in block):
+                return block
+            if name in chain:
+                cycle = " -> ".join([*chain[chain.index(name):], name])
+                raise ConfigError(f"config {owner}.scales.{name}.{EXTENDS}: the scales extend each other "
+                                  f"({cycle}); one of them must be a complete block")
+            own = {k: v for k, v in block.items() if k != EXTENDS}
+            done[name] = merged(resolve(block[EXTENDS], [*chain, name]), own)
+            return done[name]
+
+        for name in pending:
+            scales[name] = resolve(name, [])
+        if pending:
+            bases[owner] = pending
+    return bases
+
+
+def pop_derived_scales(config: dict, bases: dict[str, dict[str, str]]) -> dict[str, dict[str, dict]]:
+    """Take the resolved derived blocks (``bases``, from :func:`resolve_scales`) out of the config; in place.
+
+    Returns ``{owner: {scale: block}}``.  The workflow keeps them apart so that the config dicts its
+    rules pass to jobs as params are those of a run without the derived scales: adding
+    ``scales.decide`` then changes no job's params, and a finished default run's jobs are not re-run
+    (Snakemake re-runs a job whose params changed).
+    """
+    out = {}
+    for owner, names in bases.items():
+        node = config
+        for key in owner.split("."):
+            node = node[key]
+        out[owner] = {name: node["scales"].pop(name) for name in names}
+    return out
 
 
 _UNSET = object()
@@ -135,8 +223,14 @@ def check_semantics(config: dict) -> dict:
     A user data set may not take the name of a vendored one (its prepared file would replace the
     papers' data and feed their figures and claims), its name must be usable as a file name, and
     its path must be an existing ``.csv``.  Every name in an experiment's data-set list must be a
-    vendored or a user data set of the task the experiment needs.  Each error names the key.
+    vendored or a user data set of the task the experiment needs.  Every ``scales`` mapping must
+    hold the configured ``scale`` (``decide`` is optional in the schema).  Each error names the key.
     """
+    scale = config.get("scale")
+    for owner, scales in _scale_tables(config):
+        if scale not in scales:
+            raise ConfigError(f"config {owner}.scales: no block for the configured scale {scale!r}; "
+                              f"it has {', '.join(sorted(scales))}")
     manifest = config["data"]["manifest"]
     vendored = _manifest_entries(manifest)
     user = config.get("user_datasets") or {}

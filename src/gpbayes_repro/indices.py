@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["block_range", "block_chains", "block_replicates", "evenly_spaced"]
+__all__ = ["block_range", "block_chains", "block_replicates", "same_block", "evenly_spaced"]
 
 
 def block_range(block: int, n_total: int, per_job: int, what: str = "chains") -> range:
@@ -21,6 +21,23 @@ def block_range(block: int, n_total: int, per_job: int, what: str = "chains") ->
     if block < 0 or lo >= n_total:
         raise ValueError(f"block {block} is empty: {n_total} {what}, {per_job} per job")
     return range(lo, min(lo + per_job, n_total))
+
+
+def same_block(block: int, n_a: int, n_b: int, per_job: int) -> bool:
+    """Whether job ``block`` holds the same indices when the total is ``n_a`` as when it is ``n_b``.
+
+    A block both totals leave non-empty and cut at the same end is the same job (the decide scale
+    reuses a default run's block when its cap grows: blocks 0..k-1 of ``per_job`` are unchanged, a
+    short last block is not).  A block either total leaves empty is not the same.
+    """
+    def indices(n):
+        try:
+            return block_range(block, n, per_job)
+        except ValueError:
+            return None
+
+    a = indices(n_a)
+    return a is not None and a == indices(n_b)
 
 
 def block_chains(block: int, n_chains: int, chains_per_job: int) -> range:

@@ -6,7 +6,7 @@
 from gpbayes_repro import amis_design
 
 AMIS = config["amis"]
-AMIS_SET = AMIS["scales"][SCALE]
+AMIS_SET = scale_block("amis")
 AMIS_MODEL_CFG = {k: AMIS[k] for k in ("priors", "nugget", "ep_mode")}
 AMIS_KERNELS = AMIS_SET["kernels"]
 AMIS_REG = AMIS_SET["regression_datasets"]
@@ -37,6 +37,10 @@ AMIS_KEYS = [
     for s in AMIS_SET["classification_samplers"]
 ]
 AMIS_CAP = {t: amis_design.cap(AMIS_SEQ, t) for t in ("regression", "classification")}
+AMIS_WORK_CAP = {
+    t: amis_design.cap(work_block("amis")["sequential"], t)
+    for t in ("regression", "classification")
+}
 # the run blocks present at look j (0-based); the final ones feed the curves and the claims
 amis_runs_at = lambda look: amis_design.runs_at(
     AMIS_KEYS, AMIS_SEQ, look, lambda j: checkpoints.amis_look.get(look=j).output[0]
@@ -93,7 +97,7 @@ rule amis_setup:
             "ml_restarts": AMIS_SET["ml_restarts"],
         },
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/amis_setup.py"
 
@@ -123,7 +127,13 @@ rule amis_run:
         cfg=AMIS_MODEL_CFG,
         settings=lambda wc: {
             "n_max": AMIS_SET["n_max"].get(wc.dataset),
-            "n_replicates": AMIS_CAP[amis_design.task_of(wc.sampler)],
+            # the base scale's cap when this block holds the same replicates under both (reused)
+            "n_replicates": job_count(
+                int(wc.block),
+                AMIS_CAP[amis_design.task_of(wc.sampler)],
+                AMIS_WORK_CAP[amis_design.task_of(wc.sampler)],
+                int(AMIS_SEQ[amis_design.task_of(wc.sampler)]["block"]),
+            ),
             "replicates_per_job": int(
                 AMIS_SEQ[amis_design.task_of(wc.sampler)]["block"]
             ),
@@ -131,7 +141,7 @@ rule amis_run:
             AMIS_KEY[wc.sampler]: AMIS_SET[AMIS_KEY[wc.sampler]],
         },
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/amis_run.py"
 
@@ -166,7 +176,7 @@ rule amis_reference:
             },
         },
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/amis_reference.py"
 
@@ -197,7 +207,7 @@ rule amis_classification_reference:
             "classification_reference": AMIS_SET["classification_reference"],
         },
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/amis_classification_reference.py"
 

@@ -23,7 +23,9 @@ rule claims_report:
         runtime=runtime_min(5),
     params:
         figures=claim_figures(),
-        scale=SCALE,
+        scale=WORK_SCALE,
+        # the configured scale (the committed decide tier is shown beside a default run's claims only)
+        claims_scale=SCALE,
         # committed decide-tier outputs (a param, not an input: the default run never recomputes them)
         decide_dir="benchmarks/results/decide_scale",
     script:

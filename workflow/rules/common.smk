@@ -5,6 +5,74 @@ from pathlib import Path
 import yaml
 
 SCALE = config["scale"]
+
+
+# --- derived scales (decide) ------------------------------------------------------------------
+# A scale block may extend another (config: scales.decide = {extends: default, <keys>}); the
+# Snakefile resolves it and keeps it apart (SCALE_PLANS: {owner: {scale: block}}, SCALE_BASES:
+# {owner: {scale: base}}).  A derived scale runs its base's jobs, more of them: a job whose work
+# is the same at both gets the base's settings and `scale` param (WORK_SCALE), so its params equal
+# those the base run recorded and Snakemake reuses that run's output (it re-runs a job whose params
+# changed: --rerun-triggers, default all).  Only jobs that read an overridden key get the derived
+# block; the claims and the figures name the run's scale.
+def scale_block(owner, scale=None):
+    """The settings block of `owner` ("pm_gpc.tables", "amis", ...) at `scale` (default: the run's)."""
+    scale = scale or SCALE
+    plans = SCALE_PLANS.get(owner, {})
+    if scale in plans:
+        return plans[scale]
+    node = config
+    for key in owner.split("."):
+        node = node[key]
+    return node["scales"][scale]
+
+
+def _work_scale():
+    """The non-derived scale the run's scale extends (itself when it extends none)."""
+    bases = {b[SCALE] for b in SCALE_BASES.values() if SCALE in b}
+    if len(bases) > 1:
+        raise ValueError(
+            f"config: the scale {SCALE!r} extends different scales in different experiments "
+            f"({sorted(bases)}); the workflow needs one base scale per derived scale"
+        )
+    scale, seen = SCALE, []
+    while bases:
+        scale = bases.pop()
+        if scale in seen:
+            raise ValueError(
+                f"config: derived scales extend each other: {seen + [scale]}"
+            )
+        seen.append(scale)
+        bases = {b[scale] for b in SCALE_BASES.values() if scale in b}
+    return scale
+
+
+WORK_SCALE = _work_scale()
+
+
+def work_block(owner):
+    """The settings block of `owner` at WORK_SCALE (the base of a derived scale)."""
+    return scale_block(owner, WORK_SCALE)
+
+
+def job_settings(owner, ignoring=()):
+    """The settings a job gets: the base scale's block when the run's block differs from it only in
+    `ignoring` (keys the job does not read), so that the job's params equal the base run's and its
+    output is reused; else the run's block."""
+    run, work = scale_block(owner), work_block(owner)
+    strip = lambda d: {k: v for k, v in d.items() if k not in ignoring}
+    return work if strip(run) == strip(work) else run
+
+
+def job_count(block, run_n, work_n, per_job):
+    """The total count (chains, replicates) a block job is given: the base scale's when job `block`
+    holds the same indices under both totals (its work and params then equal the base run's), else
+    the run's (gpbayes_repro.indices.same_block)."""
+    from gpbayes_repro.indices import same_block
+
+    return work_n if same_block(block, work_n, run_n, per_job) else run_n
+
+
 # files shipped with the workflow (the papers' published tables), found wherever it runs (--directory)
 RESOURCES = f"{workflow.basedir}/resources"
 SEED = int(config["seed"])
@@ -27,7 +95,7 @@ RUNTIME_FRACTION = {"smoke": 1 / 48, "default": 1 / 12, "paper": 1}
 
 def runtime_min(paper_minutes):
     """Slurm runtime request (minutes): the paper-scale need x the scale's fraction (>= 5), x 2 per retry."""
-    need = max(5, math.ceil(paper_minutes * RUNTIME_FRACTION[SCALE]))
+    need = max(5, math.ceil(paper_minutes * RUNTIME_FRACTION[WORK_SCALE]))
     return lambda wildcards, attempt: need * 2 ** (attempt - 1)
 
 
@@ -61,7 +129,7 @@ def raw_files(name):
 
 
 def settings(experiment):
-    return config[experiment]["scales"][SCALE]
+    return scale_block(experiment)
 
 
 def regression_mh_targets():
@@ -106,7 +174,7 @@ def n_blocks(n_chains, chains_per_job):
 def table_chain_files(table):
     """Chain files of Table I (all schemes) or Table III (its schemes, repeated updates)."""
     tab = config["pm_gpc"]["tables"]
-    s = tab["scales"][SCALE]
+    s = scale_block("pm_gpc.tables")
     if int(table) == 1:
         grid, schemes, n_chains = s, s["schemes"], s["n_chains"]
     else:
@@ -182,7 +250,7 @@ def cap_final_split_files(dataset):
 
 def real_chain_files(dataset):
     real = config["pm_gpc"]["real"]
-    s = real["scales"][SCALE]
+    s = scale_block("pm_gpc.real")
     return [
         f"results/pm_gpc/real/chains/{dataset}_{sch}_block{b}.nc"
         for sch in real["schemes"]

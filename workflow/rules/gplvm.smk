@@ -5,7 +5,7 @@
 # (Sec. 6.2) uses private data and is not reproduced.
 # See gpbayes_repro.experiments.gplvm.
 GPLVM = config["gplvm"]
-GPLVM_SET = GPLVM["scales"][SCALE]
+GPLVM_SET = scale_block("gplvm")
 GPLVM_N_BLOCKS = n_blocks(GPLVM_SET["n_chains"], GPLVM_SET["chains_per_job"])
 GPLVM_CASE_RE = "|".join(GPLVM["cases"])
 
@@ -94,7 +94,7 @@ rule gplvm_data:
     params:
         simulation=GPLVM["simulation"],
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/gplvm_data.py"
 
@@ -121,7 +121,7 @@ rule gplvm_ml:
         cfg={k: GPLVM[k] for k in GPLVM_MODEL_KEYS},
         settings=GPLVM_ML_SET,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/gplvm_ml.py"
 
@@ -149,7 +149,7 @@ rule gplvm_ml_restarts:
         cfg={k: GPLVM[k] for k in GPLVM_MODEL_KEYS + ("prediction", "ml_restarts")},
         settings=GPLVM_RESTART_SET,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/gplvm_ml_restarts.py"
 
@@ -178,7 +178,7 @@ rule gplvm_chains:
         cfg={k: GPLVM[k] for k in GPLVM_CHAIN_KEYS},
         settings=GPLVM_CHAIN_SET,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/gplvm_chains.py"
 
@@ -208,7 +208,7 @@ rule gplvm_chains_cpm:
         settings=GPLVM_CPM_CHAIN_SET,
         rho=GPLVM["cpm"]["rho"],
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/gplvm_chains.py"
 
@@ -244,7 +244,7 @@ rule gplvm_evaluate:
         cfg={k: GPLVM[k] for k in GPLVM_MODEL_KEYS + ("prediction",)},
         settings=GPLVM_PREDICT_SET,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/gplvm_evaluate.py"
 

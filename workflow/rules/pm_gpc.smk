@@ -2,18 +2,33 @@ from gpbayes_repro.experiments.pm_gpc_mcmc import check_looks as pm_gpc_check_lo
 
 PMG = config["pm_gpc"]
 FIG2 = PMG["fig2"]
-FIG2_SET = FIG2["scales"][SCALE]
+FIG2_SET = scale_block("pm_gpc.fig2")
 # Each job gets only the config it uses, so that editing one experiment's keys
 # does not re-trigger (params-changed) the jobs of another.
 PMG_TABLES = {k: PMG[k] for k in ("nugget", "ep_mode", "tables")}
 PMG_REAL = {k: PMG[k] for k in ("nugget", "ep_mode", "real")}
 TAB = PMG["tables"]
-TAB_SET = TAB["scales"][SCALE]
+TAB_SET = scale_block("pm_gpc.tables")
 REAL = PMG["real"]
-REAL_SET = REAL["scales"][SCALE]
+REAL_SET = scale_block("pm_gpc.real")
 # claim table1-ep-ge-la's sequential design (issue 26 section 4): PM chains per scheme at each look
 EP_LA_LOOKS = pm_gpc_check_looks(TAB_SET["ep_la_looks"], TAB_SET["chains_per_job"])
 EP_LA_DIR = "results/pm_gpc/tables/sequential"
+
+
+def table_chain_settings(wildcards):
+    """Settings of a table-chain job: the base scale's (its output reused) unless the job reads what the
+    run's scale changed.  A Table I PM block reads ep_la_looks only through its cap (the block's chains,
+    pm_gpc_mcmc.table_block): the same block under both caps is the same job."""
+    ignoring = ("ep_la_looks",)
+    if int(wildcards.table) == 1 and wildcards.scheme.startswith("pm-"):
+        work_cap = work_block("pm_gpc.tables")["ep_la_looks"][-1]
+        cap = job_count(
+            int(wildcards.block), EP_LA_LOOKS[-1], work_cap, TAB_SET["chains_per_job"]
+        )
+        if cap != work_cap:
+            ignoring = ()
+    return job_settings("pm_gpc.tables", ignoring)
 
 
 rule pm_gpc_fig2_data:
@@ -59,7 +74,7 @@ rule pm_gpc_fig2_grid:
         ep_mode=PMG["ep_mode"],
         nugget=PMG["nugget"],
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/pm_gpc_fig2_grid.py"
 
@@ -160,7 +175,7 @@ rule pm_gpc_table_proposal:
         runtime=runtime_min(60),
     params:
         pmg=PMG_TABLES,
-        settings=TAB_SET,
+        settings=job_settings("pm_gpc.tables", ignoring=("ep_la_looks",)),
         seed=SEED,
     script:
         "../scripts/pm_gpc_table_proposal.py"
@@ -187,9 +202,9 @@ rule pm_gpc_table_chains:
         runtime=runtime_min(600),
     params:
         pmg=PMG_TABLES,
-        settings=TAB_SET,
+        settings=table_chain_settings,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/pm_gpc_table_chains.py"
 
@@ -305,7 +320,7 @@ rule pm_gpc_real_chains:
         pmg=PMG_REAL,
         settings=REAL_SET,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/pm_gpc_real_chains.py"
 

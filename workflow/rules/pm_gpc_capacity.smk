@@ -2,7 +2,7 @@
 # by capacity accuracy / capacity AUC on balanced training sets of increasing
 # size (Figs. 5-7).  One job per (data set, training size, split).
 CAP = config["pm_gpc"]["capacity"]
-CAP_SET = CAP["scales"][SCALE]
+CAP_SET = scale_block("pm_gpc.capacity")
 CAP_DIR = "results/pm_gpc/capacity"
 
 
@@ -69,11 +69,11 @@ rule pm_gpc_capacity_split:
         runtime=runtime_min(60),
     params:
         cfg=CAP,
-        settings=CAP_SET,
+        settings=job_settings("pm_gpc.capacity", ignoring=("split_looks",)),
         nugget=config["pm_gpc"]["nugget"],
         ep_mode=config["pm_gpc"]["ep_mode"],
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/pm_gpc_capacity_split.py"
 
@@ -127,7 +127,7 @@ rule pm_gpc_capacity_collect:
         runtime=runtime_min(5),
     params:
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/pm_gpc_capacity_collect.py"
 

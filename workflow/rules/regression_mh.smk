@@ -20,7 +20,7 @@ rule regression_ml:
         runtime=runtime_min(30),
     params:
         exp=RMH,
-        settings=RMH_SET,
+        settings=job_settings("regression_mh", ignoring=("n_draws",)),
         seed=SEED,
     script:
         "../scripts/regression_ml.py"
@@ -52,7 +52,7 @@ rule regression_mh_chains:
         exp=RMH,
         settings=RMH_SET,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/regression_mh_chains.py"
 

@@ -2,7 +2,30 @@
 # Pipeline: data set -> blocks of chains per (data set, method) -> Figure 3 +
 # table -> claims.  See gpbayes_repro.experiments.slice_ma.
 SMA = config["slice_ma"]
-SMA_SET = SMA["scales"][SCALE]
+SMA_SET = scale_block("slice_ma")
+
+
+def sma_settings(dataset, block=None):
+    """{n_chains, chains_per_job, <dataset>} for a data (block None) or chain-block job: the base
+    scale's when the job's work is the same at both scales (the data does not read n_chains; a block
+    of the same chains is the same job), so that the base run's output is reused; else the run's.
+    """
+    run, work = SMA_SET, work_block("slice_ma")
+    pick = lambda s, n: {
+        "n_chains": n,
+        "chains_per_job": s["chains_per_job"],
+        dataset: s[dataset],
+    }
+    if run["chains_per_job"] != work["chains_per_job"] or run[dataset] != work[dataset]:
+        return pick(run, run["n_chains"])
+    if block is None:
+        return pick(work, work["n_chains"])
+    return pick(
+        run,
+        job_count(int(block), run["n_chains"], work["n_chains"], run["chains_per_job"]),
+    )
+
+
 # the prepared raw data each problem is built from (none: simulated)
 SMA_SOURCES = {"ionosphere": "ionosphere", "mining": "coal"}
 
@@ -65,11 +88,9 @@ rule slice_ma_data:
         runtime=runtime_min(5),
     params:
         cfg=lambda wc: {k: SMA[k] for k in (wc.dataset,) if k in SMA},
-        settings=lambda wc: {
-            k: SMA_SET[k] for k in ("n_chains", "chains_per_job", wc.dataset)
-        },
+        settings=lambda wc: sma_settings(wc.dataset),
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/slice_ma_data.py"
 
@@ -96,11 +117,9 @@ rule slice_ma_chains:
         runtime=runtime_min(1440),
     params:
         cfg=SMA_MODEL_CFG,
-        settings=lambda wc: {
-            k: SMA_SET[k] for k in ("n_chains", "chains_per_job", wc.dataset)
-        },
+        settings=lambda wc: sma_settings(wc.dataset, wc.block),
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/slice_ma_chains.py"
 
@@ -193,7 +212,7 @@ rule slice_ma_extend:
         },
         ext=SMA["extension"],
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/slice_ma_extend.py"
 
@@ -235,7 +254,7 @@ rule slice_ma_draw_chains:
         data_cfg={"synthetic": SMA["synthetic"]},
         settings=SMA_DRAW_SETTINGS,
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/slice_ma_draw_chains.py"
 
@@ -335,9 +354,9 @@ rule slice_ma_released_chains:
         runtime=runtime_min(1440),
     params:
         cfg={**SMA_MODEL_CFG, "target": "released-code"},
-        settings={k: SMA_SET[k] for k in ("n_chains", "chains_per_job", "ionosphere")},
+        settings=lambda wc: sma_settings("ionosphere", wc.block),
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/slice_ma_chains.py"
 

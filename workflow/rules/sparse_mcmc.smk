@@ -5,7 +5,7 @@
 # intensity figure, PSRF figure, predictive table -> claims.
 # See gpbayes_repro.experiments.sparse_mcmc.
 SP = config["sparse_mcmc"]
-SP_SET = SP["scales"][SCALE]
+SP_SET = scale_block("sparse_mcmc")
 SP_SOURCES = {"image": "image_stand_in", "coal": "coal", "mnist": "mnist_subset"}
 SP_STUDY_PROBLEM = {s: SP["studies"][s]["problem"] for s in SP["studies"]}
 
@@ -76,7 +76,7 @@ rule sparse_mcmc_data:
         ),
         settings=lambda wc: {wc.problem: SP_SET[wc.problem]},
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/sparse_mcmc_data.py"
 
@@ -105,7 +105,7 @@ rule sparse_mcmc_svgp:
         cfg=lambda wc: {k: SP[k] for k in ("n_quad", "jitter", wc.problem)},
         maxiter=SP_SET["svgp_maxiter"],
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/sparse_mcmc_svgp.py"
 
@@ -140,7 +140,7 @@ rule sparse_mcmc_chains:
         run=lambda wc: SP_SET["runs"][wc.study],
         problem=lambda wc: SP_STUDY_PROBLEM[wc.study],
         seed=SEED,
-        scale=SCALE,
+        scale=WORK_SCALE,
     script:
         "../scripts/sparse_mcmc_chains.py"
 

@@ -11,7 +11,7 @@ with job(snakemake):
     scanned = trouble.scan("results", scale=p.scale)
     # the committed decide tier (issue 32 s.6): shown while what it was computed from still holds, else as stale
     decide, note = {}, None
-    if p.scale == "default" and Path(p.decide_dir).is_dir():
+    if p.claims_scale == "default" and Path(p.decide_dir).is_dir():
         from gpbayes_repro import upstream
         from gpbayes_repro.verdict_table import load_scale
 
