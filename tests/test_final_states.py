@@ -114,3 +114,11 @@ def test_a_preregistered_undecidable_claim_stays_so_whatever_our_design_says():
     for v in ("PASS", "FAIL", "INCONCLUSIVE"):
         out = fs.final_state(rec(v, None if v != "INCONCLUSIVE" else "straddles"), ent)
         assert out["state"] == "UNDECIDABLE_ON_DATA" and f"verdict, for information: {v}" in out["detail"]
+
+
+def test_the_count_may_be_the_first_of_several_paths_and_a_per_look_list_gives_its_cap():
+    r = rec()
+    r["measured"] = {"sequential": {"replicates_per_look": {"regression": [12, 24, 36, 48]}}}
+    ent = {"projection": {"count": ["measured.sequential.replicates_at_stop.regression",
+                                    "measured.sequential.replicates_per_look.regression"]}}
+    assert fs.final_state(r, ent)["n_now"] == 48

@@ -132,15 +132,27 @@ def _num(x):
     return x
 
 
-def _dig(record: dict, path: str | None):
-    """A value inside the record by a dotted path (``measured.chains_per_pm_scheme``, ``interval.n_pairs``)."""
+def _dig(record: dict, path):
+    """A value inside the record by a dotted path (``measured.chains_per_pm_scheme``, ``interval.n_pairs``).
+
+    ``path`` may be a list of paths: the first that resolves.  A list value (counts per planned look) gives its
+    last element (the cap's count: exact for a design that reached its cap, an upper bound otherwise).
+    """
     if not path:
+        return None
+    if isinstance(path, (list, tuple)):
+        for p in path:
+            v = _dig(record, p)
+            if v is not None:
+                return v
         return None
     cur = record
     for part in path.split("."):
         if not isinstance(cur, dict) or part not in cur:
             return None
         cur = cur[part]
+    if isinstance(cur, (list, tuple)):
+        return cur[-1] if cur else None
     return cur
 
 

@@ -268,7 +268,9 @@ def generated_blocks(root=".") -> dict[str, str]:
     decide_dir = root / "benchmarks/results/decide_scale"
     decide = load_scale(decide_dir, "decide") if decide_dir.is_dir() else {}
     readme = summary_line(default, "At default scale") + "." + (
-        " " + summary_line(decide, "With the decide tier") + "." if decide else "")
+        " " + summary_line(decide, "The decide tier so far (" + ", ".join(sorted(decide)) + "; see "
+                           "benchmarks/results/decide_scale/README.md: the claims page shows whether it is "
+                           "still current)") + "." if decide else "")
     out = {str(root / "README.md"): readme, str(root / "docs/verdicts.md"): states_markdown(default, decide)}
     for key, page in PAGES.items():
         out[str(root / "docs/reproduction" / page)] = paper_block(key, default, decide)
