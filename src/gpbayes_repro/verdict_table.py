@@ -253,6 +253,7 @@ def paper_block(key: str, default: dict, decide: dict | None = None) -> str:
 
 
 def normalise_short(text: str, n: int = 120) -> str:
+    """``text`` with its whitespace collapsed, cut to ``n`` characters with an ellipsis."""
     t = " ".join(str(text).split())
     return t if len(t) <= n else t[: n - 3] + "..."
 
