@@ -298,3 +298,41 @@ def slice_ma_draws_final(wildcards):
             if json.load(fh)["stop"]:
                 return [out]
     return []
+
+
+# job settings of the decide scale's reused jobs (Snakemake lint: functions live in common.smk; they
+# read the globals of pm_gpc.smk and slice_ma.smk at call time)
+def table_chain_settings(wildcards):
+    """Settings of a table-chain job: the base scale's (its output reused) unless the job reads what the
+    run's scale changed.  A Table I PM block reads ep_la_looks only through its cap (the block's chains,
+    pm_gpc_mcmc.table_block): the same block under both caps is the same job."""
+    ignoring = ("ep_la_looks",)
+    if int(wildcards.table) == 1 and wildcards.scheme.startswith("pm-"):
+        work_cap = work_block("pm_gpc.tables")["ep_la_looks"][-1]
+        cap = job_count(
+            int(wildcards.block), EP_LA_LOOKS[-1], work_cap, TAB_SET["chains_per_job"]
+        )
+        if cap != work_cap:
+            ignoring = ()
+    return job_settings("pm_gpc.tables", ignoring)
+
+
+def sma_settings(dataset, block=None):
+    """{n_chains, chains_per_job, <dataset>} for a data (block None) or chain-block job: the base
+    scale's when the job's work is the same at both scales (the data does not read n_chains; a block
+    of the same chains is the same job), so that the base run's output is reused; else the run's.
+    """
+    run, work = SMA_SET, work_block("slice_ma")
+    pick = lambda s, n: {
+        "n_chains": n,
+        "chains_per_job": s["chains_per_job"],
+        dataset: s[dataset],
+    }
+    if run["chains_per_job"] != work["chains_per_job"] or run[dataset] != work[dataset]:
+        return pick(run, run["n_chains"])
+    if block is None:
+        return pick(work, work["n_chains"])
+    return pick(
+        run,
+        job_count(int(block), run["n_chains"], work["n_chains"], run["chains_per_job"]),
+    )

@@ -16,21 +16,6 @@ EP_LA_LOOKS = pm_gpc_check_looks(TAB_SET["ep_la_looks"], TAB_SET["chains_per_job
 EP_LA_DIR = "results/pm_gpc/tables/sequential"
 
 
-def table_chain_settings(wildcards):
-    """Settings of a table-chain job: the base scale's (its output reused) unless the job reads what the
-    run's scale changed.  A Table I PM block reads ep_la_looks only through its cap (the block's chains,
-    pm_gpc_mcmc.table_block): the same block under both caps is the same job."""
-    ignoring = ("ep_la_looks",)
-    if int(wildcards.table) == 1 and wildcards.scheme.startswith("pm-"):
-        work_cap = work_block("pm_gpc.tables")["ep_la_looks"][-1]
-        cap = job_count(
-            int(wildcards.block), EP_LA_LOOKS[-1], work_cap, TAB_SET["chains_per_job"]
-        )
-        if cap != work_cap:
-            ignoring = ()
-    return job_settings("pm_gpc.tables", ignoring)
-
-
 rule pm_gpc_fig2_data:
     """Simulated GP-probit data of F&G Sec. 4.1 (d=2, isotropic, balanced)."""
     output:

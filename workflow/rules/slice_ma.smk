@@ -5,27 +5,6 @@ SMA = config["slice_ma"]
 SMA_SET = scale_block("slice_ma")
 
 
-def sma_settings(dataset, block=None):
-    """{n_chains, chains_per_job, <dataset>} for a data (block None) or chain-block job: the base
-    scale's when the job's work is the same at both scales (the data does not read n_chains; a block
-    of the same chains is the same job), so that the base run's output is reused; else the run's.
-    """
-    run, work = SMA_SET, work_block("slice_ma")
-    pick = lambda s, n: {
-        "n_chains": n,
-        "chains_per_job": s["chains_per_job"],
-        dataset: s[dataset],
-    }
-    if run["chains_per_job"] != work["chains_per_job"] or run[dataset] != work[dataset]:
-        return pick(run, run["n_chains"])
-    if block is None:
-        return pick(work, work["n_chains"])
-    return pick(
-        run,
-        job_count(int(block), run["n_chains"], work["n_chains"], run["chains_per_job"]),
-    )
-
-
 # the prepared raw data each problem is built from (none: simulated)
 SMA_SOURCES = {"ionosphere": "ionosphere", "mining": "coal"}
 

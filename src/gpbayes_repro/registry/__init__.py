@@ -36,7 +36,7 @@ VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", None)
 _REQUIRED = ("id", "kind", "statistic", "threshold", "side", "unit", "history")
 _CLAIM_REQUIRED = ("quote", "where", "threshold_source")
 _HISTORY = ("commit", "date", "change", "verdict_before", "verdict_after", "after_results_seen")
-_OPTIONAL = ("review", "projection", "budget", "claim_type", "paper_numbers", "statement")
+_OPTIONAL = ("review", "projection", "budget", "claim_type", "paper_numbers", "statement", "threshold_varies")
 
 
 class RegistryError(ValueError):
@@ -162,7 +162,10 @@ def annotate(paper: str, record: dict) -> dict:
                             f"(src/gpbayes_repro/registry/{paper}.yaml; registered: {', '.join(ids)})")
     iv = record.get("interval") or {}
     if rec.get("threshold") is not None and iv.get("threshold") is not None:
-        if not _same(iv["threshold"], rec["threshold"]) or iv.get("side") != rec.get("side"):
+        # a count threshold that scales with the design (``threshold_varies`` says how; the registered value is the
+        # default scale's): its side is checked, not its value
+        same = _same(iv["threshold"], rec["threshold"]) or bool(rec.get("threshold_varies"))
+        if not same or iv.get("side") != rec.get("side"):
             raise RegistryError(f"claim {record['id']!r} of {paper!r}: the record's threshold {iv['threshold']!r} "
                                 f"({iv.get('side')}) differs from the registry's {rec['threshold']!r} "
                                 f"({rec.get('side')}): change the registry first, with the change in its history")
