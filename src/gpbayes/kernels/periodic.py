@@ -28,14 +28,14 @@ __all__ = ["Periodic"]
 class Periodic(Leaf):
     """MacKay's periodic kernel (module docstring; R&W 2006 eq. 4.31 with period p).
 
+    Starts at l = 1 and p = the median pairwise distance of X's active columns.  Default priors
+    (ours): every lengthscale ~ Gamma(1, 1/sqrt(d)) (F&G's on tau), the period ~ LogNormal(0, 1)
+    -- median 1, i.e. one standard deviation of a standardised input; give your own prior when the
+    period is known roughly -- and sigma^2 ~ Gamma(1.1, 0.1).
+
     Parameters
     ----------
     input_dim, ard, active_dims, nugget : as for :class:`~gpbayes.kernels.Matern52`.
-
-    Starts at l = 1 and p = the median pairwise distance of X's active columns.  Default priors
-    (ours): every lengthscale ~ Gamma(1, 1/sqrt(d)) (F&G's on tau), the period ~ LogNormal(0, 1)
-    (median 1, i.e. one standard deviation of a standardised input; give your own prior when the
-    period is known roughly), sigma^2 ~ Gamma(1.1, 0.1).
     """
 
     input_dim: int | None = None
