@@ -191,6 +191,16 @@ def _renamed(new: str, old: str) -> property:
     return property(get, doc=f"Deprecated read-only alias of ``{new}``.")
 
 
+def _resolve_prior(model, defaults, aliases=None):
+    """``model.prior`` (None, an IndependentPrior or ``{name: prior}``) resolved against ``defaults``
+    (``gpbayes.priors.resolve``): the names are the posterior's (``hyperparameter_names``), their
+    descriptive aliases the kernel's (``gpbayes.priors.kernel_aliases``) unless ``aliases`` is given."""
+    if aliases is None:
+        aliases = priors.kernel_aliases(model.kernel)
+    return priors.resolve(model.prior, defaults, model.hyperparameter_names, raw_names=model.param_names,
+                          aliases=aliases, owner=type(model).__name__)
+
+
 # ---------------------------------------------------------------------------
 # models
 # ---------------------------------------------------------------------------
@@ -269,8 +279,7 @@ class GPRegressor(_Model):
                                                  "as gb.SparseGPClassifier does for classification")
         _warn_duplicated_rows(self.X_raw, y)
         self.gp = GPRegression(self.X, self.y, self.kernel)
-        if self.prior is None:
-            self.prior = priors.default_kernel_prior(self.kernel, (NOISE_PRIOR,))
+        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel, (NOISE_PRIOR,)))
         if len(self.prior) != self.gp.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the model {self.gp.n_params}: "
                              f"{self.gp.param_names}")
@@ -324,8 +333,7 @@ class GPClassifier(_Model):
         self.y, self.classes = _binary_labels(y)
         self.likelihood = likelihood
         self.y = self.likelihood.check_targets(self.y)
-        if self.prior is None:
-            self.prior = priors.default_kernel_prior(self.kernel)
+        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel))
         if len(self.prior) != self.kernel.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}")
 
@@ -361,8 +369,7 @@ class PoissonGP(_Model):
         self.y = y
         self.offset = float(np.log(max(y.sum(), 0.5) / np.broadcast_to(exposure, y.shape).sum()))
         self.likelihood = Poisson(exposure=exposure, offset=self.offset)
-        if self.prior is None:
-            self.prior = priors.default_kernel_prior(self.kernel)
+        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel))
 
     def _attrs(self) -> dict:
         return {**super()._attrs(), "offset": self.offset, "likelihood": "poisson"}
@@ -414,8 +421,7 @@ class SparseGPClassifier(_Model):
         else:
             self.y, self.classes = _binary_labels(y)
             self.likelihood = Probit()
-        if self.prior is None:
-            self.prior = priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params)
+        self.prior = _resolve_prior(self, priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params))
         if not 1 <= int(n_inducing) <= self.n:
             raise ValueError(f"n_inducing must be between 1 and n = {self.n}, got {n_inducing}")
         model = svgp.SVGPModel(self.X, self.y, self.kernel, self.likelihood, self.prior, n_quad=n_quad, jitter=jitter)
@@ -471,9 +477,9 @@ class GPLVMRegressor(_Model):
             raise ValueError(f"n_inducing must be between 1 and n = {self.n}, got {n_inducing}")
         self.gplvm = SupervisedGPLVM(self.X, self.y, int(latent_dim), int(n_inducing))
         names = self.gplvm.param_names
-        if self.prior is None:
-            self.prior = priors.IndependentPrior(tuple(priors.Gamma(1.0, 0.001 if n == "beta" else 0.1)
-                                                       for n in names))
+        self.prior = _resolve_prior(self, priors.IndependentPrior(tuple(priors.Gamma(1.0, 0.001 if n == "beta" else 0.1)
+                                                                        for n in names)),
+                                    aliases=priors.gplvm_aliases(names))
         if len(self.prior) != len(names):
             raise ValueError(f"prior has {len(self.prior)} components, the model {len(names)}: {names}")
         start = np.log(np.array([100.0 if n == "beta" else 1.0 for n in names]))

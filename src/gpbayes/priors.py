@@ -6,22 +6,36 @@ includes the Jacobian |d theta / d psi| = exp(psi), added here and nowhere
 else:   log p_psi(psi) = log p_theta(exp(psi)) + psi.
 
 Gamma is shape/rate, as in Filippone & Girolami 2014 (Sec. 5.1: "shape
-a_tau = 1 and rate b_tau = 1/sqrt(d)").
+a_tau = 1 and rate b_tau = 1/sqrt(d)").  HalfNormal, Exponential and
+HalfCauchy are the weakly informative priors on scales of Gelman (2006,
+"Prior distributions for variance parameters in hierarchical models") and
+of PyMC / NumPyro, stated on theta as those libraries state them.
+
+A model's ``prior=`` is either one :class:`IndependentPrior` over all of its
+hyperparameters (in the order of ``param_names``) or a mapping from
+hyperparameter names to priors, which replaces those defaults and keeps the
+others (:func:`resolve`; the names it accepts, descriptive aliases and group
+names included, are listed by :func:`prior_names`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["Gamma", "InverseGamma", "LogNormal", "LogUniform", "Uniform", "IndependentPrior", "make_prior",
-           "vectorised_log_density", "fg_scale_prior", "FG_AMPLITUDE_PRIOR", "default_kernel_prior"]
+__all__ = ["Gamma", "InverseGamma", "LogNormal", "LogUniform", "Uniform", "HalfNormal", "Exponential", "HalfCauchy",
+           "IndependentPrior", "make_prior", "vectorised_log_density", "fg_scale_prior", "FG_AMPLITUDE_PRIOR",
+           "default_kernel_prior", "resolve", "prior_names", "kernel_aliases", "gplvm_aliases"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+_LOG_2_OVER_PI = math.log(2.0 / math.pi)
+_LOG_2_OVER_PI_HALF = 0.5 * _LOG_2_OVER_PI
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,6 +176,94 @@ class LogUniform:
 
 
 @dataclasses.dataclass(frozen=True)
+class HalfNormal:
+    """theta ~ HalfNormal(scale): theta = |x|, x ~ N(0, scale^2); density on psi = log theta.
+
+    p(theta) = sqrt(2 / pi) / s exp(-theta^2 / (2 s^2)) on theta > 0 (s the scale), so
+    log p_psi(psi) = 1/2 log(2 / pi) - log s - e^(2 psi) / (2 s^2) + psi (Jacobian e^psi included).
+    Mean s sqrt(2 / pi), median 0.674 s.
+    """
+
+    scale: float
+
+    def __post_init__(self):
+        if not (self.scale > 0 and math.isfinite(self.scale)):
+            raise ValueError(f"HalfNormal prior needs a finite scale > 0, got {self.scale}")
+
+    def log_density(self, psi):
+        """log p_psi(psi) = 1/2 log(2/pi) - log s - e^(2 psi) / (2 s^2) + psi."""
+        psi = np.asarray(psi, dtype=float)
+        s = self.scale
+        return _LOG_2_OVER_PI_HALF - math.log(s) - 0.5 * np.exp(2.0 * psi) / (s * s) + psi
+
+    def grad_log_density(self, psi):
+        """d log p_psi / d psi = 1 - e^(2 psi) / s^2."""
+        return 1.0 - np.exp(2.0 * np.asarray(psi, dtype=float)) / self.scale**2
+
+    def sample_theta(self, rng: np.random.Generator, size=None):
+        """theta = s |z|, z ~ N(0, 1)."""
+        return self.scale * np.abs(rng.standard_normal(size=size))
+
+
+@dataclasses.dataclass(frozen=True)
+class Exponential:
+    """theta ~ Exponential(rate) (mean 1 / rate); density on psi = log theta.
+
+    p(theta) = r e^(-r theta), so log p_psi(psi) = log r - r e^psi + psi (Jacobian included): the
+    density of Gamma(1, r), written as its own family as PyMC and NumPyro do.  Median log 2 / r.
+    """
+
+    rate: float
+
+    def __post_init__(self):
+        if not (self.rate > 0 and math.isfinite(self.rate)):
+            raise ValueError(f"Exponential prior needs a finite rate > 0, got {self.rate}")
+
+    def log_density(self, psi):
+        """log p_psi(psi) = log r - r e^psi + psi."""
+        psi = np.asarray(psi, dtype=float)
+        return math.log(self.rate) - self.rate * np.exp(psi) + psi
+
+    def grad_log_density(self, psi):
+        """d log p_psi / d psi = 1 - r e^psi."""
+        return 1.0 - self.rate * np.exp(np.asarray(psi, dtype=float))
+
+    def sample_theta(self, rng: np.random.Generator, size=None):
+        """Draws of theta ~ Exponential(rate)."""
+        return rng.exponential(1.0 / self.rate, size=size)
+
+
+@dataclasses.dataclass(frozen=True)
+class HalfCauchy:
+    """theta ~ HalfCauchy(scale): theta = |x|, x Cauchy with location 0 and scale s; density on psi = log theta.
+
+    p(theta) = 2 / (pi s (1 + (theta / s)^2)) (Gelman 2006, Sec. 5).  With z = psi - log s,
+    log p_psi(psi) = log(2 / pi) - log(1 + e^(2 z)) + z (Jacobian included; the density of z
+    does not depend on s), and d/dpsi = (1 - e^(2 z)) / (1 + e^(2 z)) = -tanh(z).  Median s;
+    no mean.
+    """
+
+    scale: float
+
+    def __post_init__(self):
+        if not (self.scale > 0 and math.isfinite(self.scale)):
+            raise ValueError(f"HalfCauchy prior needs a finite scale > 0, got {self.scale}")
+
+    def log_density(self, psi):
+        """log p_psi(psi) = log(2/pi) - log(1 + e^(2 z)) + z, z = psi - log s."""
+        z = np.asarray(psi, dtype=float) - math.log(self.scale)
+        return _LOG_2_OVER_PI - np.logaddexp(0.0, 2.0 * z) + z
+
+    def grad_log_density(self, psi):
+        """d log p_psi / d psi = -tanh(psi - log s)."""
+        return -np.tanh(np.asarray(psi, dtype=float) - math.log(self.scale))
+
+    def sample_theta(self, rng: np.random.Generator, size=None):
+        """theta = s |c|, c standard Cauchy."""
+        return self.scale * np.abs(rng.standard_cauchy(size=size))
+
+
+@dataclasses.dataclass(frozen=True)
 class IndependentPrior:
     """Product of one prior per coordinate of psi."""
 
@@ -245,7 +347,7 @@ def vectorised_log_density(prior):
     fam: dict = {}
     for i, c in enumerate(comps):
         fam.setdefault(type(c), []).append(i)
-    if not set(fam) <= {LogUniform, LogNormal, Gamma, InverseGamma, Uniform}:
+    if not set(fam) <= {LogUniform, LogNormal, Gamma, InverseGamma, Uniform, HalfNormal, Exponential, HalfCauchy}:
         return None
     idx = {t: np.array(v) for t, v in fam.items()}
     par = {t: np.array([dataclasses.astuple(comps[i]) for i in v], dtype=np.float64).T for t, v in fam.items()}
@@ -254,6 +356,18 @@ def vectorised_log_density(prior):
         total = 0.0
         for t, ii in idx.items():
             x = psi[ii]
+            if t is HalfNormal:
+                s = par[t][0]
+                total += float(np.sum(_LOG_2_OVER_PI_HALF - np.log(s) - 0.5 * np.exp(2.0 * x) / (s * s) + x))
+                continue
+            if t is Exponential:
+                r = par[t][0]
+                total += float(np.sum(np.log(r) - r * np.exp(x) + x))
+                continue
+            if t is HalfCauchy:
+                z = x - np.log(par[t][0])
+                total += float(np.sum(_LOG_2_OVER_PI - np.logaddexp(0.0, 2.0 * z) + z))
+                continue
             a, b = par[t]
             if t is LogUniform:
                 lo, hi = np.log(a), np.log(b)
@@ -278,12 +392,18 @@ def vectorised_log_density(prior):
 
 
 def make_prior(spec: dict):
-    """One prior from a config mapping, e.g. ``{gamma: {shape: 1, rate: 0.5}}``."""
+    """One prior from a config mapping, e.g. ``{gamma: {shape: 1, rate: 0.5}}`` or ``{half_normal: {scale: 1}}``.
+
+    Families: ``gamma`` {shape, rate}, ``inverse_gamma`` {shape, scale}, ``lognormal`` {mu, sigma},
+    ``uniform`` / ``loguniform`` {low, high}, ``half_normal`` {scale}, ``exponential`` {rate},
+    ``half_cauchy`` {scale}.
+    """
     if not isinstance(spec, dict) or len(spec) != 1:
         raise ValueError(f"a prior is a mapping with exactly one family key, got {spec!r}")
     (family, params), = spec.items()
     table = {"gamma": Gamma, "inverse_gamma": InverseGamma, "lognormal": LogNormal, "uniform": Uniform,
-             "loguniform": LogUniform}
+             "loguniform": LogUniform, "half_normal": HalfNormal, "exponential": Exponential,
+             "half_cauchy": HalfCauchy}
     if family not in table:
         raise ValueError(f"unknown prior family {family!r}; choose one of {sorted(table)}")
     try:
@@ -294,3 +414,202 @@ def make_prior(spec: dict):
 
 def independent(specs: Sequence[dict]) -> IndependentPrior:
     return IndependentPrior(tuple(make_prior(s) for s in specs))
+
+
+# ---------------------------------------------------------------------------
+# priors by name
+# ---------------------------------------------------------------------------
+#: Squared exponential (``gpbayes.kernels.SquaredExponential``): descriptive names of (scale, amplitude) per
+#: parameterisation, None where no standard name is exactly true.  ``fg``: sigma exp(-1/2 r^2 / tau^2), so tau
+#: is R&W's lengthscale and sigma the signal variance (F&G eq. 5).  ``amis``: sigma exp(-r^2 / tau^2), tau =
+#: sqrt(2) x lengthscale (no alias).  ``ma``: sigma_f^2 exp(-1/2 r^2 / l^2), sigma_f a standard deviation.
+#: ``gplvm``: theta_S exp(-1/2 theta_j r^2), theta_j = 1 / lengthscale^2 (Gadd et al.).
+_SE_ALIASES = {
+    "fg": ("lengthscale", "signal_variance"),
+    "amis": (None, "signal_variance"),
+    "ma": (None, "signal_std"),  # its scales are named ``lengthscale`` already
+    "gplvm": ("inverse_squared_lengthscale", "signal_variance"),
+}
+
+#: the supervised GPLVM's hyperparameters (Gadd et al., ``gpbayes.gplvm.vb``): k_z's precisions sigma_l on x,
+#: k_f's precisions theta_j on z, its variance theta_S, and the noise precision beta
+_GPLVM_ALIASES = {"sigma": "latent_inverse_squared_lengthscale", "theta": "output_inverse_squared_lengthscale",
+                  "theta_S": "signal_variance", "beta": "noise_precision"}
+
+
+#: a descriptive name, and the name of the same quantity in another form that some model samples instead
+_RELATED = {
+    "inverse_squared_lengthscale": ("lengthscale", "inverse_squared_lengthscale = 1 / lengthscale^2"),
+    "lengthscale": ("inverse_squared_lengthscale", "inverse_squared_lengthscale = 1 / lengthscale^2"),
+    "signal_variance": ("signal_std", "signal_variance = signal_std^2"),
+    "signal_std": ("signal_variance", "signal_variance = signal_std^2"),
+    "noise_variance": ("noise_precision", "noise_precision = 1 / noise_variance"),
+    "noise_precision": ("noise_variance", "noise_precision = 1 / noise_variance"),
+}
+
+
+def kernel_aliases(kernel) -> list:
+    """Descriptive names of a kernel's parameters, one per ``param_names`` entry (None: the name already says it).
+
+    Squared exponential, by parameterisation (``gpbayes.kernels.squared_exponential``):
+    F&G eq. 5 (``fg``), sigma exp(-1/2 sum_d r_d^2 / tau_d^2): ``tau_d`` -> ``lengthscale_d`` (R&W eq. 5.1's
+    l_d exactly), ``sigma`` -> ``signal_variance`` (sigma multiplies the correlation: it is k(x, x));
+    ``amis``: ``sigma`` -> ``signal_variance`` (its tau is sqrt(2) lengthscales: no alias);
+    M&A (``ma``): ``sigma_f`` -> ``signal_std`` (k(x, x) = sigma_f^2);
+    ``gplvm``: ``theta_j`` -> ``inverse_squared_lengthscale_j``, ``theta_S`` -> ``signal_variance``.
+    Matérn, rational quadratic and periodic kernels: ``variance`` -> ``signal_variance``.  Sums and products:
+    each component's, prefixed as its parameters are.  Any other kernel: none.
+    """
+    if kernel is None:
+        return []
+    names = list(kernel.param_names)
+    out = [None] * len(names)
+    # the library's kernels by their class names (gpbayes.kernels imports this module: no import back)
+    if not type(kernel).__module__.startswith("gpbayes.kernels"):
+        return out
+    kind = type(kernel).__name__
+    if kind in ("Sum", "Product"):
+        out = []
+        for pre, k in zip(kernel.prefixes, kernel.kernels):
+            out += [None if a is None else f"{pre}_{a}" for a in (kernel_aliases(k) or [None] * k.n_params)]
+        return out
+    if kind == "SquaredExponential":
+        scale, amp = _SE_ALIASES[kernel.parameterisation]
+        for i in range(kernel.n_scale):
+            if scale is not None:
+                stem, sep, idx = names[i].rpartition("_")
+                out[i] = f"{scale}_{idx}" if kernel.ard else scale
+        if not kernel.fixed_amplitude:
+            out[-1] = amp
+    elif kind in ("Matern12", "Matern32", "Matern52", "RationalQuadratic", "Periodic"):
+        out[-1] = "signal_variance"
+    return out
+
+
+def gplvm_aliases(names: Sequence[str]) -> list:
+    """Descriptive names of the supervised GPLVM's hyperparameters (Gadd et al.; ``gpbayes.gplvm.vb``).
+
+    k_z(x, x') = exp(-1/2 sum_l sigma_l (x_l - x'_l)^2): ``sigma_l`` -> ``latent_inverse_squared_lengthscale_l``;
+    k_f(z, z') = theta_S exp(-1/2 sum_j theta_j (z_j - z'_j)^2): ``theta_j`` ->
+    ``output_inverse_squared_lengthscale_j``, ``theta_S`` -> ``signal_variance``; the noise precision
+    ``beta`` -> ``noise_precision``.  None for any other name.
+    """
+    out = []
+    for name in names:
+        stem, _, idx = name.rpartition("_")
+        if name in _GPLVM_ALIASES:
+            out.append(_GPLVM_ALIASES[name])
+        else:
+            out.append(f"{_GPLVM_ALIASES[stem]}_{idx}" if stem in _GPLVM_ALIASES and idx.isdigit() else None)
+    return out
+
+
+def _final_alias(alias: str | None, raw: str, name: str) -> str | None:
+    """The alias of a parameter whose name was changed from ``raw`` (``tau_0``) to ``name`` (``tau_age``, after
+    a DataFrame column): the alias gets the same suffix (``lengthscale_age``)."""
+    if alias is None or raw == name:
+        return alias
+    stem, _, idx = raw.rpartition("_")
+    a_stem, _, a_idx = alias.rpartition("_")
+    if a_idx == idx and name.startswith(stem + "_"):
+        return f"{a_stem}_{name[len(stem) + 1:]}"
+    return None
+
+
+def prior_names(names: Sequence[str], raw_names: Sequence[str] | None = None, aliases: Sequence = ()) -> dict:
+    """Every key ``prior=`` accepts, mapped to the indices into psi it sets.
+
+    ``names``: the hyperparameter names (the posterior's variables, in the order of psi);
+    ``raw_names``: the same before ARD names were changed to X's column names (default ``names``);
+    ``aliases``: a descriptive name per entry of ``raw_names`` or None (:func:`kernel_aliases`).
+    Keys: each name, each alias, and a group name for every family of per-input parameters (the
+    raw name ``<stem>_<digits>``: ``tau`` and ``lengthscale`` for all of ``tau_0..tau_d``), unless
+    the group name is a hyperparameter's own name.
+    """
+    return _prior_keys(names, raw_names, aliases)[0]
+
+
+def _prior_keys(names, raw_names, aliases) -> tuple[dict, set]:
+    """(:func:`prior_names`'s mapping, the set of its keys that are group names)."""
+    names = list(names)
+    raw = list(names if raw_names is None else raw_names)
+    aliases = list(aliases) + [None] * (len(names) - len(aliases))
+    if len(raw) != len(names):
+        raise ValueError(f"raw_names has {len(raw)} entries, names {len(names)}")
+    keys: dict[str, tuple] = {n: (i,) for i, n in enumerate(names)}
+    finals = [_final_alias(a, r, n) for a, r, n in zip(aliases, raw, names)]
+    for i, a in enumerate(finals):
+        if a is not None and a not in keys:
+            keys[a] = (i,)
+    groups: dict[str, list] = {}
+    for i, (r, a) in enumerate(zip(raw, aliases)):
+        m = re.fullmatch(r"(.+)_(\d+)", r)
+        if m is None:
+            continue
+        groups.setdefault(m.group(1), []).append(i)
+        if a is not None and re.fullmatch(r"(.+)_(\d+)", a):
+            groups.setdefault(a.rpartition("_")[0], []).append(i)
+    group_keys = set()
+    for g, idx in groups.items():
+        if g not in keys:
+            keys[g] = tuple(idx)
+            group_keys.add(g)
+    return keys, group_keys
+
+
+def resolve(prior, defaults, names: Sequence[str], *, raw_names: Sequence[str] | None = None,
+            aliases: Sequence = (), owner: str = "the model") -> IndependentPrior:
+    """A model's prior from its ``prior=`` argument: the defaults with the named components replaced.
+
+    Parameters
+    ----------
+    prior : None (the defaults), an :class:`IndependentPrior` (or any object with ``log_density``; used
+        as it is, over all hyperparameters), or a mapping ``{name: prior component}`` whose keys are
+        hyperparameter names, their descriptive aliases or group names (:func:`prior_names`).  A group
+        sets every member; a member's own key overrides its group's.
+    defaults : an :class:`IndependentPrior` or a sequence of components, one per hyperparameter.
+    names, raw_names, aliases : as for :func:`prior_names`.
+    owner : the model's name, for the error messages.
+
+    Raises
+    ------
+    ValueError
+        An unknown key (named, with the accepted ones and the closest match), or two keys that set the
+        same hyperparameter at the same level (a name and its alias).
+    TypeError
+        A value that is not a prior component (``log_density``, ``grad_log_density``, ``sample_theta``).
+    """
+    comps = list(getattr(defaults, "components", defaults))
+    if len(comps) != len(names):
+        raise ValueError(f"{owner}: {len(comps)} default priors for {len(names)} hyperparameters {list(names)}")
+    if prior is None:
+        return defaults if isinstance(defaults, IndependentPrior) else IndependentPrior(tuple(comps))
+    if not isinstance(prior, Mapping):
+        return prior
+    keys, groups = _prior_keys(names, raw_names, aliases)
+    unknown = [k for k in prior if k not in keys]
+    if unknown:
+        k = unknown[0]
+        close = difflib.get_close_matches(str(k), list(keys), n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        for this, (other, why) in _RELATED.items():  # the same quantity in another form
+            if this in str(k) and str(k).replace(this, other) in keys:
+                hint += f"; this model samples {str(k).replace(this, other)!r} instead ({why})"
+                break
+        raise ValueError(f"{owner}: unknown hyperparameter {k!r} in prior={hint}; the names are {list(names)}, "
+                         f"their descriptive aliases and group names {[a for a in keys if a not in names]}")
+    set_by: dict[int, tuple] = {}  # index -> (level, key): level 0 a group, 1 a hyperparameter's own key
+    for k, value in prior.items():
+        if not all(callable(getattr(value, m, None)) for m in ("log_density", "grad_log_density", "sample_theta")):
+            raise TypeError(f"{owner}: prior[{k!r}] must be a prior on one positive hyperparameter (e.g. "
+                            f"gpbayes.priors.HalfNormal(1.0)), got {value!r}")
+        idx = keys[k]
+        level = 0 if k in groups else 1
+        for i in idx:
+            if i in set_by and set_by[i][0] == level:
+                raise ValueError(f"{owner}: prior= sets {names[i]!r} twice, as {set_by[i][1]!r} and {k!r}; "
+                                 "give one of them")
+            if i not in set_by or level >= set_by[i][0]:
+                set_by[i] = (level, k)
+                comps[i] = value
+    return IndependentPrior(tuple(comps))

@@ -99,7 +99,8 @@ def prior_widths(prior, unbounded_sd_multiple: float = 4.0) -> np.ndarray:
     (``LogNormal``) or anything unbounded: ``unbounded_sd_multiple`` times its
     standard deviation (about the width holding 95% of its mass); Gamma: the
     same multiple of the s.d. of log theta, sqrt(trigamma(shape)); InverseGamma: the same (log theta is
-    minus the log of a Gamma(shape) variable).
+    minus the log of a Gamma(shape) variable); Exponential, HalfNormal, HalfCauchy: the same multiple of
+    the s.d. of log theta, pi / sqrt(6), pi / sqrt(8) and pi / 2.
     """
     from scipy.special import polygamma
 
@@ -114,6 +115,12 @@ def prior_widths(prior, unbounded_sd_multiple: float = 4.0) -> np.ndarray:
             out.append(unbounded_sd_multiple * c.sigma)
         elif isinstance(c, (priors.Gamma, priors.InverseGamma)):
             out.append(unbounded_sd_multiple * math.sqrt(float(polygamma(1, c.shape))))
+        elif isinstance(c, priors.Exponential):  # Gamma(1, rate): sqrt(trigamma(1)) = pi / sqrt(6)
+            out.append(unbounded_sd_multiple * math.pi / math.sqrt(6.0))
+        elif isinstance(c, priors.HalfNormal):  # log|z| = log(chi^2_1) / 2: sqrt(trigamma(1/2)) / 2 = pi / sqrt(8)
+            out.append(unbounded_sd_multiple * math.pi / math.sqrt(8.0))
+        elif isinstance(c, priors.HalfCauchy):  # log|z1| - log|z2|: twice the variance, pi / 2
+            out.append(unbounded_sd_multiple * math.pi / 2.0)
         else:
             raise ValueError(f"no slice width rule for prior component {c!r}")
     return np.array(out)
