@@ -280,7 +280,12 @@ class GPRegressor(_Model):
     standardised target (proper posterior even with repeated inputs; a
     warning names duplicated (x, y) rows).
     ``standardize`` (default True) centres and scales X's columns and y;
-    predictions are returned on the original scale.
+    predictions are returned on the original scale.  ``mean``: None (the
+    zero mean) or ``gb.means.Constant(...)`` / ``gb.means.Linear(...)``,
+    coefficients beta ~ N(b, B) integrated out (R&W eq. 2.40: ``kernel``
+    becomes ``gpbayes.means.MeanKernel``), drawn given each posterior draw
+    into ``mean_constant`` / ``mean_coef`` and included by ``predict`` (R&W
+    eq. 2.41).
     """
 
     def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True, mean=None):
@@ -329,6 +334,9 @@ class GPClassifier(_Model):
     also be any binary ``gpbayes.likelihoods.Likelihood`` instance for labels
     in {-1, +1} (its ``approximations`` say which Gaussian approximations
     ``sample`` offers, its ``predictive_mean`` what ``predict`` reports).
+    ``mean``: None or a ``gb.means`` mean of the latent f with prior_mean 0
+    (integrated out into the kernel, R&W eq. 2.40; ``mean_constant`` /
+    ``mean_coef`` in the posterior).
     """
 
     _nugget = _NUGGET
@@ -373,7 +381,9 @@ class PoissonGP(_Model):
 
     y_i ~ Poisson(exposure_i exp(f_i + m)), f ~ GP(0, k_psi), m = log of the
     mean rate sum(y) / sum(exposure) (fixed).  Counts must be non-negative
-    integers.  Priors: F&G Sec. 4.4 on (tau, sigma).
+    integers.  Priors: F&G Sec. 4.4 on (tau, sigma).  ``mean``: None or a
+    ``gb.means`` mean of f with prior_mean 0 (integrated out, R&W eq. 2.40);
+    its ``mean_constant`` draws include the fixed offset m.
     """
 
     _nugget = _NUGGET
