@@ -196,6 +196,47 @@ def test_predict_at_fixed_hyperparameters_is_rw_eq_2_41():
     assert np.allclose(out["y_variance"].values, np.diag(cov) + np.exp(psi[-1]), rtol=1e-7)
 
 
+def test_posterior_predictive_draws_at_fixed_hyperparameters_have_the_moments_of_eq_2_41():
+    """y_rep ~ p(y_rep | y, psi) with the mean: over 300 seeds, mean g_bar(X) and variance diag cov(g(X)) + lambda."""
+    X, y = _data(n=12, d=1, seed=11, shift=2.0)
+    mean = gb.means.Constant(prior_mean=1.0, prior_sd=1.5)
+    model = gb.GPRegressor(X, y, mean=mean, standardize=False)
+    idata = gb.sample(model, method="type2-ml", chains=1, seed=1, progress=False)
+    psi = gb.api.psi_draws(idata).values.reshape(-1)
+    reps = np.array([gb.sample_posterior_predictive(model, idata, seed=s, extend=False)["y"].values.ravel()
+                     for s in range(300)])
+    k = model.kernel.kernel
+    K = np.asarray(k(psi[:-1], X))
+    Ky = K + np.exp(psi[-1]) * np.eye(12)
+    Hm = mean.basis(X).T
+    b, B = mean.prior(1)
+    beta_bar, Ai = _rw_posterior(Hm, Ky, y, b, B)
+    Ki = np.linalg.inv(Ky)
+    g_bar = Hm.T @ beta_bar + K @ Ki @ (y - Hm.T @ beta_bar)
+    R = Hm - Hm @ Ki @ K
+    var = np.diag(K - K @ Ki @ K + R.T @ Ai @ R) + np.exp(psi[-1])
+    z = (reps.mean(axis=0) - g_bar) / np.sqrt(var / 300)
+    assert np.all(np.abs(z) < 4.5), z
+    assert np.all(np.abs(reps.var(axis=0, ddof=1) / var - 1) < 4.5 * np.sqrt(2 / 300))
+
+
+def test_a_poisson_gp_with_a_linear_mean_samples_and_reports_the_log_rate_with_its_offset():
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1.5, 1.5, size=(30, 1))
+    counts = rng.poisson(np.exp(1.0 + X[:, 0]))
+    pc = gb.PoissonGP(X, counts, mean=gb.means.Linear())
+    constant, slopes = means.original_scale(pc, np.array([0.2, 0.5]))
+    assert np.isclose(constant, pc.offset + 0.2 - 0.5 * pc.x_shift[0] / pc.x_scale[0])
+    assert np.isclose(slopes[0], 0.5 / pc.x_scale[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(pc, method="slice-surr-site", chains=1, draws=60, n_warmup=40, seed=1, cores=1,
+                          progress=False)
+    slope = idata.posterior["mean_coef"].values.ravel()
+    assert abs(slope.mean() - 1.0) < 0.6, slope.mean()  # the log-rate's slope is 1 (a short chain: loose)
+    assert np.all(gb.predict(pc, idata, X[:3])["rate"].values > 0)
+
+
 # ---------------------------------------------------------------------------
 # (d) a sampled run
 # ---------------------------------------------------------------------------

@@ -701,7 +701,8 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     eq. 7 mixture over posterior draws (psi, Z) (with z* from eq. 8).
     GPRegressor: mean and standard deviation of f(x_*) and a 95 % interval
     for a new y (mixture of the exact GP predictives, R&W eqs. 2.25-2.26),
-    on the original scale of y.  GPClassifier: probability of the positive
+    on the original scale of y; with a mean function (``mean=``, ``gpbayes.means``) they include it
+    and its uncertainty (R&W eq. 2.41).  GPClassifier: probability of the positive
     class, F&G eq. 8 (EP predictive at each draw) averaged over draws when the
     likelihood's default approximation is EP (the probit); otherwise the
     Laplace latent predictive and the likelihood's expectation under it
