@@ -7,6 +7,7 @@ kernels      the kernel protocol; squared exponential (each paper's parameterisa
              Matérn, rational quadratic, periodic, linear, white; + and *
 likelihoods  probit, logistic, Gaussian, Poisson
 priors       priors on log-transformed hyperparameters
+means        mean functions (constant, linear) with Gaussian coefficients integrated out (R&W Sec. 2.7)
 regression   exact GP regression: log marginal, gradient, type-II ML
 approx       Laplace and EP Gaussian approximations q(f | y, theta)
 estimators   unbiased importance-sampling estimates of p(y | theta)
@@ -46,7 +47,7 @@ __version__ = "0.1.0"
 #: are read from the registry of ``gpbayes.methods``
 _API = ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "sample", "summary",
         "predict", "sample_posterior_predictive", "compute_log_likelihood", "NotConvergedWarning")
-_PACKAGES = ("methods", "kernels", "likelihoods", "priors")
+_PACKAGES = ("methods", "kernels", "likelihoods", "priors", "means")
 
 
 def _method_objects() -> list[str]:

@@ -91,6 +91,7 @@ import numpy as np
 import xarray as xr
 
 from . import approx, linalg, parallel, predictive, threads
+from . import means as mean_functions
 from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
 from .io import psi_draws
@@ -450,6 +451,10 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     if interrupted:
         attrs["interrupted"] = 1
     groups = meth.to_groups(model, result, rngs, attrs)
+    if getattr(model, "mean", None) is not None:
+        # the mean's coefficients given each posterior draw (gpbayes.means), from a stream apart from the chains'
+        stream = np.random.SeedSequence(int(seed)).spawn(chains + 1)[-1]
+        mean_functions.add_to_posterior(model, groups, np.random.default_rng(stream))
     for g in ("posterior", "sample_stats"):
         if interrupted and g in groups:
             groups[g].attrs["interrupted"] = 1
@@ -696,7 +701,8 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     eq. 7 mixture over posterior draws (psi, Z) (with z* from eq. 8).
     GPRegressor: mean and standard deviation of f(x_*) and a 95 % interval
     for a new y (mixture of the exact GP predictives, R&W eqs. 2.25-2.26),
-    on the original scale of y.  GPClassifier: probability of the positive
+    on the original scale of y; with a mean function (``mean=``, ``gpbayes.means``) they include it
+    and its uncertainty (R&W eq. 2.41).  GPClassifier: probability of the positive
     class, F&G eq. 8 (EP predictive at each draw) averaged over draws when the
     likelihood's default approximation is EP (the probit); otherwise the
     Laplace latent predictive and the likelihood's expectation under it
@@ -709,7 +715,8 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     psi = _draw_matrix(idata, max_draws, rng)
     if isinstance(model, GPRegressor):
         means, variances = zip(*(model.gp.predict(p, Xs) for p in psi))
-        means, variances = np.array(means), np.array(variances)
+        # + H_* b: a mean's prior mean (model.gp models y - H b; R&W eq. 2.41 through the kernel of eq. 2.40)
+        means, variances = np.array(means) + model.prior_mean_at(Xs), np.array(variances)
         noise = np.exp(psi[:, -1])[:, None]
         mean = means.mean(axis=0)
         var_f = (variances + means**2).mean(axis=0) - mean**2

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import priors
+from . import means, priors
 from .kernels import SquaredExponential
 from .likelihoods import Likelihood, Logistic, Poisson, Probit
 from .regression import GPRegression
@@ -222,6 +222,32 @@ class _Model:
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="fg",
                                              nugget=getattr(self, "_nugget", 0.0))
 
+    #: the mean function (``gpbayes.means``), None for the zero mean; see :meth:`_setup_mean`
+    mean = None
+
+    def _setup_mean(self, mean, latent: bool = False):
+        """``mean=``: a ``gpbayes.means.Mean`` integrated out (R&W eq. 2.40), so ``self.kernel`` becomes
+        ``means.MeanKernel(kernel, mean)``; None (the default) leaves the model as it was."""
+        if mean is None:
+            return
+        if not isinstance(mean, means.Mean):
+            raise TypeError(f"mean must be None, gb.means.Constant(...) or gb.means.Linear(...), got "
+                            f"{type(mean).__name__}")
+        b, _ = mean.prior(self.X.shape[1])
+        if latent and np.any(b != 0):
+            raise ValueError(f"{type(self).__name__}: mean prior_mean must be 0 (got {b.tolist()}): a latent GP's "
+                             "likelihood takes no per-observation offset, so only a prior centred at 0 "
+                             "integrates out into the kernel; give the coefficients prior_mean=0")
+        self.mean = mean
+        self.kernel = means.MeanKernel(self.kernel, mean, self.X.shape[1])
+
+    def prior_mean_at(self, X_std) -> np.ndarray:
+        """H(X) b, the mean function's prior mean at (standardised) inputs; zeros without a mean."""
+        X_std = np.asarray(X_std, dtype=np.float64)
+        if self.mean is None:
+            return np.zeros(X_std.shape[0])
+        return self.mean.basis(X_std) @ self.mean.prior(self.X.shape[1])[0]
+
     def transform(self, X_new) -> np.ndarray:
         """New inputs on the model's (standardised) scale."""
         X_new = np.asarray(X_new)
@@ -247,9 +273,12 @@ class _Model:
         return _named_after_features(self.param_names, self.kernel, getattr(self, "feature_names", None))
 
     def _attrs(self) -> dict:
-        return {"model": type(self).__name__, "standardized": int(self.standardize),
-                "x_shift": self.x_shift, "x_scale": self.x_scale, "kernel": repr(self.kernel),
-                "prior": repr(self.prior)}
+        out = {"model": type(self).__name__, "standardized": int(self.standardize),
+               "x_shift": self.x_shift, "x_scale": self.x_scale, "kernel": repr(self.kernel),
+               "prior": repr(self.prior)}
+        if self.mean is not None:
+            out["mean"] = repr(self.mean)
+        return out
 
 
 class GPRegressor(_Model):
@@ -261,12 +290,18 @@ class GPRegressor(_Model):
     standardised target (proper posterior even with repeated inputs; a
     warning names duplicated (x, y) rows).
     ``standardize`` (default True) centres and scales X's columns and y;
-    predictions are returned on the original scale.
+    predictions are returned on the original scale.  ``mean``: None (the
+    zero mean) or ``gb.means.Constant(...)`` / ``gb.means.Linear(...)``,
+    coefficients beta ~ N(b, B) integrated out (R&W eq. 2.40: ``kernel``
+    becomes ``gpbayes.means.MeanKernel``), drawn given each posterior draw
+    into ``mean_constant`` / ``mean_coef`` and included by ``predict`` (R&W
+    eq. 2.41).
     """
 
-    def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True):
+    def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True, mean=None):
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
+        self._setup_mean(mean)
         y = _check_vector(y, self.n, "y").astype(np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinite values")
@@ -278,7 +313,9 @@ class GPRegressor(_Model):
         _check_dense_size(self.n, "GPRegressor", "subsample the data or use an inducing-point (sparse) model, "
                                                  "as gb.SparseGPClassifier does for classification")
         _warn_duplicated_rows(self.X_raw, y)
-        self.gp = GPRegression(self.X, self.y, self.kernel)
+        # with a mean, the marginal of y - H b has the covariance K + H B H^T + lambda I (R&W eq. 2.40)
+        target = self.y if self.mean is None else self.y - self.prior_mean_at(self.X)
+        self.gp = GPRegression(self.X, target, self.kernel)
         self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel, (NOISE_PRIOR,)))
         if len(self.prior) != self.gp.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the model {self.gp.n_params}: "
@@ -306,12 +343,15 @@ class GPClassifier(_Model):
     also be any binary ``gpbayes.likelihoods.Likelihood`` instance for labels
     in {-1, +1} (its ``approximations`` say which Gaussian approximations
     ``sample`` offers, its ``predictive_mean`` what ``predict`` reports).
+    ``mean``: None or a ``gb.means`` mean of the latent f with prior_mean 0
+    (integrated out into the kernel, R&W eq. 2.40; ``mean_constant`` /
+    ``mean_coef`` in the posterior).
     """
 
     _nugget = _NUGGET
 
     def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True,
-                 likelihood="probit"):
+                 likelihood="probit", mean=None):
         if isinstance(likelihood, str):
             if likelihood not in ("probit", "logistic"):
                 raise ValueError(f"likelihood must be 'probit', 'logistic' or a gpbayes.likelihoods.Likelihood, "
@@ -322,6 +362,7 @@ class GPClassifier(_Model):
                             f"got {type(likelihood).__name__}")
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
+        self._setup_mean(mean, latent=True)
         y = _check_vector(y, self.n, "y")
         k = len(np.unique(y))
         if k > 2:
@@ -348,15 +389,18 @@ class PoissonGP(_Model):
 
     y_i ~ Poisson(exposure_i exp(f_i + m)), f ~ GP(0, k_psi), m = log of the
     mean rate sum(y) / sum(exposure) (fixed).  Counts must be non-negative
-    integers.  Priors: F&G Sec. 4.4 on (tau, sigma).
+    integers.  Priors: F&G Sec. 4.4 on (tau, sigma).  ``mean``: None or a
+    ``gb.means`` mean of f with prior_mean 0 (integrated out, R&W eq. 2.40);
+    its ``mean_constant`` draws include the fixed offset m.
     """
 
     _nugget = _NUGGET
 
     def __init__(self, X, counts, *, exposure=1.0, kernel=None, prior=None, ard: bool = True,
-                 standardize: bool = True):
+                 standardize: bool = True, mean=None):
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
+        self._setup_mean(mean, latent=True)
         y = _check_vector(counts, self.n, "counts").astype(np.float64)
         if not np.all(np.isfinite(y)) or np.any(y < 0) or np.any(y != np.round(y)):
             raise ValueError("counts must be non-negative integers")

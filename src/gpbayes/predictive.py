@@ -144,6 +144,8 @@ def sample_posterior_predictive(model, idata, *, seed: int = 0, extend: bool = T
                                 linalg.cholesky(cov, name="cov(y_rep | y)"))
             mean, R = moments[key]
             draws[s] = mean + R @ rng.standard_normal(n)
+        if model.mean is not None:  # + H b: model.gp holds y - H b (a mean function, gpbayes.means)
+            draws += model.prior_mean_at(model.X)
         values = draws * model.y_scale + model.y_shift
     else:
         f = _latent(model, idata, "posterior predictive draws")

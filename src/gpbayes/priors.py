@@ -462,6 +462,8 @@ def kernel_aliases(kernel) -> list:
     """
     if kernel is None:
         return []
+    if type(kernel).__name__ == "MeanKernel" and type(kernel).__module__ == "gpbayes.means":
+        return kernel_aliases(kernel.kernel)  # a mean function adds no parameter: the wrapped kernel's names
     names = list(kernel.param_names)
     out = [None] * len(names)
     # the library's kernels by their class names (gpbayes.kernels imports this module: no import back)
