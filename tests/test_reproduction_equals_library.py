@@ -77,6 +77,10 @@ def test_a_seed_sequence_seed_gives_the_keyed_streams():
                                 cores=1)).values
     assert np.array_equal(b, c)
     assert not np.array_equal(a, b)
+    # an int seed's chains are SeedSequence(seed).spawn(chains), as before the keyed streams
+    for c in range(3):
+        assert np.array_equal(np.random.SeedSequence(SEED).spawn(3)[c].generate_state(8),
+                              np.random.SeedSequence(SEED, spawn_key=(c,)).generate_state(8))
     assert rngmod.stream(SEED, "x", 3, 1).random() == np.random.default_rng(
         np.random.SeedSequence(SEED, spawn_key=(rngmod._key_to_int("x"), 3, 1))).random()
 

@@ -408,8 +408,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         if not isinstance(seed.entropy, (int, np.integer)):
             raise ValueError(f"seed: a numpy.random.SeedSequence needs an integer entropy, got {seed.entropy!r}")
         seed, spawn_key = int(seed.entropy), tuple(int(k) for k in seed.spawn_key)
-    seed = _count("seed", seed, 0, what="None (fresh entropy), a non-negative integer (the entropy of "
-                                         "numpy.random.SeedSequence) or a numpy.random.SeedSequence")
+    seed = _count("seed", seed, 0, what="None (fresh entropy) or a non-negative integer (the entropy of "
+                                         "numpy.random.SeedSequence), or a numpy.random.SeedSequence")
     stop = _stop_rule(until_converged, draws, budget)
     if reason is not None:
         plan = (f"until split R-hat < {stop.rhat:g} and bulk ESS > {stop.ess_bulk:g} on every hyperparameter, "
