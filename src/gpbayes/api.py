@@ -254,7 +254,7 @@ def _kept(chains: list[Chain]) -> tuple[list[Chain], str]:
 
 
 def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_warmup: int | None = None,
-           seed: int | None = None, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
+           seed: int | np.random.SeedSequence | None = None, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
            log_likelihood: bool = False, warmup: int | None = None, cores: int | None = None, **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
@@ -290,7 +290,12 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         streams).  Default None: a fresh seed from the operating system's entropy
         (:func:`fresh_seed`), so two runs differ, as in PyMC and NumPyro; every run records its
         seed in ``idata.attrs["seed"]`` (and each group's ``attrs``), and ``gb.sample(model, ..., seed=idata.attrs["seed"])`` repeats
-        it.  The same seed gives the same chains bit for bit on the same machine with the
+        it.  A ``numpy.random.SeedSequence`` with an integer entropy routes the seed through a
+        keyed stream: chain c then uses ``SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key,
+        c))`` (``gpbayes.rng.stream(entropy, *keys, c)`` for ``seed =
+        gpbayes.rng.seed_sequence(entropy, *keys)``; an int seed is the empty key), recorded as
+        ``attrs["seed"]`` and ``attrs["seed_spawn_key"]``.
+        The same seed gives the same chains bit for bit on the same machine with the
         same BLAS (and thread count); another machine or BLAS build can differ in the last bits
         of floating-point rounding, after which the chains diverge.
     until_converged : stop when converged instead of after ``draws``: True, a dict of
@@ -399,8 +404,13 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     draws = _count("draws", draws, 1)
     n_warmup = _count("n_warmup", n_warmup, 0)
     seed = fresh_seed() if seed is None else seed
+    spawn_key: tuple[int, ...] = ()
+    if isinstance(seed, np.random.SeedSequence):  # a keyed stream (gpbayes.rng.seed_sequence)
+        if not isinstance(seed.entropy, (int, np.integer)):
+            raise ValueError(f"seed: a numpy.random.SeedSequence needs an integer entropy, got {seed.entropy!r}")
+        seed, spawn_key = int(seed.entropy), tuple(int(k) for k in seed.spawn_key)
     seed = _count("seed", seed, 0, what="None (fresh entropy) or a non-negative integer (the entropy of "
-                                         "numpy.random.SeedSequence)")
+                                         "numpy.random.SeedSequence), or a numpy.random.SeedSequence")
     stop = _stop_rule(until_converged, draws, budget)
     if reason is not None:
         plan = (f"until split R-hat < {stop.rhat:g} and bulk ESS > {stop.ess_bulk:g} on every hyperparameter, "
@@ -420,10 +430,12 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
             in_processes = False
             warnings.warn(f"gb.sample: the chains run in this process (cores=1): {why}; define such classes in an "
                           "importable module to run the chains in parallel", RuntimeWarning, stacklevel=2)
-    seeds = np.random.SeedSequence(int(seed)).spawn(chains)
-    rngs = [np.random.default_rng(s) for s in seeds]
+    # chain c: the child (*spawn_key, c) of the seed -- SeedSequence(seed).spawn(chains)[c] for an int seed
+    rngs = [np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(*spawn_key, c))) for c in range(chains)]
     attrs = {**model._attrs(), "method": meth.label, "method_class": type(meth).__name__, "seed": int(seed),
              "options": meth.to_json(), "n_warmup": int(n_warmup), "cores": n_cores if in_processes else 1}
+    if spawn_key:
+        attrs["seed_spawn_key"] = list(spawn_key)
     if reason is not None:
         attrs.update({"method_default": 1, "method_reason": reason})
     bar = _progress(progress, chains)

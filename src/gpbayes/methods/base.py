@@ -350,11 +350,11 @@ def _approximation_problem(model, approx: str) -> str | None:
     return None
 
 
-def _pm_target(model, approx: str, n_imp: int):
+def _pm_target(model, approx: str, n_imp: int, approx_options: dict | None = None):
     from ..estimators.importance import PseudoMarginalTarget
 
     return PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior, approx=approx,
-                                n_imp=n_imp)
+                                n_imp=n_imp, approx_options=dict(approx_options or {}))
 
 
 def _estimator_problem(model, approx: str | None) -> str | None:

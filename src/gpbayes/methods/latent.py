@@ -20,15 +20,24 @@ from .base import (_APPROXIMATIONS, Method, _bool, _check_option_first, _choice,
 
 __all__ = ['PseudoMarginal', 'ISCorrectedNUTS', 'WhitenedNUTS', 'LatentGibbs', 'SliceSampler', 'EPML']
 
+#: the starting points of the ``init`` field (``_Latent._psi0``)
+_INITS = ("kernel", "prior")
+_INIT_REASON = ("the API's start, the kernel's initial psi plus N(0, 0.1^2) noise; 'prior' (a prior draw, F&G "
+                "Sec. 4.2) is opt-in")
+
 
 class _Latent(Method, register=False):
     """A method of the latent-Gaussian models (GPClassifier, PoissonGP): chains start at the kernel's
-    initial psi plus N(0, 0.1^2) noise."""
+    initial psi plus N(0, 0.1^2) noise, or, for a method with the field ``init="prior"``, at a draw of
+    the model's prior (F&G Sec. 4.2: "The chains were initialized from the prior")."""
 
     models: ClassVar = (GPClassifier, PoissonGP)
 
-    @staticmethod
-    def _psi0(model, rng):
+    def _psi0(self, model, rng):
+        """The chain's first psi, drawn from the chain's generator: ``model.prior.sample_psi(rng)`` when
+        the method's ``init`` is ``"prior"``, else the kernel's initial psi plus N(0, 0.1^2) noise."""
+        if getattr(self, "init", "kernel") == "prior":
+            return np.asarray(model.prior.sample_psi(rng), dtype=np.float64)
         psi_init = model.kernel.initial_psi(model.X)
         return psi_init + 0.1 * rng.standard_normal(psi_init.size)
 
@@ -90,6 +99,14 @@ class PseudoMarginal(_Latent):
         Correlated pseudo-marginal MH (Deligiannidis, Doucet & Pitt 2018): the standard normals
         behind the importance draws are part of the state and move by a Crank-Nicolson step
         with correlation ``rho``; 0 is F&G's Alg. 1 (fresh normals at every proposal).
+    init : {"kernel", "prior"}, default "kernel"
+        Where each chain starts, drawn from the chain's own generator: the kernel's initial psi
+        plus N(0, 0.1^2) noise, or a draw of the model's prior (F&G Sec. 4.2: "The chains were
+        initialized from the prior").
+    ep_stopping : {"logz", "fg2014"}, default "logz"
+        EP's stopping rule in the importance density when ``approximation="ep"``
+        (``gpbayes.approx.ep``): the change of log Z_EP, or F&G Sec. 4's squared change of the EP
+        mean below n / 10^4 (the rule of their Table II operation counts).
     """
 
     approximation: str = "laplace"
@@ -100,6 +117,8 @@ class PseudoMarginal(_Latent):
     initial_scale: float | None = None
     adapt_covariance: bool = True
     rho: float = 0.0
+    init: str = "kernel"
+    ep_stopping: str = "logz"
 
     aliases: ClassVar = {"pseudo-marginal": {}}
     stoppable: ClassVar = True
@@ -111,7 +130,9 @@ class PseudoMarginal(_Latent):
     own_defaults: ClassVar = {
         "approximation": "F&G's Laplace importance density; PseudoMarginalTarget's default is the same",
         "n_imp": "F&G's N_imp = 64 (PseudoMarginalTarget's default 1 is the bare estimator); 'auto' is opt-in",
-        "proposal_cov": "None means 0.1 I, the starting proposal of the adaptive phase (dimension-dependent)"}
+        "proposal_cov": "None means 0.1 I, the starting proposal of the adaptive phase (dimension-dependent)",
+        "init": _INIT_REASON,
+        "ep_stopping": "gpbayes.approx.ep's default rule (stopping='logz'); F&G's 'fg2014' is opt-in"}
 
     def __post_init__(self):
         _choice(self, "approximation", _APPROXIMATIONS)
@@ -127,6 +148,13 @@ class PseudoMarginal(_Latent):
         _float(self, "initial_scale", 0.0, optional=True)
         _bool(self, "adapt_covariance")
         _float(self, "rho", 0.0, 1.0, open_low=False)
+        _choice(self, "init", _INITS)
+        _choice(self, "ep_stopping", ("logz", "fg2014"))
+
+    def _target(self, model, n_imp: int):
+        """F&G eq. 25's estimator with ``n_imp`` draws (EP's stopping rule ``ep_stopping``)."""
+        options = {"stopping": self.ep_stopping} if self.approximation == "ep" else {}
+        return _pm_target(model, self.approximation, n_imp, approx_options=options)
 
     def why_not(self, model):
         """Also refused: a PoissonGP with per-bin exposure (the importance estimator takes a scalar),
@@ -151,7 +179,7 @@ class PseudoMarginal(_Latent):
         try:
             for r in rngs:
                 psi0 = self._psi0(model, r)
-                target = _pm_target(model, self.approximation, self.n_imp_pilot if auto else self.n_imp)
+                target = self._target(model, self.n_imp_pilot if auto else self.n_imp)
                 cov = 0.1 * np.eye(psi0.size) if self.proposal_cov is None else np.array(self.proposal_cov)
                 failures0 = getattr(target, "n_failures", 0)
                 prep = pseudo_marginal.run_chain(r, target, psi0, n_adapt=n_warmup, n_burn=0, n_draws=0,
@@ -220,7 +248,7 @@ class PseudoMarginal(_Latent):
                 # the proposal from the mode is numerically out of reach: the log-ratio at the mode itself
                 psi_proposed = None
                 choice = choose_n_imp(pilot, psi, rng, rho=self.rho, n_pilot=self.n_imp_pilot)
-            target = _pm_target(model, self.approximation, choice.n_imp)
+            target = self._target(model, choice.n_imp)
             target.n_failures = pilot.n_failures
             state = pseudo_marginal.init(start, target, rng)
         cpu = time.process_time() - t0
@@ -429,6 +457,10 @@ class LatentGibbs(_Latent):
     keep_latent : bool, default False
         Store f per draw in ``posterior["f"]`` (n floats per draw; needed by
         ``posterior_predictive``/``log_likelihood`` of latent models).
+    init : {"kernel", "prior"}, default "kernel"
+        Where each chain starts, drawn from the chain's own generator: psi_0 the kernel's initial
+        psi plus N(0, 0.1^2) noise, or a draw of the model's prior (F&G Sec. 4.2); then
+        f_0 ~ N(0, K(psi_0)).
     """
 
     representation: str = "aa"
@@ -436,6 +468,7 @@ class LatentGibbs(_Latent):
     target_accept: float = 0.25
     initial_scale: float | None = None
     keep_latent: bool = False
+    init: str = "kernel"
 
     aliases: ClassVar = {"aa": {"representation": "aa"}, "surr": {"representation": "surr"}}
     stoppable: ClassVar = True
@@ -446,7 +479,8 @@ class LatentGibbs(_Latent):
     own_defaults: ClassVar = {
         "representation": "no default in the library (latent_gibbs.chain_spec's method='aa' is the same)",
         "keep_latent": "the API does not store f per draw unless asked (n floats per draw); "
-                       "latent_gibbs.chain_spec keeps it by default"}
+                       "latent_gibbs.chain_spec keeps it by default",
+        "init": _INIT_REASON}
 
     def __post_init__(self):
         _choice(self, "representation", ("aa", "surr"))
@@ -454,6 +488,7 @@ class LatentGibbs(_Latent):
         _float(self, "target_accept", 0.0, 1.0)
         _float(self, "initial_scale", 0.0, optional=True)
         _bool(self, "keep_latent")
+        _choice(self, "init", _INITS)
 
     def chain_specs(self, model, rngs, n_warmup):
         """Per chain, ``latent_gibbs.chain_spec`` (F&G Sec. 4.2) from psi_0 = the kernel's initial psi
@@ -491,21 +526,27 @@ class SliceSampler(_Latent):
         "slice-<representation>" fix it.
     n_latent_updates : int, default 10
         Elliptical slice updates of f after each slice sweep of theta.
+    init : {"kernel", "prior"}, default "kernel"
+        Where each chain starts, drawn from the chain's own generator: psi_0 the kernel's initial
+        psi plus N(0, 0.1^2) noise, or a draw of the model's prior; then f_0 ~ N(0, K(psi_0)).
     """
 
     representation: str = "surr-site"
     n_latent_updates: int = 10
+    init: str = "kernel"
 
     aliases: ClassVar = {f"slice-{r}": {"representation": r} for r in _REPRESENTATIONS}
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
     library: ClassVar = {"n_latent_updates": _lazy("mcmc.hyper_slice", "chain_spec")}
     own_defaults: ClassVar = {"representation": "M&A's recommended surrogate-data representation; "
-                                                "hyper_slice.chain_spec has no default"}
+                                                "hyper_slice.chain_spec has no default",
+                              "init": _INIT_REASON}
 
     def __post_init__(self):
         _choice(self, "representation", _REPRESENTATIONS)
         _int(self, "n_latent_updates", 1)
+        _choice(self, "init", _INITS)
 
     def chain_specs(self, model, rngs, n_warmup):
         """Per chain, ``hyper_slice.chain_spec`` (M&A Alg. 4) from psi_0 = the kernel's initial psi

@@ -6,7 +6,7 @@ weighted sample in the ArviZ schema (:func:`weighted_groups`).
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
@@ -15,7 +15,7 @@ from .. import amis as amis_mod
 from .. import io
 from ..models import GPClassifier, GPRegressor
 from .base import (_APPROXIMATIONS, Method, _approximation_problem, _check_option_first, _choice, _data_groups,
-                   _hyperparameter_groups, _int, _lazy, _pm_target)
+                   _hyperparameter_groups, _int, _lazy, _matrix, _name, _pm_target)
 from .exact import _mode_and_cov
 
 __all__ = ['AMIS', 'MAMIS', 'AMISToMAMIS', 'PMAMIS', 'weighted_groups']
@@ -51,8 +51,49 @@ def weighted_groups(model, res: amis_mod.AMISResult, rng, n_resample: int, attrs
 
 
 _COVARIANCES = ("full", "diag")
+#: the field ``covariance`` -> ``amis.run_amis``'s name for it
+_RUN_COVARIANCE = {"full": "full", "diag": "diagonal"}
 #: why ``n_resample``'s default belongs to the API (no library function has the field)
 _N_RESAMPLE_REASON = "the number of draws resampled into posterior (equally weighted), an API output"
+_Q0_REASON = ("None: the API's q_0 from the model (found from the run's generator); given, the run draws "
+              "only its samples from the generator")
+
+
+def _vector(obj, field: str) -> None:
+    """A finite vector given as an array: stored as a tuple of floats (frozen, comparable, JSON-able)."""
+    v = getattr(obj, field)
+    if v is None:
+        return
+    a = np.asarray(v, dtype=np.float64)
+    if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)):
+        raise ValueError(f"{_name(obj, field)} must be a finite vector or None, got shape {a.shape}")
+    object.__setattr__(obj, field, tuple(float(x) for x in a))
+
+
+def _check_q0(obj) -> None:
+    """``initial_mean`` (p,) and ``initial_cov`` (p, p): both None or both given, of matching sizes."""
+    _vector(obj, "initial_mean")
+    _matrix(obj, "initial_cov")
+    mean, cov = obj.initial_mean, obj.initial_cov
+    if (mean is None) != (cov is None):
+        raise ValueError(f"{type(obj).__name__}.initial_mean and initial_cov: give both (q_0 = N(initial_mean, "
+                         f"initial_cov)) or neither, got initial_mean={'None' if mean is None else 'given'}, "
+                         f"initial_cov={'None' if cov is None else 'given'}")
+    if mean is not None and len(cov) != len(mean):
+        raise ValueError(f"{type(obj).__name__}.initial_cov is {len(cov)} x {len(cov)}, initial_mean has "
+                         f"{len(mean)} entries")
+
+
+def _q0_of(method, model):
+    """q_0's (mean, covariance) as arrays when the method's fields give them (checked against the
+    model's number of hyperparameters), else None."""
+    if method.initial_mean is None:
+        return None
+    p = len(model.param_names)
+    if len(method.initial_mean) != p:
+        raise ValueError(f"{type(method).__name__}.initial_mean has {len(method.initial_mean)} entries, the model "
+                         f"{p} hyperparameters {model.param_names}")
+    return np.array(method.initial_mean), np.array(method.initial_cov)
 
 
 class _Weighted(Method, register=False):
@@ -65,14 +106,25 @@ class _Weighted(Method, register=False):
 
 
     def _target(self, model, rng):
+        """The exact log posterior and q_0's mean and covariance: the fields ``initial_mean``/``initial_cov``
+        when given, else the MAP and (-H)^-1 there (``_mode_and_cov``, from ``rng``)."""
         from ..posterior import log_posterior
 
-        fit, cov = _mode_and_cov(model, rng)
-        return amis_mod.exact(log_posterior(model.gp, model.prior)), fit.psi, cov
+        q0 = _q0_of(self, model)
+        if q0 is None:
+            fit, cov = _mode_and_cov(model, rng)
+            q0 = fit.psi, cov
+        return amis_mod.exact(log_posterior(model.gp, model.prior)), q0[0], q0[1]
 
     def _check_common(self):
         _choice(self, "covariance", _COVARIANCES)
         _int(self, "n_resample", 1)
+        _check_q0(self)
+
+    @property
+    def _covariance(self) -> str:
+        """``covariance`` in ``amis.run_amis``'s spelling (``"diag"`` -> ``"diagonal"``)."""
+        return _RUN_COVARIANCE[self.covariance]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,17 +144,24 @@ class AMIS(_Weighted):
         The moment-matched proposal covariance: full or diagonal.
     n_resample : int, default 1000
         Draws resampled in proportion to the weights into ``posterior``.
+    initial_mean, initial_cov : (p,) and (p, p) arrays or None, default None
+        q_0 = N(initial_mean, initial_cov), both given or neither; None: the MAP and (-H)^-1 there,
+        found from the run's generator.  Xiong et al. (Sec. 4.3.1) compute q_0 once before the runs
+        and start every run from it; given here, the run draws only its samples from the generator.
     """
 
     n_iterations: int = 100
     n_per_iteration: int = 50
     covariance: str = "full"
     n_resample: int = 1000
+    initial_mean: Any = None
+    initial_cov: Any = None
 
     aliases: ClassVar = {"amis": {}}
     models: ClassVar = (GPRegressor,)
     library: ClassVar = {f: _lazy("amis", "amis") for f in ("n_iterations", "n_per_iteration", "covariance")}
-    own_defaults: ClassVar = {"n_resample": _N_RESAMPLE_REASON}
+    own_defaults: ClassVar = {"n_resample": _N_RESAMPLE_REASON, "initial_mean": _Q0_REASON,
+                              "initial_cov": _Q0_REASON}
 
     def __post_init__(self):
         _int(self, "n_iterations", 1)
@@ -113,7 +172,7 @@ class AMIS(_Weighted):
         """Xiong et al. Alg. 1 on the exact log posterior from q_0 = N(MAP, (-H)^-1): ``amis.amis``."""
         logt, mean0, cov = self._target(model, rngs[0])
         return amis_mod.amis(rngs[0], logt, mean0, cov, n_iterations=self.n_iterations,
-                             n_per_iteration=self.n_per_iteration, covariance=self.covariance)
+                             n_per_iteration=self.n_per_iteration, covariance=self._covariance)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,6 +193,10 @@ class MAMIS(_Weighted):
         The moment-matched proposal covariance: full or diagonal.
     n_resample : int, default 1000
         Draws resampled in proportion to the weights into ``posterior``.
+    initial_mean, initial_cov : (p,) and (p, p) arrays or None, default None
+        q_0 = N(initial_mean, initial_cov), both given or neither; None: the MAP and (-H)^-1 there,
+        found from the run's generator.  Xiong et al. (Sec. 4.3.1) compute q_0 once before the runs
+        and start every run from it; given here, the run draws only its samples from the generator.
     """
 
     n_iterations: int = 30
@@ -141,13 +204,16 @@ class MAMIS(_Weighted):
     slope: int = 20
     covariance: str = "full"
     n_resample: int = 1000
+    initial_mean: Any = None
+    initial_cov: Any = None
 
     aliases: ClassVar = {"mamis": {}}
     models: ClassVar = (GPRegressor,)
     library: ClassVar = {"n_iterations": _lazy("amis", "mamis_sample_sizes"),
                          "base": _lazy("amis", "mamis_sample_sizes"), "slope": _lazy("amis", "mamis_sample_sizes"),
                          "covariance": _lazy("amis", "mamis")}
-    own_defaults: ClassVar = {"n_resample": _N_RESAMPLE_REASON}
+    own_defaults: ClassVar = {"n_resample": _N_RESAMPLE_REASON, "initial_mean": _Q0_REASON,
+                              "initial_cov": _Q0_REASON}
 
     def __post_init__(self):
         _int(self, "n_iterations", 1)
@@ -164,7 +230,7 @@ class MAMIS(_Weighted):
     def run(self, model, rngs, *, n_draws, n_warmup, callback=None, stop=None):
         """Xiong et al. Alg. 2 with the sample sizes :meth:`sizes` from q_0 = N(MAP, (-H)^-1): ``amis.mamis``."""
         logt, mean0, cov = self._target(model, rngs[0])
-        return amis_mod.mamis(rngs[0], logt, mean0, cov, self.sizes(), covariance=self.covariance)
+        return amis_mod.mamis(rngs[0], logt, mean0, cov, self.sizes(), covariance=self._covariance)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,6 +243,8 @@ class AMISToMAMIS(MAMIS):
     ----------
     n_iterations, base, slope, covariance, n_resample
         As for :class:`MAMIS` (the MAMIS phase): default 30, 0, 20, "full", 1000.
+    initial_mean, initial_cov
+        As for :class:`MAMIS`: q_0 of the AMIS tuning phase (default None: MAP and (-H)^-1).
     n_tuning_samples : int, default 1000
         Draws of the AMIS tuning phase.
     n_per_iteration_amis : int, default 50
@@ -200,7 +268,7 @@ class AMISToMAMIS(MAMIS):
         logt, mean0, cov = self._target(model, rngs[0])
         return amis_mod.amis_then_mamis(rngs[0], logt, mean0, cov, n_tuning_samples=self.n_tuning_samples,
                                         n_per_iteration_amis=self.n_per_iteration_amis, mamis_sizes=self.sizes(),
-                                        covariance=self.covariance)[0]
+                                        covariance=self._covariance)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,6 +292,11 @@ class PMAMIS(_Weighted):
         The moment-matched proposal covariance: full or diagonal.
     n_resample : int, default 1000
         Draws resampled in proportion to the weights into ``posterior``.
+    initial_mean, initial_cov : (p,) and (p, p) arrays or None, default None
+        q_0 = N(initial_mean, initial_cov), both given or neither; None: N(EP type-II MAP, 0.25 I),
+        the MAP found from the run's generator.  Xiong et al. start from the mode and (-H)^-1 of the
+        approximate marginal, computed once before the runs; given here, the run draws only its
+        samples from the generator.
     """
 
     approximation: str | None = None
@@ -232,6 +305,8 @@ class PMAMIS(_Weighted):
     n_per_iteration: int = 100
     covariance: str = "full"
     n_resample: int = 1000
+    initial_mean: Any = None
+    initial_cov: Any = None
 
     aliases: ClassVar = {"pm-amis": {}}
     models: ClassVar = (GPClassifier,)
@@ -239,7 +314,7 @@ class PMAMIS(_Weighted):
     own_defaults: ClassVar = {
         "approximation": "None: EP for the probit (Xiong et al.), Laplace otherwise",
         "n_imp": "F&G's N_imp = 64 (PseudoMarginalTarget's default 1 is the bare estimator)",
-        "n_resample": _N_RESAMPLE_REASON}
+        "n_resample": _N_RESAMPLE_REASON, "initial_mean": _Q0_REASON, "initial_cov": _Q0_REASON}
 
     def __post_init__(self):
         _choice(self, "approximation", _APPROXIMATIONS, optional=True)
@@ -272,10 +347,12 @@ class PMAMIS(_Weighted):
         target = _pm_target(model, self._approx(model), self.n_imp)
         from ..likelihoods import Probit
 
-        # q_0's centre: EP type-II ML with the model's likelihood; one without EP (the logistic) keeps the
-        # probit's EP-ML as its starting point, as before
-        start = model.likelihood if "ep" in model.likelihood.approximations else Probit()
-        ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior, likelihood=start)
-        cov = np.eye(ml.psi.size) * 0.25
-        return amis_mod.pm_amis(rng, target, ml.psi, cov, n_iterations=self.n_iterations,
-                                n_per_iteration=self.n_per_iteration, covariance=self.covariance)
+        q0 = _q0_of(self, model)
+        if q0 is None:
+            # q_0's centre: EP type-II ML with the model's likelihood; one without EP (the logistic) keeps the
+            # probit's EP-ML as its starting point, as before
+            start = model.likelihood if "ep" in model.likelihood.approximations else Probit()
+            ml = fit_ep_type2_ml(model.X, model.y, model.kernel, rng, log_prior=model.prior, likelihood=start)
+            q0 = ml.psi, np.eye(ml.psi.size) * 0.25
+        return amis_mod.pm_amis(rng, target, q0[0], q0[1], n_iterations=self.n_iterations,
+                                n_per_iteration=self.n_per_iteration, covariance=self._covariance)
