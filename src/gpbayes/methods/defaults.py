@@ -10,7 +10,7 @@ from .exact import NUTS, RandomWalkMH
 from .gplvm import GPLVMPseudoMarginal
 from .latent import ISCorrectedNUTS, PseudoMarginal, SliceSampler, WhitenedNUTS
 from .sparse import JointHMC
-from ..models import GPLVMRegressor, GPRegressor, SparseGPClassifier
+from ..models import GPLVMRegressor, GPRegressor, LatentGP, SparseGPClassifier
 
 __all__ = ["default_method", "DefaultMethodWarning", "MAX_RANDOM_WALK_HYPERPARAMETERS",
            "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS"]
