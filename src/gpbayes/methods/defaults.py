@@ -78,6 +78,8 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
     * LatentGP, and a GPClassifier / PoissonGP with ``keep_latent``: the exact samplers that keep f,
       as for the per-bin-exposure PoissonGP above: :class:`SliceSampler` ``"surr-site"`` up to
       :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS` hyperparameters, :class:`WhitenedNUTS` above.
+      Measured once on the gallery's Student-t LatentGP (n = 40, 2 hyperparameters, 2 chains x (200 +
+      300)): slice surr-site 8.2, nuts-whitened 3.0 min bulk ESS per CPU-second (AMD EPYC, shared).
     """
     p = len(model.hyperparameter_names)
     if isinstance(model, GPRegressor):
