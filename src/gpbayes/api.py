@@ -21,6 +21,8 @@ default, recording the shift and scale):
 * :class:`PoissonGP` -- a log-Gaussian Cox process on binned counts with
   exposure (M&A Sec. 5): y_i ~ Poisson(exposure_i exp(f_i + m)), m the log
   mean rate.
+* :class:`LatentGP` -- a latent GP with any ``gpbayes.likelihoods.Likelihood``
+  (a Student-t of your own, ``docs/examples/own_likelihood.py``); f is kept.
 
 Every model uses the squared-exponential kernel in Filippone & Girolami's
 parameterisation (eq. 5: sigma exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2),
@@ -52,6 +54,10 @@ method              models                         what
 ``"pm-within-gibbs"`` GPLVMRegressor               Gadd et al. Algs. 2-3: blockwise adaptive PM MH (eq. 6 estimate, q(Z) re-optimised per proposal) + ELL-SS of Z
 ``"type2-ml"``      GPLVMRegressor                 the variational bound maximised (point estimate)
 ==================  =============================  ==============================================
+
+A :class:`LatentGP` takes the latent-model methods that keep f: ``"nuts-whitened"``,
+``"slice-<rep>"``, ``"aa"``, ``"surr"`` (and ``"pseudo-marginal"`` / ``"nuts-is"`` never, as they
+keep none).
 
 Each string is an alias of a method object (``gpbayes.methods``; its fields
 are the options with their defaults, checked when it is made):
@@ -97,17 +103,18 @@ from .classification import mcmc_predictive
 from .io import psi_draws
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .methods import METHOD_CLASSES, Method, methods
-from .models import GPClassifier, GPLVMRegressor, GPRegressor, PoissonGP, SparseGPClassifier
+from .models import GPClassifier, GPLVMRegressor, GPRegressor, LatentGP, PoissonGP, SparseGPClassifier
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
 
 __all__ = ["DEFAULT_BUDGET_DRAWS", "NotConvergedWarning", "PEER_NAMES", "convergence_diagnostics", "fresh_seed",
-           "in_notebook", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "methods", "sample",
+           "in_notebook", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
+           "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
            "hyperparameter_names", "Method", *METHOD_CLASSES]
 globals().update(METHOD_CLASSES)  # the method objects, as gpbayes.methods' registry holds them
 
-_MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor)
+_MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor, LatentGP)
 
 
 # ---------------------------------------------------------------------------
@@ -272,10 +279,11 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     Parameters
     ----------
-    model : one of the five models: :class:`GPRegressor` (exact marginal, R&W Alg. 2.1),
+    model : one of the six models: :class:`GPRegressor` (exact marginal, R&W Alg. 2.1),
         :class:`GPClassifier` (probit or logistic, F&G eq. 3), :class:`PoissonGP` (log-Gaussian
-        Cox process, M&A Sec. 5), :class:`SparseGPClassifier` (Hensman et al. 2015) or
-        :class:`GPLVMRegressor` (the supervised GPLVM of Gadd et al.).
+        Cox process, M&A Sec. 5), :class:`SparseGPClassifier` (Hensman et al. 2015),
+        :class:`GPLVMRegressor` (the supervised GPLVM of Gadd et al.) or :class:`LatentGP` (any
+        ``Likelihood``, M&A eq. 3; f kept).
     method : a method object (``gb.NUTS(max_tree_depth=8)``, ``gb.PseudoMarginal(n_imp=64)``, ...;
         ``gpbayes.methods``: its fields are its options, its docstring the paper's equation or
         algorithm) or one of the strings ``methods(model)`` (an alias: ``"nuts"`` is ``gb.NUTS()``;
@@ -331,7 +339,12 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     posterior_predictive, log_likelihood : add the groups ``posterior_predictive``
         (draws of y, :func:`gpbayes.predictive.sample_posterior_predictive`, seeded by ``seed``)
         and ``log_likelihood`` (for ``az.loo``, :func:`gpbayes.predictive.compute_log_likelihood`);
-        O(n^3) per distinct draw each.
+        O(n^3) per distinct draw each.  For a GPClassifier or PoissonGP both need the latent f
+        per draw: with no method given, either makes the default a method that keeps f
+        (:func:`gpbayes.methods.default_method` with ``keep_latent``); of the explicit methods,
+        ``"nuts-whitened"`` keeps f, ``"slice-<rep>"``, ``"aa"`` and ``"surr"`` with
+        ``keep_latent=True``, and ``"pseudo-marginal"``, ``"nuts-is"``, ``"pm-amis"``,
+        ``"ep-ml"`` do not.
     **options : with a string ``method``, the fields of its method object (listed below);
         with a method object, none (set its fields instead).  An unknown name stops with the
         method's option names; a bad value with the field and its allowed range; a PyMC or
@@ -387,7 +400,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         if options:
             raise ValueError(f"options {sorted(options)} belong to a method: name it (method='...', see "
                              f"gb.methods(model)) or pass a method object; gb.sample(model) chooses one itself")
-        method, reason = inference.default_method(model)
+        # a latent f is kept when the groups asked for need it (log_likelihood for az.loo, posterior_predictive)
+        method, reason = inference.default_method(model, keep_latent=bool(log_likelihood or posterior_predictive))
         if until_converged is None:
             until_converged = True
         if draws is None and budget is None and until_converged is not False:
@@ -721,9 +735,15 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     (``predictive_mean``: Gauss-Hermite for the logistic).
     PoissonGP: posterior mean rate per unit exposure exp(f_* + m) from the
     Laplace latent predictive at each draw (mean of the log-normal).
+    LatentGP: the latent predictive at each draw from its kept f (R&W eq. 2.19 with the noise-free
+    K: f_* | f ~ N(K_*^T K^-1 f, k_** - K_*^T K^-1 K_*)) -- ``f_mean``, ``f_sd``, a 95 % interval
+    ``f_lower``/``f_upper`` of f_* -- and ``y_mean`` the draws' average of the likelihood's
+    ``predictive_mean`` (:func:`gpbayes.predictive.latent_gp_predict`).
     """
     rng = np.random.default_rng(seed)
     Xs = model.transform(X_new)
+    if isinstance(model, LatentGP):
+        return predictive.latent_gp_predict(model, idata, Xs, y_new=y_new, max_draws=max_draws, rng=rng)
     psi = _draw_matrix(idata, max_draws, rng)
     if isinstance(model, GPRegressor):
         means, variances = zip(*(model.gp.predict(p, Xs) for p in psi))

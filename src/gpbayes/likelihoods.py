@@ -39,6 +39,11 @@ from the above by the shared helpers of this module:
 * ``taylor_fit(y, prior_var)``: M&A eq. 13, S_ii = -1 / d2 at the maximum of
   log L_i, centre at that maximum.  Fallback: Newton's method on log L_i
   (``gpbayes.site_approximations.newton_taylor_fit``);
+* ``sample_targets(rng, f)``: draws y_i ~ p(y | f_i), elementwise, for the
+  posterior predictive draws of ``gpbayes.sample_posterior_predictive``.
+  Default: none (a NotImplementedError naming the likelihood): a likelihood
+  of your own defines it to get y-level draws; the four here have closed
+  forms;
 * ``with_offset(m)``: the likelihood of f + m (``LatentGaussianModel``'s
   sampled log-rate offset); the default has none and says so;
 * ``approximations``: the Gaussian approximations this likelihood supports,
@@ -297,6 +302,18 @@ class Likelihood(Protocol):
         """
         return sites.newton_taylor_fit(self, y, prior_var, max_noise_ratio)
 
+    def sample_targets(self, rng, f):
+        """Draws y_i ~ p(y | f_i), elementwise over f (any shape), from the generator ``rng``.
+
+        The last step of a posterior predictive draw (``gpbayes.sample_posterior_predictive``):
+        f from the posterior (or the GP conditional at new inputs), then y from the likelihood.
+        Default: none -- the protocol cannot sample a density it knows only through ``log_lik``;
+        a likelihood of your own defines it (a NotImplementedError says so otherwise).
+        """
+        raise NotImplementedError(f"the {self.name} likelihood ({type(self).__name__}) defines no sample_targets(rng, "
+                                  "f): define it (draws of y_i ~ p(y | f_i), elementwise) to get posterior "
+                                  "predictive draws of y; gb.predict needs only log_lik and predictive_mean")
+
     def with_offset(self, m: float):
         """The likelihood of f + m.  Default: none (only a likelihood with an offset parameter has one)."""
         raise NotImplementedError(f"the {self.name} likelihood has no offset on f")
@@ -385,6 +402,12 @@ class Probit(Likelihood):
         cap ``max_noise_ratio`` Sigma_ii and h = 0."""
         return _binary_taylor_fit(y, prior_var, max_noise_ratio)
 
+    def sample_targets(self, rng, f):
+        """y in {-1, +1} with P(y = +1 | f) = exp(log_lik(+1, f)) (R&W eq. 3.16), one uniform per entry of f."""
+        f = np.asarray(f, dtype=np.float64)
+        p_pos = np.exp(self.log_lik(np.ones_like(f), f))
+        return np.where(rng.uniform(size=f.shape) < p_pos, 1.0, -1.0)
+
 
 @dataclasses.dataclass(frozen=True)
 class Logistic(Likelihood):
@@ -431,6 +454,12 @@ class Logistic(Likelihood):
         """M&A eq. 13: every maximum of log L_i is at +-inf (their Sec. 5), so every S_ii is the
         cap ``max_noise_ratio`` Sigma_ii and h = 0."""
         return _binary_taylor_fit(y, prior_var, max_noise_ratio)
+
+    def sample_targets(self, rng, f):
+        """y in {-1, +1} with P(y = +1 | f) = exp(log_lik(+1, f)) (R&W eq. 3.15), one uniform per entry of f."""
+        f = np.asarray(f, dtype=np.float64)
+        p_pos = np.exp(self.log_lik(np.ones_like(f), f))
+        return np.where(rng.uniform(size=f.shape) < p_pos, 1.0, -1.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -484,6 +513,11 @@ class Gaussian(Likelihood):
 
     taylor_fit = site_fit  # the log-likelihood is quadratic: its Taylor fit is itself
 
+    def sample_targets(self, rng, f):
+        """y = f + e, e ~ N(0, noise_variance) (R&W eq. 2.1's noise model), one normal per entry of f."""
+        f = np.asarray(f, dtype=np.float64)
+        return f + np.sqrt(self.noise_variance) * rng.standard_normal(f.shape)
+
 
 @dataclasses.dataclass(frozen=True)
 class Poisson(Likelihood):
@@ -533,6 +567,12 @@ class Poisson(Likelihood):
     def taylor_fit(self, y, prior_var, *, max_noise_ratio=sites.DEFAULT_MAX_NOISE_RATIO):
         """M&A eq. 13: f^ = log(y / exposure) - offset, S = 1 / y (``site_approximations.poisson_taylor_fit``)."""
         return sites.poisson_taylor_fit(self, y, prior_var, max_noise_ratio)
+
+    def sample_targets(self, rng, f):
+        """y ~ Poisson(exposure exp(f + offset)) (M&A Sec. 5), elementwise; exposure per bin broadcasts on
+        f's last axis."""
+        f = np.asarray(f, dtype=np.float64)
+        return rng.poisson(np.exp(self._log_rate(f))).astype(np.float64)
 
     def with_offset(self, m: float):
         """Poisson(exposure, offset + m): the sampled mean offset of the log-rate (M&A Sec. 5)."""

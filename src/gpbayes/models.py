@@ -5,6 +5,7 @@
 * :class:`PoissonGP` -- a log-Gaussian Cox process on binned counts (M&A Sec. 5).
 * :class:`SparseGPClassifier` -- sparse variational GP classification sampled by MCMC (Hensman et al. 2015).
 * :class:`GPLVMRegressor` -- the supervised GPLVM (Gadd et al.), multi-output y from x through a latent z.
+* :class:`LatentGP` -- a latent GP with any ``gpbayes.likelihoods.Likelihood`` (M&A eq. 3), f kept.
 
 Inputs are checked (shapes, NaN/inf, labels) and standardised by default, the
 shift and scale recorded; ``gpbayes.api.sample`` runs a method on a model.
@@ -24,7 +25,7 @@ from .kernels import SquaredExponential
 from .likelihoods import Likelihood, Logistic, Poisson, Probit
 from .regression import GPRegression
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor"]
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP"]
 
 
 # relative diagonal term of the latent covariance (an F&G deviation:
@@ -549,3 +550,69 @@ class GPLVMRegressor(_Model):
                 "prior": repr(self.prior), "ml_bound": float(self.ml_fit.bound)}
 
     fit_ = _renamed("ml_fit", "fit_")
+
+
+class LatentGP(_Model):
+    """A GP prior on a latent f with any factorised likelihood: f ~ GP(0, k_psi), y_i ~ p(y_i | f_i).
+
+    The latent-Gaussian model of Murray & Adams (eq. 3) and Filippone & Girolami
+    (eq. 1) with the observation model a ``gpbayes.likelihoods.Likelihood``
+    object -- one of the library's (``Probit``, ``Logistic``, ``Gaussian``,
+    ``Poisson``, or its name) or a class of your own (``docs/examples/own_likelihood.py``:
+    a Student-t).  ``gb.sample(model)`` samples psi and f jointly and keeps f
+    (``posterior["f"]`` over ``obs``); ``gb.predict`` and
+    ``gb.sample_posterior_predictive(model, idata, X_new=...)`` read it.
+
+    Parameters
+    ----------
+    X : (n, d) array or DataFrame
+        Inputs; standardised by default (``standardize``), shift and scale recorded.
+    y : (n,) array
+        Targets, passed to the likelihood as given (``likelihood.check_targets`` checks them);
+        they are not standardised, since the likelihood's own parameters (a Student-t scale, a
+        noise variance) are in y's units.
+    likelihood : Likelihood or str
+        The observation model; a string is ``gpbayes.likelihoods.make_likelihood(name)``.
+        Its parameters are fixed (not sampled).  What it defines decides the methods:
+        ``log_lik`` alone serves the latent-variable samplers (``"aa"``, ``"surr"``, the
+        ``"slice-<rep>"`` representations through the protocol's quadrature site fits);
+        ``d1`` serves ``"nuts-whitened"``; the Laplace / EP methods (``"pseudo-marginal"``,
+        ``"nuts-is"``) are offered when its ``approximations`` list them -- a likelihood that is
+        not log-concave (Student-t) should list none (``approximations = ()``), as the Laplace
+        approximation needs W = -d2 >= 0 (R&W Sec. 3.4).  ``predictive_mean`` is what
+        ``gb.predict`` reports as ``y_mean`` and ``sample_targets`` draws y.
+    kernel, prior, ard :
+        As for :class:`GPClassifier`: default SE kernel in F&G's parameterisation (eq. 5) with a
+        relative nugget of 1e-6, ARD by default; priors F&G Sec. 4.4.
+    standardize : bool, default True
+        Centre and scale X's columns (y is never standardised).
+
+    The default method keeps f: slice sampling in the surrogate-data representation (M&A Alg. 4)
+    with few hyperparameters, NUTS on the whitened joint posterior above
+    (:func:`gpbayes.methods.default_method`).
+    """
+
+    _nugget = _NUGGET
+
+    def __init__(self, X, y, *, likelihood, kernel=None, prior=None, ard: bool = True, standardize: bool = True):
+        from .likelihoods import make_likelihood
+
+        if isinstance(likelihood, str):
+            likelihood = make_likelihood(likelihood)
+        elif not isinstance(likelihood, Likelihood):
+            raise TypeError(f"LatentGP: likelihood must be a gpbayes.likelihoods.Likelihood instance (a subclass "
+                            f"of the protocol) or one of the names 'probit', 'logistic', 'gaussian', 'poisson', "
+                            f"got {type(likelihood).__name__}")
+        super().__init__(X, kernel, prior, standardize)
+        self._setup_inputs(ard)
+        y = _check_vector(y, self.n, "y")
+        _check_dense_size(self.n, "LatentGP", "subsample or bin the data")
+        self.likelihood = likelihood
+        self.y = np.asarray(self.likelihood.check_targets(y), dtype=np.float64)
+        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel))
+        if len(self.prior) != self.kernel.n_params:
+            raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}: "
+                             f"{self.kernel.param_names}")
+
+    def _attrs(self) -> dict:
+        return {**super()._attrs(), "likelihood": self.likelihood.name, "likelihood_object": repr(self.likelihood)}

@@ -3,8 +3,14 @@
 * :func:`sample_posterior_predictive` adds ``posterior_predictive``: one
   replicate y_rep of the observed targets per posterior draw (dims
   ``(chain, draw, obs)``, on the scale of ``observed_data["y"]``).
+  With ``X_new``, draws of y at new inputs instead (dims ``(chain, draw, point)``,
+  ``point`` as in ``gpbayes.predict``): f_* from the GP conditional given the
+  data (regression: given y and theta, R&W eqs. 2.22-2.24) or given the kept
+  latent f (latent-GP models: R&W eq. 2.19's conditional with the noise-free
+  K), then y_* from the likelihood (``Likelihood.sample_targets``).
 * :func:`compute_log_likelihood` adds ``log_likelihood`` so that ``az.loo``
   and ``az.waic`` apply.
+* :func:`latent_gp_predict` is ``gpbayes.predict`` for a ``LatentGP``.
 
 GP regression does not factorise over observations given the
 hyperparameters alone, so its pointwise term is the leave-one-out predictive
@@ -13,8 +19,13 @@ PSIS-LOO of Buerkner, Gabry & Vehtari (2021, Comput. Stat. 36, eq. 8); its
 replicates are joint draws of y_rep ~ p(y_rep | y, theta) (R&W eqs.
 2.23-2.24 at the training inputs, plus noise).  Latent-GP models (classifier,
 Cox process) factorise given f: log p(y_i | f_i) and y_rep_i ~ p(y | f_i),
-which need the latent draws ``f`` in ``posterior`` (``method="aa"`` or
-``"surr"`` with ``keep_latent=True``).
+which need the latent draws ``f`` in ``posterior``: method ``"nuts-whitened"``
+keeps them, ``"slice-<rep>"``, ``"aa"`` and ``"surr"`` with ``keep_latent=True``,
+and ``gb.sample(model, log_likelihood=True)`` with no method picks one that
+does; ``"pseudo-marginal"``, ``"nuts-is"``, ``"pm-amis"`` and ``"ep-ml"`` do not.
+A ``LatentGP`` result always holds f.  ``SparseGPClassifier`` and
+``GPLVMRegressor`` have no draws of y here (``gpbayes.predict`` gives their
+predictive probabilities and moments).
 
 Both take O(n^3) operations per distinct posterior draw (repeated draws, as in
 a resampled importance sample, are computed once).
@@ -27,7 +38,7 @@ import xarray as xr
 
 from . import linalg
 
-__all__ = ["sample_posterior_predictive", "compute_log_likelihood", "regression_loo"]
+__all__ = ["sample_posterior_predictive", "compute_log_likelihood", "regression_loo", "latent_gp_predict"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -63,18 +74,37 @@ def _per_draw(psi: np.ndarray, fn):
     return np.array(out)
 
 
+#: the methods that keep the latent f per draw, as an error message names them
+_KEEPS_F = ("method 'nuts-whitened', or 'slice-<representation>' (e.g. 'slice-surr-site'), 'aa' or 'surr' with "
+            "keep_latent=True, or gb.sample(model, log_likelihood=True) with no method (its default then keeps f); "
+            "'pseudo-marginal', 'nuts-is', 'pm-amis' and 'ep-ml' keep none")
+
+
 def _latent(model, idata, what: str) -> np.ndarray:
     if "f" not in idata.posterior:
         raise ValueError(f"{what} of {type(model).__name__} needs the latent draws f in the posterior: sample with "
-                         "method='aa' or 'surr' and keep_latent=True")
+                         f"{_KEEPS_F}")
     return idata.posterior["f"].values
 
 
-def _group(values: np.ndarray, shape, n: int) -> xr.Dataset:
+def _refuse(model, what: str) -> None:
+    """The models without y-level draws here: name the model and the alternative."""
+    from .models import GPLVMRegressor, SparseGPClassifier
+
+    if isinstance(model, SparseGPClassifier):
+        raise ValueError(f"{what} is not available for SparseGPClassifier (its samplers keep the whitened "
+                         "inducing values v, not f): use gb.predict(model, idata, X_new) for the class "
+                         "probabilities averaged over the posterior draws")
+    if isinstance(model, GPLVMRegressor):
+        raise ValueError(f"{what} is not available for GPLVMRegressor: use gb.predict(model, idata, X_new) for "
+                         "the mean and standard deviation of the eq. 7 mixture (Gadd et al.)")
+
+
+def _group(values: np.ndarray, shape, n: int, dim: str = "obs") -> xr.Dataset:
     from .io import arviz_attrs
 
-    ds = xr.Dataset({"y": (("chain", "draw", "obs"), values.reshape(*shape, n))},
-                    coords={"chain": np.arange(shape[0]), "draw": np.arange(shape[1]), "obs": np.arange(n)})
+    ds = xr.Dataset({"y": (("chain", "draw", dim), values.reshape(*shape, n))},
+                    coords={"chain": np.arange(shape[0]), "draw": np.arange(shape[1]), dim: np.arange(n)})
     ds.attrs.update(arviz_attrs())
     return ds
 
@@ -112,21 +142,60 @@ def compute_log_likelihood(model, idata, *, extend: bool = True):
     return _extend(idata, "log_likelihood", _group(values, shape, model.n), extend)
 
 
-def sample_posterior_predictive(model, idata, *, seed: int = 0, extend: bool = True):
-    """One replicate of the observed y per posterior draw, as the ArviZ group ``posterior_predictive``.
+def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, extend: bool = True,
+                                predictions: bool = False):
+    """Draws of y per posterior draw, as the ArviZ group ``posterior_predictive``: replicates of the
+    observed y, or with ``X_new`` draws of y at new inputs.
 
-    GPRegressor: y_rep ~ N(K C^-1 y, C - K C^-1 K) with C = K + lambda I,
-    drawn jointly over the training inputs (R&W eqs. 2.23-2.24 plus the
-    noise), on the original scale of y.  GPClassifier: y_rep_i in {-1, +1}
-    with P(+1) = p(+1 | f_i) (F&G eq. 2) at the latent draws ``f``;
-    PoissonGP: y_rep_i ~ Poisson(exposure_i exp(f_i + m)) (M&A Sec. 5).
-    Like ``pymc.sample_posterior_predictive`` it returns ``idata`` with the
-    group added (or the group alone, ``extend=False``); ``az.plot_ppc`` applies.
+    Observed inputs (``X_new`` None), dims ``(chain, draw, obs)``: GPRegressor:
+    y_rep ~ N(K C^-1 y, C - K C^-1 K) with C = K + lambda I, drawn jointly over the training inputs
+    (R&W eqs. 2.23-2.24 plus the noise), on the original scale of y.  GPClassifier: y_rep_i in
+    {-1, +1} with P(+1) = p(+1 | f_i) (F&G eq. 2) at the latent draws ``f``; PoissonGP:
+    y_rep_i ~ Poisson(exposure_i exp(f_i + m)) (M&A Sec. 5); LatentGP: y_rep_i from its
+    likelihood's ``sample_targets`` at f_i.
+
+    New inputs (``X_new``, m rows on the scale the model was given), dims ``(chain, draw, point)``
+    (``point`` as in ``gpbayes.predict``), per posterior draw jointly over the m points:
+
+    * GPRegressor: f_* ~ N(K_*^T C^-1 y, K_** - K_*^T C^-1 K_*) given y and theta (R&W eqs.
+      2.22-2.24), then y_* = f_* + e, e ~ N(0, lambda), on the original scale of y;
+    * GPClassifier, PoissonGP, LatentGP: f_* ~ N(K_*^T K^-1 f, K_** - K_*^T K^-1 K_*) given the kept
+      latent f and theta (the GP conditional, R&W eq. 2.19 with K in place of K + sigma^2 I; K and
+      K_** with the model's nugget), then y_* from the likelihood: labels in {-1, +1} from
+      p(+1 | f_*) (GPClassifier), counts with unit exposure, i.e. rates per unit exposure as in
+      ``gpbayes.predict`` (PoissonGP), ``likelihood.sample_targets`` (LatentGP).  The latent
+      models need ``f`` in the posterior (a method that keeps it; the error names them).
+
+    Not for SparseGPClassifier or GPLVMRegressor (an error names ``gpbayes.predict``, which covers
+    them).  ``predictions=True`` (with ``X_new``) writes ArviZ's out-of-sample groups instead:
+    ``predictions`` (the draws) and ``predictions_constant_data`` (X_new over ``(point, feature)``,
+    standardised as the model's X).  Like ``pymc.sample_posterior_predictive`` it returns ``idata``
+    with the group added (replacing one of the same name), or the group alone (``extend=False``).
+    O(n^3 + m^3) operations per distinct posterior draw.
     """
-    from .models import GPRegressor, PoissonGP
+    from .models import GPClassifier, GPRegressor, LatentGP, PoissonGP
 
+    _refuse(model, "gb.sample_posterior_predictive" + (" at X_new" if X_new is not None else ""))
+    if predictions and X_new is None:
+        raise ValueError("predictions=True writes the out-of-sample groups: give X_new")
     rng = np.random.default_rng(seed)
     psi, shape = _draws(idata)
+    if X_new is not None:
+        Xs = model.transform(X_new)
+        values = _new_input_draws(model, idata, psi, Xs, rng)
+        ds = _group(values, shape, Xs.shape[0], dim="point")
+        if not predictions:
+            return _extend(idata, "posterior_predictive", ds, extend)
+        from .io import arviz_attrs
+
+        feature = getattr(model, "feature_names", None) or list(range(Xs.shape[1]))
+        const = xr.Dataset({"X": (("point", "feature"), Xs)}, coords={"point": np.arange(Xs.shape[0]),
+                                                                        "feature": feature})
+        const.attrs.update(arviz_attrs())
+        if not extend:
+            return {"predictions": ds, "predictions_constant_data": const}
+        _extend(idata, "predictions", ds, True)
+        return _extend(idata, "predictions_constant_data", const, True)
     n = model.n
     if isinstance(model, GPRegressor):
         flat = psi.reshape(-1, psi.shape[-1])
@@ -152,10 +221,129 @@ def sample_posterior_predictive(model, idata, *, seed: int = 0, extend: bool = T
         if isinstance(model, PoissonGP):
             exposure = np.broadcast_to(np.asarray(model.likelihood.exposure, dtype=float), (n,))
             values = rng.poisson(exposure * np.exp(f + model.offset)).astype(np.float64)
+        elif isinstance(model, LatentGP):
+            values = np.asarray(model.likelihood.sample_targets(rng, f), dtype=np.float64)
         else:  # binary: P(y = +1 | f) from the likelihood itself
             p_pos = np.exp(model.likelihood.log_lik(np.ones(n), f))
             values = np.where(rng.uniform(size=f.shape) < p_pos, 1.0, -1.0)
     return _extend(idata, "posterior_predictive", _group(values, shape, n), extend)
+
+
+def _gp_conditional_draw(rng, L, Ks, Kss, target, extra_var: float, name: str) -> np.ndarray:
+    """One joint draw of f_* ~ N(A^T L^-1 t, K_** - A^T A), A = L^-1 K_*, plus N(0, extra_var I).
+
+    ``L`` the Cholesky factor of the training covariance (K + lambda I for regression, R&W eq.
+    2.22-2.24; K for a latent GP given f); the predictive covariance is factorised with
+    ``linalg.cholesky``'s jitter retries (it is singular where X_new repeats a training input of
+    a latent GP: f_* is then f there)."""
+    A = linalg.solve_triangular(L, Ks, lower=True)
+    mean = A.T @ linalg.solve_triangular(L, target, lower=True)  # R&W eq. 2.23
+    cov = Kss - A.T @ A  # R&W eq. 2.24
+    cov = 0.5 * (cov + cov.T)
+    m = Ks.shape[1]
+    R = linalg.cholesky(cov, name=name)
+    out = mean + R @ rng.standard_normal(m)
+    if extra_var > 0.0:
+        out = out + np.sqrt(extra_var) * rng.standard_normal(m)
+    return out
+
+
+def _new_input_draws(model, idata, psi, Xs, rng) -> np.ndarray:
+    """y_* at the (standardised) new inputs ``Xs`` per posterior draw, flattened over (chain, draw)."""
+    from .models import GPClassifier, GPRegressor, LatentGP, PoissonGP
+
+    flat = psi.reshape(-1, psi.shape[-1])
+    m = Xs.shape[0]
+    out = np.empty((flat.shape[0], m))
+    if isinstance(model, GPRegressor):
+        factors = {}
+        for s, p in enumerate(flat):
+            key = p.tobytes()
+            if key not in factors:
+                _, C = model.gp._cov(p)
+                factors = {key: linalg.cholesky(C, name="K + lambda I", max_tries=1)}  # draws of a psi are adjacent
+            theta = p[:-1]
+            Ks, Kss = model.kernel(theta, model.X, Xs), model.kernel(theta, Xs)
+            out[s] = _gp_conditional_draw(rng, factors[key], Ks, Kss, model.gp.y, float(np.exp(p[-1])),
+                                          "K_** - K_*^T (K + lambda I)^-1 K_*")
+        # with a mean function model.gp models y - H b (R&W eq. 2.40): its prior mean H_* b is added back
+        return (out + model.prior_mean_at(Xs)) * model.y_scale + model.y_shift
+    if not isinstance(model, (GPClassifier, PoissonGP, LatentGP)):
+        raise ValueError(f"gb.sample_posterior_predictive at X_new is not available for {type(model).__name__}: "
+                         "use gb.predict(model, idata, X_new)")
+    f = _latent(model, idata, "posterior predictive draws at X_new").reshape(flat.shape[0], -1)
+    factors = {}
+    for s, p in enumerate(flat):
+        key = p.tobytes()
+        if key not in factors:
+            factors = {key: linalg.cholesky(model.kernel(p, model.X), name="K")}
+        Ks, Kss = model.kernel(p, model.X, Xs), model.kernel(p, Xs)
+        out[s] = _gp_conditional_draw(rng, factors[key], Ks, Kss, f[s], 0.0, "K_** - K_*^T K^-1 K_*")
+    if isinstance(model, LatentGP):
+        return np.asarray(model.likelihood.sample_targets(rng, out), dtype=np.float64)
+    if isinstance(model, PoissonGP):  # unit exposure: counts at the rate per unit exposure, exp(f_* + m)
+        return rng.poisson(np.exp(out + model.offset)).astype(np.float64)
+    p_pos = np.exp(model.likelihood.log_lik(np.ones_like(out), out))
+    return np.where(rng.uniform(size=out.shape) < p_pos, 1.0, -1.0)
+
+
+def latent_gp_predict(model, idata, Xs, *, y_new=None, max_draws: int = 200, rng=None) -> xr.Dataset:
+    """``gpbayes.predict`` for a :class:`~gpbayes.models.LatentGP`: the latent predictive at each posterior
+    draw (psi_s, f_s), up to ``max_draws`` of them, at the standardised new inputs ``Xs``.
+
+    Per draw, f_* | f_s, psi_s ~ N(m_s, v_s) with m_s = K_*^T K^-1 f_s and v_s = k_** - diag(K_*^T
+    K^-1 K_*) (the GP conditional, R&W eq. 2.19 with the noise-free K).  Returns, over ``point``:
+    ``f_mean`` and ``f_sd`` (moments of the mixture over draws, law of total variance), ``f_lower`` /
+    ``f_upper`` (its 2.5 % and 97.5 % quantiles, from 2,000 draws of the mixture), ``y_mean`` (the
+    average over draws of ``likelihood.predictive_mean(m_s, v_s)``; left out, with a warning, when
+    the likelihood inherits the protocol's binary default P(y = +1) while its targets are not
+    labels in {-1, +1}) and, given ``y_new``, ``log_predictive_density``: log mean_s
+    p(y_new | m_s, v_s), each term ``likelihood.log_predictive_density`` (R&W eq. 3.80's integral;
+    its sum in ``attrs["lpd"]``).
+    """
+    import warnings
+
+    from scipy.special import logsumexp
+
+    from .likelihoods import Likelihood
+
+    rng = np.random.default_rng(0) if rng is None else rng
+    psi, _ = _draws(idata)
+    f = _latent(model, idata, "gb.predict").reshape(-1, model.n)
+    psi = psi.reshape(-1, psi.shape[-1])
+    if psi.shape[0] > max_draws:
+        pick = np.sort(rng.choice(psi.shape[0], size=max_draws, replace=False))
+        psi, f = psi[pick], f[pick]
+    means, variances = [], []
+    for p, fs in zip(psi, f):
+        L = linalg.cholesky(model.kernel(p, model.X), name="K")
+        A = linalg.solve_triangular(L, model.kernel(p, model.X, Xs), lower=True)
+        means.append(A.T @ linalg.solve_triangular(L, fs, lower=True))
+        variances.append(np.maximum(model.kernel.diag(p, Xs) - np.einsum("ij,ij->j", A, A), 0.0))
+    means, variances = np.array(means), np.array(variances)
+    f_mean = means.mean(axis=0)
+    f_var = np.maximum((variances + means**2).mean(axis=0) - f_mean**2, 0.0)
+    k = rng.integers(0, means.shape[0], size=2000)
+    fs = means[k] + np.sqrt(variances[k]) * rng.standard_normal((2000, Xs.shape[0]))
+    lo, hi = np.quantile(fs, [0.025, 0.975], axis=0)
+    out = xr.Dataset({"f_mean": ("point", f_mean), "f_sd": ("point", np.sqrt(f_var)), "f_lower": ("point", lo),
+                      "f_upper": ("point", hi)}, attrs={"likelihood": model.likelihood.name})
+    lik = model.likelihood
+    inherited = getattr(type(lik), "predictive_mean", None) is Likelihood.predictive_mean
+    if inherited and not np.all(np.isin(model.y, (-1.0, 1.0))):
+        warnings.warn(f"gb.predict: the {lik.name} likelihood inherits Likelihood.predictive_mean, which is "
+                      "P(y = +1) for labels in {-1, +1}, but its targets are not such labels: y_mean is left out; "
+                      "define predictive_mean(mean, var) (E[y_*] under f_* ~ N(mean, var)) to get it",
+                      UserWarning, stacklevel=3)
+    else:
+        out["y_mean"] = ("point", np.mean([lik.predictive_mean(mu, v) for mu, v in zip(means, variances)], axis=0))
+    if y_new is None:
+        return out
+    y = np.asarray(lik.check_targets(np.asarray(y_new, dtype=np.float64).ravel()), dtype=np.float64)
+    if y.shape != f_mean.shape:
+        raise ValueError(f"y_new must have one target per row of X_new ({f_mean.size}), got {y.size}")
+    lp = np.array([lik.log_predictive_density(y, mu, v) for mu, v in zip(means, variances)])
+    return _lpd(out, logsumexp(lp, axis=0) - np.log(lp.shape[0]))
 
 
 # ---------------------------------------------------------------------------

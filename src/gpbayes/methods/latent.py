@@ -1,4 +1,4 @@
-"""Methods of the latent-Gaussian models (GPClassifier, PoissonGP): pseudo-marginal MH (F&G), NUTS
+"""Methods of the latent-Gaussian models (GPClassifier, PoissonGP, LatentGP): pseudo-marginal MH (F&G), NUTS
 with an importance-sampling correction, NUTS on the whitened joint posterior, F&G's AA/SURR Gibbs,
 Murray & Adams' slice sampling in six representations, and EP type-II maximum likelihood.
 """
@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import linalg
 from ..mcmc import hyper_slice, runner
-from ..models import GPClassifier, PoissonGP
+from ..models import GPClassifier, LatentGP, PoissonGP
 from .base import (_APPROXIMATIONS, Method, _bool, _check_option_first, _choice, _estimator_problem, _float, _int,
                    _lazy, _matrix, _name, _pm_target, _point, posterior_groups, run_specs)
 
@@ -27,11 +27,32 @@ _INIT_REASON = ("the API's start, the kernel's initial psi plus N(0, 0.1^2) nois
 
 
 class _Latent(Method, register=False):
-    """A method of the latent-Gaussian models (GPClassifier, PoissonGP): chains start at the kernel's
-    initial psi plus N(0, 0.1^2) noise, or, for a method with the field ``init="prior"``, at a draw of
-    the model's prior (F&G Sec. 4.2: "The chains were initialized from the prior")."""
+    """A method of the latent-Gaussian models (GPClassifier, PoissonGP, LatentGP): chains start at the
+    kernel's initial psi plus N(0, 0.1^2) noise, or, for a method with the field ``init="prior"``, at a draw
+    of the model's prior (F&G Sec. 4.2: "The chains were initialized from the prior").
 
-    models: ClassVar = (GPClassifier, PoissonGP)
+    Which keep the latent f per draw (``posterior["f"]``, needed by ``gb.compute_log_likelihood``
+    / ``az.loo`` and ``gb.sample_posterior_predictive``): :class:`WhitenedNUTS` always,
+    :class:`SliceSampler` and :class:`LatentGibbs` with ``keep_latent=True``; not
+    :class:`PseudoMarginal` or :class:`ISCorrectedNUTS` (their chains move psi alone).
+    :meth:`keeps_latent` says so per method object and model.  A :class:`~gpbayes.models.LatentGP`
+    result always holds f (``gb.predict`` reads it), so the methods that keep none are refused for it."""
+
+    models: ClassVar = (GPClassifier, PoissonGP, LatentGP)
+    #: the method keeps f per draw on every model (WhitenedNUTS, SliceSampler)
+    _keeps_latent: ClassVar[bool] = False
+
+    def keeps_latent(self, model) -> bool:
+        """Does a run on ``model`` keep f per draw (``posterior["f"]``)?"""
+        return self._keeps_latent
+
+    def why_not(self, model):
+        """Also refused: a :class:`~gpbayes.models.LatentGP` with a method that keeps no f."""
+        reason = super().why_not(model)
+        if reason is None and isinstance(model, LatentGP) and not self.keeps_latent(model):
+            return (f"method {self.label!r} keeps no latent f, which a LatentGP result holds (gb.predict reads "
+                    "it); use 'nuts-whitened', 'slice-<representation>', 'aa' or 'surr'")
+        return reason
 
     def _psi0(self, model, rng):
         """The chain's first psi, drawn from the chain's generator: ``model.prior.sample_psi(rng)`` when
@@ -404,6 +425,7 @@ class WhitenedNUTS(_LatentNUTS):
     """
 
     aliases: ClassVar = {"nuts-whitened": {}}
+    _keeps_latent: ClassVar[bool] = True
 
     @staticmethod
     def _f_hat(model, psi0) -> np.ndarray:
@@ -441,7 +463,7 @@ class LatentGibbs(_Latent):
     variables, Murray & Adams' ancillary augmentation) or ``"surr"`` (surrogate data, M&A eqs. 9-11)
     alternating with ``n_latent_updates`` elliptical slice updates of f (Murray et al. 2010); the MH
     scale tuned towards ``target_accept`` (Robbins-Monro, from ``initial_scale``) in warm-up.
-    ``keep_latent`` stores f per draw.
+    ``keep_latent`` stores f per draw (always on a :class:`~gpbayes.models.LatentGP`).
 
     Parameters
     ----------
@@ -456,7 +478,8 @@ class LatentGibbs(_Latent):
         The first MH scale; None: 2.38 / sqrt(p).
     keep_latent : bool, default False
         Store f per draw in ``posterior["f"]`` (n floats per draw; needed by
-        ``posterior_predictive``/``log_likelihood`` of latent models).
+        ``posterior_predictive``/``log_likelihood`` of latent models and ``az.loo``).
+        A LatentGP keeps f whatever this says.
     init : {"kernel", "prior"}, default "kernel"
         Where each chain starts, drawn from the chain's own generator: psi_0 the kernel's initial
         psi plus N(0, 0.1^2) noise, or a draw of the model's prior (F&G Sec. 4.2); then
@@ -490,6 +513,10 @@ class LatentGibbs(_Latent):
         _bool(self, "keep_latent")
         _choice(self, "init", _INITS)
 
+    def keeps_latent(self, model) -> bool:
+        """``keep_latent``, or a :class:`~gpbayes.models.LatentGP` (whose results always hold f)."""
+        return self.keep_latent or isinstance(model, LatentGP)
+
     def chain_specs(self, model, rngs, n_warmup):
         """Per chain, ``latent_gibbs.chain_spec`` (F&G Sec. 4.2) from psi_0 = the kernel's initial psi
         plus N(0, 0.1^2) noise and f_0 ~ N(0, K(psi_0))."""
@@ -503,7 +530,7 @@ class LatentGibbs(_Latent):
             specs.append(latent_gibbs.chain_spec(lgm, psi0, f0, method=self.representation, n_burn=n_warmup,
                                                  n_latent_updates=self.n_latent_updates,
                                                  target_accept=self.target_accept, initial_scale=self.initial_scale,
-                                                 keep_latent=self.keep_latent))
+                                                 keep_latent=self.keeps_latent(model)))
         return specs
 
 
@@ -529,11 +556,16 @@ class SliceSampler(_Latent):
     init : {"kernel", "prior"}, default "kernel"
         Where each chain starts, drawn from the chain's own generator: psi_0 the kernel's initial
         psi plus N(0, 0.1^2) noise, or a draw of the model's prior; then f_0 ~ N(0, K(psi_0)).
+    keep_latent : bool, default False
+        Store f per draw in ``posterior["f"]`` (n floats per draw; for ``log_likelihood`` /
+        ``az.loo`` and the posterior predictive draws of the latent models).  A LatentGP keeps f
+        whatever this says.  Recording f draws nothing: the chains are the same either way.
     """
 
     representation: str = "surr-site"
     n_latent_updates: int = 10
     init: str = "kernel"
+    keep_latent: bool = False
 
     aliases: ClassVar = {f"slice-{r}": {"representation": r} for r in _REPRESENTATIONS}
     stoppable: ClassVar = True
@@ -541,12 +573,19 @@ class SliceSampler(_Latent):
     library: ClassVar = {"n_latent_updates": _lazy("mcmc.hyper_slice", "chain_spec")}
     own_defaults: ClassVar = {"representation": "M&A's recommended surrogate-data representation; "
                                                 "hyper_slice.chain_spec has no default",
-                              "init": _INIT_REASON}
+                              "init": _INIT_REASON,
+                              "keep_latent": "the API does not store f per draw unless asked (n floats per draw); "
+                                             "hyper_slice.chain_spec records none"}
 
     def __post_init__(self):
         _choice(self, "representation", _REPRESENTATIONS)
         _int(self, "n_latent_updates", 1)
         _choice(self, "init", _INITS)
+        _bool(self, "keep_latent")
+
+    def keeps_latent(self, model) -> bool:
+        """``keep_latent``, or a :class:`~gpbayes.models.LatentGP` (whose results always hold f)."""
+        return self.keep_latent or isinstance(model, LatentGP)
 
     def chain_specs(self, model, rngs, n_warmup):
         """Per chain, ``hyper_slice.chain_spec`` (M&A Alg. 4) from psi_0 = the kernel's initial psi
@@ -556,8 +595,12 @@ class SliceSampler(_Latent):
             psi0 = self._psi0(model, r)
             lgm = self._lgm(model)
             f0 = self._f0(model, psi0, r)
-            specs.append(hyper_slice.chain_spec(lgm, psi0, f0, self.representation, n_burn=n_warmup,
-                                                n_latent_updates=self.n_latent_updates))
+            spec = hyper_slice.chain_spec(lgm, psi0, f0, self.representation, n_burn=n_warmup,
+                                          n_latent_updates=self.n_latent_updates)
+            if self.keeps_latent(model):  # f recorded beside log L(f): nothing else changes
+                spec = dataclasses.replace(spec, record=lambda st, info: {"log_likelihood": st.log_likelihood,
+                                                                          "f": st.f})
+            specs.append(spec)
         return specs
 
 
