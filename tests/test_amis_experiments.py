@@ -163,8 +163,8 @@ def test_ops_to_reach_and_claims_on_synthetic_curves():
     reach = E.ops_to_reach_table(cur).set_index("sampler")
     assert set(reach["target_iqr"]) == {0.25} and set(reach["best_mcmc"]) == {"hmc_h"}
     assert reach.loc["amis", "ops_to_reach"] == 100.0 and reach.loc["hmc_h", "ops_to_reach"] == 3000.0
-    ccfg = {"mamis_slow_datasets": ["d"], "slow_factor": 1.5, "full_vs_diag_fraction": 0.75,
-            "competitive_factor": 2.0, "nimp_fraction": 0.75, "max_bookkeeping_fraction": 0.1}
+    ccfg = {"mamis_slow_datasets": ["d"], "slow_factor": 1.5, "much_factor": 0.5,
+            "competitive_factor": 2.0, "max_bookkeeping_fraction": 0.1}
 
     recs = E.claims(cur, reach.reset_index(), [], ccfg)
     by = {r["id"]: r for r in recs}
@@ -181,8 +181,8 @@ def test_ops_to_reach_and_claims_on_synthetic_curves():
     json.dumps(recs, allow_nan=False)
 
 
-CCFG = {"mamis_slow_datasets": ["d"], "slow_factor": 1.5, "full_vs_diag_fraction": 0.75, "competitive_factor": 2.0,
-        "nimp_fraction": 0.75, "max_bookkeeping_fraction": 0.1, "mamis_p_datasets": ["d"], "level": 0.95,
+CCFG = {"mamis_slow_datasets": ["d"], "slow_factor": 1.5, "much_factor": 0.5, "competitive_factor": 2.0,
+        "max_bookkeeping_fraction": 0.1, "mamis_p_datasets": ["d"], "level": 0.95,
         "bootstrap_draws": 500}
 def _rep_runs(sampler, family, cost, iqr, dataset="d", kernel="ard", n_rep=6):
     """A run block whose ``n_rep`` replicates have, at cost[p], estimates with IQR (type 7) exactly iqr[p]."""
@@ -230,8 +230,9 @@ def test_claims_are_decided_on_bootstrap_intervals_over_replicates():
         claims_mod.validate_claim(dict(r))
         assert r["id"] == "performance" or r["interval"]["method"].startswith("95% percentile bootstrap over replicates")
     c3 = by["claim3"]
-    assert c3["measured"]["fraction"] == 0.5  # AMIS wins, the MAMIS tie is no win
-    assert c3["verdict"] == "INCONCLUSIVE" and 0 <= c3["interval"]["lo"] <= 0.5 <= c3["interval"]["hi"] == 1.0
+    # pooled (issue 32): the geometric mean of AMIS's 0.01 / 1 and MAMIS's tie 0.2 / 0.2 is 0.1
+    assert c3["measured"]["geometric_mean"] == pytest.approx(0.1)
+    assert c3["interval"]["threshold"] == 1.0 and c3["interval"]["side"] == "below"
     # 2b: a 20x separation, yet with 6 replicates a resample whose middle four values coincide has IQR 0
     # (a few % of draws), so the interval of an IQR ratio reaches 0: six replicates cannot decide it
     assert by["claim2b"]["interval"]["estimate"] == pytest.approx(10.0)
@@ -468,8 +469,9 @@ def test_classification_claims_leave_out_curves_that_do_not_overlap():
     by = {r["id"]: r for r in E.claims(cur, reach, [], ccfg, runs=runs, chains=chains, seed=0)}
     c4c = by["claim4c"]
     assert c4c["measured"]["cases"]["b/rbf/pm_mh"] == {"iqr_ep": None, "iqr_la": 1.5}
-    assert c4c["measured"]["fraction"] == 1.0 and c4c["measured"]["n_comparable"] == 1  # b left out
-    assert c4c["verdict"] == "PASS" and c4c["interval"]["lo"] == 1.0
+    # pooled over the comparable cases (b left out): a's EP / LA at the common cost 100 is 0.1 / 0.5
+    assert c4c["measured"]["geometric_mean"] == pytest.approx(0.2) and c4c["measured"]["n_comparable"] == 1
+    assert c4c["verdict"] == "PASS" and c4c["interval"]["hi"] < 1.0
     # the convergence numbers of the chains the claim compares are carried with it
     assert c4c["measured"]["mcmc_convergence"] == {"a/rbf/pm_mh_ep_64": {"max_rank_rhat": 1.2, "min_bulk_ess": 30.0}}
     json.dumps(by["claim4c"], allow_nan=False)
@@ -521,16 +523,28 @@ def test_sequential_design_counts_and_errors():
         E.sequential_design({"looks": 0, "regression": {"start": 12, "block": 6}}, "regression")
 
 
-def test_fraction_claims_declare_wins_and_losses_at_the_markov_levels():
-    from gpbayes_repro.experiments.amis import analysis as A
+def test_the_pooled_pivot_is_the_mean_of_the_cases_pivots():
+    """One case: the single comparison's pivot; m equal cases: about 1 / sqrt(m) as wide; the interval of the
+    geometric mean is the estimate over exp of the pooled pivot's quantiles (issue 32, claims 3, 4b, 4c)."""
+    from gpbayes_repro import intervals
 
-    assert A._needed_wins(12, 0.75, False) == 9 and A._needed_wins(12, 0.5, True) == 7
-    assert A._needed_wins(24, 0.75, False) == 18 and A._needed_wins(5, 0.5, True) == 3
-    lw, ll = A._count_levels(12, 0.75, False, 0.05 / 2)
-    assert lw == pytest.approx(1 - 0.025 / 4) and ll == pytest.approx(1 - 0.025 / 9)
-    # "at least": reaching the bar passes; "more than": it must exceed it
-    assert A._count_verdict(9, 0, 12, 0.75, False) == "PASS" and A._count_verdict(6, 0, 12, 0.5, True) == "FAIL"
-    assert A._count_verdict(8, 1, 12, 0.75, False) == "INCONCLUSIVE" and A._count_verdict(8, 0, 12, 0.75, False) == "FAIL"
+    probs = [0.025, 0.975]
+    np.testing.assert_allclose(intervals.iqr_ratio_pivot_mean_quantiles([(12, 8)], probs),
+                               intervals.iqr_ratio_pivot_quantiles(12, 8, probs), rtol=0, atol=1e-12)
+    w1 = np.diff(intervals.iqr_ratio_pivot_mean_quantiles([(12, 12)], probs))[0]
+    w9 = np.diff(intervals.iqr_ratio_pivot_mean_quantiles([(12, 12)] * 9, probs))[0]
+    assert w9 == pytest.approx(w1 / 3, rel=0.12)  # the t(3) pivot is not normal: 1/sqrt(9) only roughly
+    rng = np.random.default_rng(4)
+    pairs = [(0.5 * rng.standard_normal(12), rng.standard_normal(8)) for _ in range(5)]
+    g, lo, hi, m = intervals.iqr_ratio_geometric_mean(pairs)
+    logs = [np.log(np.subtract(*np.percentile(a, [75, 25])) / np.subtract(*np.percentile(b, [75, 25])))
+            for a, b in pairs]
+    q = intervals.iqr_ratio_pivot_mean_quantiles([(12, 8)] * 5, probs)
+    assert m == 5 and g == pytest.approx(np.exp(np.mean(logs)))
+    assert (lo, hi) == pytest.approx((g * np.exp(-q[1]), g * np.exp(-q[0])))
+    # a case with fewer than 4 replicates on a side is left out; none usable gives NaN
+    assert intervals.iqr_ratio_geometric_mean(pairs + [(np.ones(3), np.ones(9))])[3] == 5
+    assert np.isnan(intervals.iqr_ratio_geometric_mean([(np.arange(3.0), np.arange(9.0))])[0])
 
 
 def test_a_claim_decided_at_the_first_look_adds_no_block_an_undecided_one_adds_one_up_to_the_cap():
@@ -591,14 +605,19 @@ def test_sequential_claims_on_a_small_run_set():
         claims_mod.validate_claim(dict(r))
     json.dumps(recs, allow_nan=False)
     assert by["claim2a"]["verdict"] == "PASS" and "Bonferroni over the looks" in by["claim2a"]["interval"]["method"]
-    assert by["claim2a"]["interval"]["hi"] <= 1.0
+    assert by["claim2a"]["interval"]["hi"] <= 0.5 and by["claim2a"]["interval"]["threshold"] == 0.5  # "much"
     assert by["claim5b"]["verdict"] == "PASS" and by["claim5b"]["interval"]["lo"] >= 1.0
-    # claim 3: one decided win of two cases, the tie undecided: 1 of the 2 needed (at least 75 %)
+    # claim 3 pooled: the clear AMIS win (~0.01) and the MAMIS tie (~1) give a geometric mean ~0.1, one interval
     c3 = by["claim3"]
     s3 = c3["measured"]["sequential"]
-    assert (s3["n_win"], s3["n_undecided"], s3["wins_needed"]) == (1, 1, 2)
-    assert c3["interval"]["lo"] == 0.5 and c3["interval"]["hi"] == 1.0 and c3["verdict"] == "INCONCLUSIVE"
-    assert "of 2 planned looks" in c3["reason"]
+    per = [c["estimate"] for c in s3["cases"].values()]
+    assert s3["pooled"]["n_cases_used"] == 2 and c3["interval"]["estimate"] == pytest.approx(np.sqrt(np.prod(per)))
+    assert c3["verdict"] == "PASS" and c3["interval"]["hi"] < 1.0 and s3["look"] == 1
+    # the same two cases with the AMIS win removed: a tie alone is undecided, futile at the cap, no block
+    tie = [r for r in runs if r.attrs["sampler"] in ("mamis", "mamis_d")]
+    dec = E.sequential_decisions(tie, SCCFG, SEQ, upto_look=0)
+    assert dec["claims"]["claim3"]["verdict"] is None and "futile" in dec["claims"]["claim3"]["stopped"]
+    assert dec["extend"] == []
     # a FAIL: claim 5a with MAMIS-P clearly worse than MAMIS
     worse = [_blk("mamis_p", "is", [1.0, 0.3, 1.0], first), _blk("mamis", "is", [1.0, 0.3, 0.02], first),
              _blk("amis_mamis", "is", [1.0, 0.3, 0.02], first, seed=3)]
