@@ -412,22 +412,29 @@ def _amis_sequential(counts, shape: str, side: str, threshold: float = 1.0):
     # one comparison decided over the looks (Bonferroni: each look at 1 - 0.05 / J), truth on the boundary
     # (ratio = threshold): a PASS ("below": hi <= thr; "above": lo >= thr) is the wrong verdict; reported
     # as an interval that "covers" iff no look gave PASS (nominal 1 - 0.025)
-    from gpbayes_repro.claims import decide
-
-    J = len(counts)
-
     def sim(rng):
         a = threshold * _amis_draw(rng, shape, counts[-1])
         b = _amis_draw(rng, shape, counts[-1])
-        for n in counts:
-            _, lo, hi = intervals.iqr_ratio(a[:n], b[:n], 1 - 0.05 / J)
-            v = decide(lo, hi, threshold, side)
-            if v == "PASS":
-                return 0.0, 1.0, 2.0
-            if v == "FAIL":
-                break
-        return 0.0, 1.0, 0.5
+        return _wrong_pass_over_looks(counts, lambda n, lvl: intervals.iqr_ratio(a[:n], b[:n], lvl)[1:], threshold,
+                                      side)
     return sim
+
+
+def _wrong_pass_over_looks(counts, interval, threshold: float, side: str):
+    """One sequential decision over the looks ``counts`` (each at 1 - 0.05 / J, Bonferroni), the truth on the
+    threshold: ``interval(n, level)`` gives (lo, hi) on the first n replicates.  A PASS at any look is the wrong
+    verdict, a FAIL stops; returned as an "interval" (0, 1) with truth 2 (a wrong PASS: not covered) or 0.5."""
+    from gpbayes_repro.claims import decide
+
+    J = len(counts)
+    for n in counts:
+        lo, hi = interval(n, 1 - 0.05 / J)
+        v = decide(lo, hi, threshold, side)
+        if v == "PASS":
+            return 0.0, 1.0, 2.0
+        if v == "FAIL":
+            break
+    return 0.0, 1.0, 0.5
 
 
 def _amis_fraction(counts, m: int, k: int, shape: str):
@@ -480,22 +487,13 @@ def _amis_pooled(n_a: int, n_b: int, m: int, threshold: float = 1.0):
 def _amis_pooled_sequential(counts, m: int, threshold: float):
     # the pooled claims over the looks (each at 1 - 0.05 / J), truth on the threshold (side below: a PASS is wrong),
     # reported as an interval that covers iff no look gave PASS (nominal 1 - 0.025); a FAIL stops the claim
-    from gpbayes_repro.claims import decide
-
-    J = len(counts)
-
     def sim(rng):
         ratios = _pooled_case_ratios(m, threshold)
         a = [r * _amis_draw(rng, _POOLED_SHAPES[i % 3], counts[-1]) for i, r in enumerate(ratios)]
         b = [_amis_draw(rng, _POOLED_SHAPES[i % 3], counts[-1]) for i in range(m)]
-        for n in counts:
-            _, lo, hi, _ = intervals.iqr_ratio_geometric_mean([(x[:n], y[:n]) for x, y in zip(a, b)], 1 - 0.05 / J)
-            v = decide(lo, hi, threshold, "below")
-            if v == "PASS":
-                return 0.0, 1.0, 2.0
-            if v == "FAIL":
-                break
-        return 0.0, 1.0, 0.5
+        return _wrong_pass_over_looks(
+            counts, lambda n, lvl: intervals.iqr_ratio_geometric_mean([(x[:n], y[:n]) for x, y in zip(a, b)], lvl)[1:3],
+            threshold, "below")
     return sim
 
 
