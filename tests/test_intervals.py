@@ -287,8 +287,8 @@ def test_best_of_k_beats_best_needs_one_candidate_above_every_baseline():
 
 
 def test_selecting_the_best_of_six_by_its_mean_passes_wrongly_too_often():
-    """F&G Table I's rule (pm_gpc_mcmc._table1_decisions: the best PM scheme by mean against the better of AA and
-    SURR at 95 %): with all six PM schemes on the boundary a setting is won wrongly more often than the 2.5 % of
+    """F&G Table I's rule before issue 32 (the best PM scheme by mean against the better of AA and SURR at 95 %,
+    coverage._best_of_six_before): with all six PM schemes on the boundary a setting is won wrongly more often than the 2.5 % of
     a one-sided 95 % test (10 chains, CV 0.5: ~8 %); the proposed rule (intervals.best_of_k_beats_best) keeps it."""
     s = coverage.Scenario("", "", "", "", coverage._best_of_six(10, 10, 0.5, 0.5), 0.975)
     assert coverage.run(s, 600, seed=3)["coverage"] < 0.96
@@ -309,7 +309,8 @@ def test_merge_replaces_the_rows_run_and_keeps_the_others(tmp_path):
 def test_welch_at_three_chains_is_liberal_when_one_arms_spread_is_four_times_the_other():
     """A known calibration gap (issue 32 s.4), kept visible: F&G Table I's per-setting Welch interval at 3 vs 3
     chains with gamma ESS of CV 0.85 against 0.2 covers ~89 % (4,000 simulations: 88.8 %), below the 93 % floor.
-    The claim's verdicts that rest on it are flagged in the closing note; a calibrated replacement is open."""
+    Since issue 32 no verdict rests on it alone: table1-pm-beats-aa-surr decides on Welch intervals at
+    1 - 0.05 / 24 inside intervals.best_of_k_beats_best_summaries, measured end to end at these spreads."""
     row = [s for s in coverage.SCENARIOS if "CV 0.85 vs 0.2" in s.inputs][0]
     assert not row.required
     out = coverage.run(row, 1500, seed=11)

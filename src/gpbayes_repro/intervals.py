@@ -505,31 +505,44 @@ def best_of_k_beats_best(candidates, baselines, level: float = 0.95):
     table), against the 2.5 % of a one-sided 95 % test.  Returns (verdict, index of the candidate that
     decided a PASS or the one closest to it, {(k, j): (diff, lo, hi)} at the PASS level).
     """
+    def summary(x):
+        x = np.asarray(x, dtype=float)
+        return float(x.mean()), float(x.std(ddof=1)) if x.size > 1 else math.nan, int(x.size)
+
+    return best_of_k_beats_best_summaries([summary(c) for c in candidates], [summary(b) for b in baselines],
+                                          1 - level, 1 - level)
+
+
+def best_of_k_beats_best_summaries(candidates, baselines, alpha_pass: float = 0.05, alpha_fail: float = 0.05):
+    """``best_of_k_beats_best`` from each scheme's (mean, s.d., number of replicates), with the two-sided error
+    rates of its PASS and FAIL decisions given apart: PASS at ``1 - alpha_pass / K``, FAIL at
+    ``1 - alpha_fail / J`` (K candidates, J baselines).  A claim that counts such decisions over cases sets them
+    per case (e.g. F&G Table I's "most settings": ``alpha / (m - k + 1)`` for a win, ``alpha / k`` for a loss,
+    k wins needed of m, by Markov's inequality over the false wins or losses)."""
     from gpbayes_repro.claims import decide, welch_interval
 
-    cand = [np.asarray(c, dtype=float) for c in candidates]
-    base = [np.asarray(b, dtype=float) for b in baselines]
+    cand = [tuple(c) for c in candidates]
+    base = [tuple(b) for b in baselines]
     if not cand or not base:
         raise ValueError(f"best_of_k_beats_best needs candidates and baselines, got {len(cand)} and {len(base)}")
     K, J = len(cand), len(base)
 
     def iv(a, b, lv):
-        return welch_interval(a.mean(), a.std(ddof=1) if a.size > 1 else math.nan, a.size,
-                              b.mean(), b.std(ddof=1) if b.size > 1 else math.nan, b.size, lv)
+        return welch_interval(a[0], a[1], a[2], b[0], b[1], b[2], lv)
 
-    at_pass = {(k, j): iv(cand[k], base[j], 1 - (1 - level) / K) for k in range(K) for j in range(J)}
+    at_pass = {(k, j): iv(cand[k], base[j], 1 - alpha_pass / K) for k in range(K) for j in range(J)}
     lows = [min((at_pass[k, j][1] for j in range(J)), key=lambda x: x if math.isfinite(x) else -math.inf)
             for k in range(K)]
     best = int(np.argmax([x if math.isfinite(x) else -math.inf for x in lows]))
     if any(all(decide(*at_pass[k, j][1:], 0.0, "above") == "PASS" for j in range(J)) for k in range(K)):
         return "PASS", best, at_pass
-    at_fail = {(k, j): iv(cand[k], base[j], 1 - (1 - level) / J) for k in range(K) for j in range(J)}
+    at_fail = {(k, j): iv(cand[k], base[j], 1 - alpha_fail / J) for k in range(K) for j in range(J)}
     if all(any(decide(*at_fail[k, j][1:], 0.0, "above") == "FAIL" for j in range(J)) for k in range(K)):
         return "FAIL", best, at_pass
     return "INCONCLUSIVE", best, at_pass
 
 
-__all__ += ["banerjee_t", "best_of_k_beats_best"]
+__all__ += ["banerjee_t", "best_of_k_beats_best", "best_of_k_beats_best_summaries"]
 METHOD_TEXT["banerjee_t"] = ("95% interval of the estimate, half-width sqrt(sum_k t(df_k)^2 se_k^2) over independent "
                              "error components (test set: n_test - 1 d.f.; Monte Carlo between chains: n_chains - 1 "
                              "d.f.; Banerjee 1960, conservative for any ratio of the variances; coverage measured: "
