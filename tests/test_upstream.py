@@ -1,5 +1,7 @@
 """Committed results keyed by what is upstream of them (gpbayes_repro.upstream)."""
 
+from pathlib import Path
+
 from gpbayes_repro import upstream
 
 
@@ -36,3 +38,28 @@ def test_fresh_until_an_upstream_file_changes_and_then_names_it(tmp_path):
 def test_outputs_without_a_record_are_never_fresh(tmp_path):
     res = upstream.compare(tmp_path)
     assert not res["fresh"] and not res["recorded"] and upstream.describe(res).startswith("stale: no record")
+
+
+def test_the_reporting_only_modules_are_imported_by_no_job():
+    """``upstream.REPORTING_ONLY`` leaves modules out of the key on the ground that no job computing a result
+    imports them: no other module of src/ and no workflow file but the claims page's renderer names them in an
+    import (a lazy one included), so a change to them cannot change a committed claims file."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    names = {Path(p).stem for p in upstream.REPORTING_ONLY}
+    pattern = re.compile(r"(import|lazy_module\(|import_module\().*\b(" + "|".join(sorted(names)) + r")\b")
+    offenders = []
+    for path in [*root.joinpath("src").rglob("*.py"), *root.joinpath("workflow").rglob("*.py"),
+                 *root.joinpath("workflow").rglob("*.smk"), root / "workflow" / "Snakefile"]:
+        rel = path.relative_to(root).as_posix()
+        if rel in upstream.REPORTING_ONLY or rel == "workflow/scripts/claims_report.py" or "__pycache__" in rel:
+            continue
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line) and not line.lstrip().startswith("#"):
+                offenders.append(f"{rel}:{i}: {line.strip()}")
+    assert not offenders, offenders
+    # and they are left out of the key
+    keyed = upstream.file_hashes(root)["code"]
+    assert not set(keyed) & set(upstream.REPORTING_ONLY)
+    assert "src/gpbayes_repro/claims.py" in keyed

@@ -4,7 +4,8 @@ The decide tier's outputs are committed (``benchmarks/results/decide_scale/``) s
 needs no cluster to see its verdicts.  As showyourwork keys its cached rules, they are keyed
 by the files upstream of them -- the library and reproduction code (``src/``), the workflow
 (``workflow/``), the configuration (``config/``) and the vendored data (``data/`` less
-``data/processed/``) -- hashed per file with SHA-256.  :func:`snapshot` records them
+``data/processed/``) -- hashed per file with SHA-256, less the modules that only report on
+finished runs (``REPORTING_ONLY``).  :func:`snapshot` records them
 beside the committed outputs (``UPSTREAM.json``); :func:`compare` tells a later run whether
 they still hold and, if not, names the files that changed.  A default run reads the
 committed outputs onto the claims page only while they hold, and otherwise shows them as
@@ -21,7 +22,7 @@ import hashlib
 import json
 from pathlib import Path
 
-__all__ = ["COMPONENTS", "file_hashes", "snapshot", "compare", "main"]
+__all__ = ["COMPONENTS", "REPORTING_ONLY", "file_hashes", "snapshot", "compare", "main"]
 
 #: the parts of the tree upstream of a workflow result, each a directory and the patterns it holds
 COMPONENTS = {
@@ -32,11 +33,20 @@ COMPONENTS = {
 }
 #: never upstream: generated or cached files inside those directories
 _SKIP_PARTS = {"__pycache__", "processed", ".snakemake", "*.egg-info"}
+#: never upstream of a claims file: modules that only read a finished run's files, simulate the coverage
+#: table or write the docs' generated blocks.  No job that computes a result imports them (the claims page's
+#: renderer, ``workflow/scripts/claims_report.py``, reads ``upstream`` to mark stale files: it is downstream);
+#: ``tests/test_upstream.py`` checks that no other module or workflow file imports them.
+REPORTING_ONLY = frozenset({
+    "src/gpbayes_repro/upstream.py", "src/gpbayes_repro/verdict_table.py", "src/gpbayes_repro/coverage.py",
+    "src/gpbayes_repro/run_profile.py", "src/gpbayes_repro/rule_profile.py", "src/gpbayes_repro/ops_profile.py",
+    "src/gpbayes_repro/run_facts.py",
+})
 FILE = "UPSTREAM.json"
 
 
 def _skip(rel: Path) -> bool:
-    return any(p in _SKIP_PARTS or p.endswith(".egg-info") for p in rel.parts)
+    return any(p in _SKIP_PARTS or p.endswith(".egg-info") for p in rel.parts) or rel.as_posix() in REPORTING_ONLY
 
 
 def file_hashes(root=".") -> dict[str, dict[str, str]]:
