@@ -19,21 +19,26 @@ method objects are the ones that reproduce the papers:
   stage's q_0 (mode and (-H)^-1); the weighted sample (``importance_psi``, ``log_weight``) equals
   the one behind the reproduction's running-estimate curves (captured from ``amis.run_amis``).
 
-Left out (no road today; see the report of issue 33 item 6):
+* Xiong et al.'s MAMIS-P (``amis.runs``, sampler ``mamis_p``): ``MAMISP`` with the run's
+  ``prior_strength`` / ``data_count``.
 
-* Murray & Adams 2010 (``slice_ma.run_block``): each chain starts at (psi_0, f_0) drawn from a
-  stream of its own (``"slice_ma", name, "init", c``), shared by every representation, while
-  ``SliceSampler`` draws its start from the chain's generator; and two of the three data sets have
-  no gb model (the Gaussian-likelihood synthetic set, and the mining counts with a *sampled* offset
-  -- ``PoissonGP`` fixes it).  Needs an explicit per-chain start (a field or ``gb.sample(init=)``).
-* Hensman et al. 2015 (``sparse_mcmc.run_block``): the chain starts from its own stream
-  (``"init", c``), and the target is built from the reproduction's SVGP fit (``fit_gaussian``: Z_0
-  from its own stream, psi_0 from the config), while ``SparseGPClassifier`` fits its own SVGP from
-  ``kernel.initial_psi`` and ``JointHMC`` draws the start from the chain's generator.
-* Gadd et al. (``gplvm.run_chain``): psi_0 from a "start" stream of its own and the model's ML fit
-  from the reproduction's stage; ``GPLVMPseudoMarginal`` draws psi_0 from the chain's generator
-  around ``GPLVMRegressor``'s own fit.
-* Xiong et al.'s MAMIS-P (``amis.mamis_p``) has no method object.
+Where the reproduction starts a chain from a stream of its own, the test passes that start to
+``gb.sample(..., init=...)`` and builds the model from the reproduction's objects or fits:
+
+* Murray & Adams 2010 (``slice_ma.run_block``): ``SliceSampler(representation=...)`` with
+  init = (psi_0, f_0) from the data set's ``"init"`` stream, on ``GPClassifier`` (labels, logistic)
+  or ``LatentGP`` (the synthetic set's Gaussian likelihood) built from ``slice_ma.build_model``'s
+  kernel, prior and likelihood.
+* Hensman et al. 2015 (``sparse_mcmc.run_block``, the psrf study): ``JointHMC(max_steps=32)`` and
+  ``SparseGibbs(max_steps=32)`` on ``SparseGPClassifier(..., svgp_fit=<the reproduction's
+  fit_gaussian>)``, init = (psi, v_0) from the ``"init"`` stream.
+* Gadd et al. (``gplvm.run_block``): ``GPLVMPseudoMarginal(vb_start="ml", ...)`` on
+  ``GPLVMRegressor(..., ml_fit=<the reproduction's fit_ml>)``, init = psi_0 from the ``"start"``
+  stream.
+
+Left out: M&A's count data sets (mining, the Redwoods stand-in), whose model samples the log-rate
+offset with psi (``PoissonGP`` fixes it); Hensman et al.'s coal study (a Poisson likelihood, no
+library model) and MNIST study (robust-max; not tested here).
 """
 
 from __future__ import annotations
@@ -379,11 +384,12 @@ def test_ma_slice_sampling_chains(name, rep):
 # ---------------------------------------------------------------------------
 # Hensman et al. 2015: joint HMC on the sparse variational target
 # ---------------------------------------------------------------------------
-def test_hensman_sparse_joint_hmc_chains():
-    """Hensman et al. 2015 (the psrf study's joint sampler): the target placed by the reproduction's own
-    SVGP fit (its Z_0 stream and psi_0 from the config), each chain from q(v) drawn from an "init"
-    stream of its own; SparseGPClassifier(svgp_fit=that fit) and JointHMC at the config's settings
-    with init=that start give the reproduction's chains."""
+@pytest.mark.parametrize("sampler", ["joint", "gibbs"])
+def test_hensman_sparse_chains(sampler):
+    """Hensman et al. 2015 (the psrf study's joint HMC and its Gibbs baseline): the target placed by the
+    reproduction's own SVGP fit (its Z_0 stream and psi_0 from the config), each chain from q(v)
+    drawn from an "init" stream of its own; SparseGPClassifier(svgp_fit=that fit) and JointHMC /
+    SparseGibbs at the config's settings with init=that start give the reproduction's chains."""
     from gpbayes.sparse import svgp
     from gpbayes_repro.experiments import sparse_mcmc
 
@@ -391,11 +397,11 @@ def test_hensman_sparse_joint_hmc_chains():
     r = rngmod.stream(SEED, "hensman", "data")
     X = r.normal(size=(36, 2))
     y = np.where(np.sin(2 * X[:, 0]) + 0.3 * r.normal(size=36) > 0, 1.0, -1.0)
-    ds = xr.Dataset({"X": (("n", "d"), X), "y": ("n", y), "test": ("n", np.r_[np.zeros(30), np.ones(6)].astype(np.int8))},
-                    attrs={"name": "image", "task": "binary"})
+    test = np.r_[np.zeros(30), np.ones(6)].astype(np.int8)  # the last 6 rows held out
+    ds = xr.Dataset({"X": (("n", "d"), X), "y": ("n", y), "test": ("n", test)}, attrs={"name": "image", "task": "binary"})
     fit = sparse_mcmc.fit_gaussian(ds, problem="image", kernel="rbf", M=5, cfg=cfg, maxiter=20, seed=SEED)
     run = {"n_chains": 2, "chains_per_job": 2, "n_warmup": 12, "n_draws": 10}
-    groups = sparse_mcmc.run_block(ds, fit, study="psrf", problem="image", kernel="rbf", sampler="joint", block=0,
+    groups = sparse_mcmc.run_block(ds, fit, study="psrf", problem="image", kernel="rbf", sampler=sampler, block=0,
                                    cfg=cfg, run=run, seed=SEED)
     ours = groups["posterior"]["psi"].values
 
@@ -414,19 +420,20 @@ def test_hensman_sparse_joint_hmc_chains():
         return {"psi": psi, "v": v}
 
     hmc = cfg["hmc"]
-    method = gb.JointHMC(target_accept=float(hmc["target_accept"]), trajectory_length=float(hmc["trajectory_length"]),
-                         max_steps=int(hmc["max_steps"]))
+    opts = dict(target_accept=float(hmc["target_accept"]), trajectory_length=float(hmc["trajectory_length"]),
+                max_steps=int(hmc["max_steps"]))
+    method = gb.JointHMC(**opts) if sampler == "joint" else gb.SparseGibbs(**opts, psi_scale=hmc["gibbs_psi_scale"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         idata = gb.sample(model, method=method, chains=2, draws=10, n_warmup=12, init=start, progress=False, cores=1,
-                          seed=rngmod.seed_sequence(SEED, "sparse_mcmc", "psrf", "rbf", "joint", "M", 5, "chain"))
+                          seed=rngmod.seed_sequence(SEED, "sparse_mcmc", "psrf", "rbf", sampler, "M", 5, "chain"))
     assert _moves(ours)
     assert np.array_equal(ours, psi_draws(idata).values)
     assert np.array_equal(groups["posterior"]["v"].values, idata.posterior["v"].values)
     with warnings.catch_warnings():  # JointHMC's own start (v_0 ~ q(v) from the chain's generator) differs
         warnings.simplefilter("ignore")
         other = gb.sample(model, method=method, chains=2, draws=10, n_warmup=12, progress=False, cores=1,
-                          seed=rngmod.seed_sequence(SEED, "sparse_mcmc", "psrf", "rbf", "joint", "M", 5, "chain"))
+                          seed=rngmod.seed_sequence(SEED, "sparse_mcmc", "psrf", "rbf", sampler, "M", 5, "chain"))
     assert not np.array_equal(ours, psi_draws(other).values)
 
 

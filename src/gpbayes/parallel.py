@@ -318,9 +318,9 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
     procs = []
     for idx, reply in zip(groups, replies):
         # meth.for_chains: the starts given to gb.sample(init=...) of these chains alone, renumbered as the rngs
-        p = ctx.Process(target=_worker, args=(out, reply, stop, meth.for_chains(idx), model, idx, [rngs[c] for c in idx],
-                                              prepared,
-                                              int(n_draws), int(n_warmup), rule), daemon=True)
+        p = ctx.Process(target=_worker, args=(out, reply, stop, meth.for_chains(idx), model, idx,
+                                              [rngs[c] for c in idx], prepared, int(n_draws), int(n_warmup), rule),
+                        daemon=True)
         procs.append(p)
     chains: dict[int, Chain] = {}
     partial: dict[int, Chain] = {}
