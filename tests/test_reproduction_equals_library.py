@@ -571,3 +571,30 @@ def test_fits_made_elsewhere_are_checked():
         gb.GPLVMRegressor(x, Y, n_inducing=4, ml_fit=fit._replace(params=q._replace(inducing=np.zeros((5, 2)))))
     with pytest.raises(ValueError, match=r"ml_fit.psi must have shape \(5,\)"):
         gb.GPLVMRegressor(x, Y, n_inducing=4, ml_fit=fit._replace(psi=np.zeros(4)))
+
+
+@pytest.mark.parametrize("method", [gb.PseudoMarginal(n_imp=2, initial_scale=1e-300),
+                                    gb.LatentGibbs(representation="surr", initial_scale=1e-300, n_latent_updates=1),
+                                    gb.SliceSampler(representation="fixed", n_latent_updates=1),
+                                    gb.WhitenedNUTS(max_tree_depth=2), gb.ISCorrectedNUTS(n_imp=2, max_tree_depth=2)])
+def test_init_reaches_every_latent_method(method):
+    """init reaches each latent-model method: the MH samplers with steps of 1e-300 stay at the given psi
+    bit for bit; the others start there (recorded) and differ from their own start."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 1))
+    clf = gb.GPClassifier(X, X[:, 0] + 0.5 * rng.normal(size=12) > 0, ard=False)
+    starts = np.array([[0.3, -0.2], [-0.4, 0.1]])
+    n_warmup = 0 if isinstance(method, (gb.PseudoMarginal, gb.LatentGibbs)) else 2
+
+    def run(init):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gb.sample(clf, method=method, chains=2, draws=3, n_warmup=n_warmup, seed=5, init=init,
+                             progress=False, cores=1)
+
+    idata = run(starts)
+    psi = psi_draws(idata).values
+    assert np.array_equal(json.loads(idata.posterior.attrs["init"])["psi"], starts)
+    if n_warmup == 0:
+        assert np.array_equal(psi, np.broadcast_to(starts[:, None, :], psi.shape))
+    assert not np.array_equal(psi, psi_draws(run(None)).values)
