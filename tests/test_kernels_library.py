@@ -242,6 +242,7 @@ MODEL_KERNELS = {
 #: short settings for methods whose defaults are sized for real problems
 _SHORT = {"amis": {"n_iterations": 3, "n_per_iteration": 20, "n_resample": 20},
           "mamis": {"n_iterations": 3, "slope": 5, "base": 10, "n_resample": 20},
+          "mamis-p": {"n_iterations": 3, "slope": 5, "base": 10, "n_resample": 20},
           "amis-mamis": {"n_tuning_samples": 40, "n_per_iteration_amis": 20, "n_iterations": 3, "slope": 5,
                          "base": 10, "n_resample": 20},
           "pm-amis": {"n_iterations": 3, "n_per_iteration": 10, "n_imp": 8, "n_resample": 20},

@@ -19,25 +19,32 @@ method objects are the ones that reproduce the papers:
   stage's q_0 (mode and (-H)^-1); the weighted sample (``importance_psi``, ``log_weight``) equals
   the one behind the reproduction's running-estimate curves (captured from ``amis.run_amis``).
 
-Left out (no road today; see the report of issue 33 item 6):
+* Xiong et al.'s MAMIS-P (``amis.runs``, sampler ``mamis_p``): ``MAMISP`` with the run's
+  ``prior_strength`` / ``data_count``.
 
-* Murray & Adams 2010 (``slice_ma.run_block``): each chain starts at (psi_0, f_0) drawn from a
-  stream of its own (``"slice_ma", name, "init", c``), shared by every representation, while
-  ``SliceSampler`` draws its start from the chain's generator; and two of the three data sets have
-  no gb model (the Gaussian-likelihood synthetic set, and the mining counts with a *sampled* offset
-  -- ``PoissonGP`` fixes it).  Needs an explicit per-chain start (a field or ``gb.sample(init=)``).
-* Hensman et al. 2015 (``sparse_mcmc.run_block``): the chain starts from its own stream
-  (``"init", c``), and the target is built from the reproduction's SVGP fit (``fit_gaussian``: Z_0
-  from its own stream, psi_0 from the config), while ``SparseGPClassifier`` fits its own SVGP from
-  ``kernel.initial_psi`` and ``JointHMC`` draws the start from the chain's generator.
-* Gadd et al. (``gplvm.run_chain``): psi_0 from a "start" stream of its own and the model's ML fit
-  from the reproduction's stage; ``GPLVMPseudoMarginal`` draws psi_0 from the chain's generator
-  around ``GPLVMRegressor``'s own fit.
-* Xiong et al.'s MAMIS-P (``amis.mamis_p``) has no method object.
+Where the reproduction starts a chain from a stream of its own, the test passes that start to
+``gb.sample(..., init=...)`` and builds the model from the reproduction's objects or fits:
+
+* Murray & Adams 2010 (``slice_ma.run_block``): ``SliceSampler(representation=...)`` with
+  init = (psi_0, f_0) from the data set's ``"init"`` stream, on ``GPClassifier`` (labels, logistic)
+  or ``LatentGP`` (the synthetic set's Gaussian likelihood) built from ``slice_ma.build_model``'s
+  kernel, prior and likelihood.
+* Hensman et al. 2015 (``sparse_mcmc.run_block``, the psrf study): ``JointHMC(max_steps=32)`` and
+  ``SparseGibbs(max_steps=32)`` on ``SparseGPClassifier(..., svgp_fit=<the reproduction's
+  fit_gaussian>)``, init = (psi, v_0) from the ``"init"`` stream.
+* Gadd et al. (``gplvm.run_block``): ``GPLVMPseudoMarginal(vb_start="ml", ...)`` on
+  ``GPLVMRegressor(..., ml_fit=<the reproduction's fit_ml>)``, init = psi_0 from the ``"start"``
+  stream.
+
+Left out: M&A's count data sets (mining, the Redwoods stand-in), whose model samples the log-rate
+offset with psi (``PoissonGP`` fixes it); Hensman et al.'s coal study (a Poisson likelihood, no
+library model) and MNIST study (robust-max; not tested here).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import pathlib
 import warnings
 
@@ -272,3 +279,322 @@ def test_q0_fields_are_checked():
         gb.MAMIS(initial_mean=[0.0, 0.0, 0.0], initial_cov=np.eye(2))
     with pytest.raises(ValueError, match="init"):
         gb.PseudoMarginal(init="map")
+
+
+def test_xiong_mamis_p(run_amis_results):
+    """Sec. 4.5.2 (MAMIS-P: MAMIS with the moment match regularised by a prior centred on q_0) with the
+    reproduction's prior strength and data count: the weighted sample is gb.sample(MAMISP)'s."""
+    from gpbayes_repro.experiments.amis import runs
+
+    cfg = CONFIG["amis"]
+    ds = _regression_ds()
+    st = _amis_settings(mamis_p={"n_iterations": 3, "base": 0, "slope": 26, "prior_strength": 2.0,
+                                 "data_count": "n"})
+    setup = runs.setup(ds, "rbf", cfg, st, SEED)
+    del run_amis_results[:]
+    runs.run_block(ds, setup, sampler="mamis_p", kernel="rbf", block=0, cfg=cfg, settings=st, seed=SEED)
+    ours = run_amis_results[-1]
+
+    X, y, _ = runs.load_data(ds, None, SEED)
+    gp, prior = runs.regression_model(X, y, "rbf", cfg)
+    model = gb.GPRegressor(X, y, kernel=gp.kernel, prior=prior, standardize=False)
+    method = gb.MAMISP(n_iterations=3, base=0, slope=26, prior_strength=2.0, data_count="n",
+                       initial_mean=setup["mode"].sel(approx="exact").values,
+                       initial_cov=setup["cov"].sel(approx="exact").values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(model, method=method, chains=1, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "amis", "toy", "rbf", "mamis_p"))
+    assert _same_weighted_sample(ours, idata)
+    # the prior is what makes it MAMIS-P: plain MAMIS from the same q_0 and seed gives another sample
+    plain = gb.MAMIS(n_iterations=3, base=0, slope=26, initial_mean=method.initial_mean,
+                     initial_cov=method.initial_cov)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = gb.sample(model, method=plain, chains=1, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "amis", "toy", "rbf", "mamis_p"))
+    assert not _same_weighted_sample(ours, other)
+
+
+# ---------------------------------------------------------------------------
+# Murray & Adams 2010: slice sampling in six representations
+# ---------------------------------------------------------------------------
+def _ma_data(name: str) -> xr.Dataset:
+    """A small data set of M&A's two latent-GP kinds the library models: labels (Ionosphere's task, a
+    logistic likelihood) and the synthetic regression (Gaussian likelihood, fixed noise)."""
+    from gpbayes_repro.experiments import slice_ma
+
+    if name == "synthetic":
+        c = CONFIG["slice_ma"]["synthetic"]
+        return slice_ma.synthetic_data(16, rngmod.stream(SEED, "ma", "synthetic"), n_full=16, d=3,
+                                       noise_variance=float(c["noise_variance"]))
+    r = rngmod.stream(SEED, "ma", "labels")
+    X = r.normal(size=(24, 2))
+    y = np.where(X[:, 0] + 0.5 * r.normal(size=24) > 0, 1.0, -1.0)
+    return xr.Dataset({"X": (("n", "feature"), X), "y": (("n",), y)}, attrs={"name": "ionosphere",
+                                                                            "task": "classification"})
+
+
+@pytest.mark.parametrize("name, rep", [("ionosphere", "fixed"), ("ionosphere", "prior-white"),
+                                       ("ionosphere", "surr-site"), ("ionosphere", "post-site"),
+                                       ("synthetic", "surr-site"), ("synthetic", "post-site")])
+def test_ma_slice_sampling_chains(name, rep):
+    """M&A Alg. 4 in a representation (Fig. 3's chains): each chain starts at (psi_0, f_0) from the data
+    set's own "init" stream, shared by every representation; gb.sample(SliceSampler, init=that start)
+    gives the reproduction's chain.  The model is built from the reproduction's kernel (SE-ARD, M&A
+    eq. 2, nugget), priors and likelihood."""
+    from gpbayes_repro.experiments import slice_ma
+
+    cfg = CONFIG["slice_ma"]
+    ds = _ma_data(name)
+    settings = {"n_chains": 2, "chains_per_job": 2, name: {"n_burn": 4, "n_draws": 8}}
+    groups = slice_ma.run_block(ds, method=rep, block=0, cfg=cfg, settings=settings, seed=SEED)
+    ours = groups["posterior"]["psi"].values
+
+    lgm = slice_ma.build_model(ds, cfg)  # the reproduction's model: kernel, prior, likelihood
+    X, y = ds["X"].values, ds["y"].values
+    if name == "synthetic":
+        model = gb.LatentGP(X, y, likelihood=lgm.likelihood, kernel=lgm.kernel, prior=lgm.prior, standardize=False)
+    else:
+        model = gb.GPClassifier(X, y, likelihood=lgm.likelihood, kernel=lgm.kernel, prior=lgm.prior,
+                                standardize=False)
+
+    def start(c):  # the reproduction's chain start: its own stream, shared across representations
+        psi0, f0 = slice_ma.initial_point(lgm, rngmod.stream(SEED, "slice_ma", name, "init", c))
+        return {"psi": psi0, "f": f0}
+
+    method = gb.SliceSampler(representation=rep, n_latent_updates=int(cfg["n_latent_updates"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(model, method=method, chains=2, draws=8, n_warmup=4, init=start, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "slice_ma", name, rep, "chain"))
+    lib = psi_draws(idata).values
+    assert _moves(ours)
+    assert np.array_equal(ours, lib)
+    assert np.array_equal(json.loads(idata.posterior.attrs["init"])["psi"], [start(c)["psi"] for c in range(2)])
+    if rep == "surr-site":  # the start is the reproduction's: given psi_0 alone, f_0 is drawn and the chain differs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            other = gb.sample(model, method=method, chains=2, draws=8, n_warmup=4, progress=False, cores=1,
+                              init=lambda c: start(c)["psi"],
+                              seed=rngmod.seed_sequence(SEED, "slice_ma", name, rep, "chain"))
+        assert not np.array_equal(ours, psi_draws(other).values)
+
+
+# ---------------------------------------------------------------------------
+# Hensman et al. 2015: joint HMC on the sparse variational target
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("sampler", ["joint", "gibbs"])
+def test_hensman_sparse_chains(sampler):
+    """Hensman et al. 2015 (the psrf study's joint HMC and its Gibbs baseline): the target placed by the
+    reproduction's own SVGP fit (its Z_0 stream and psi_0 from the config), each chain from q(v)
+    drawn from an "init" stream of its own; SparseGPClassifier(svgp_fit=that fit) and JointHMC /
+    SparseGibbs at the config's settings with init=that start give the reproduction's chains."""
+    from gpbayes.sparse import svgp
+    from gpbayes_repro.experiments import sparse_mcmc
+
+    cfg = CONFIG["sparse_mcmc"]
+    r = rngmod.stream(SEED, "hensman", "data")
+    X = r.normal(size=(36, 2))
+    y = np.where(np.sin(2 * X[:, 0]) + 0.3 * r.normal(size=36) > 0, 1.0, -1.0)
+    test = np.r_[np.zeros(30), np.ones(6)].astype(np.int8)  # the last 6 rows held out
+    ds = xr.Dataset({"X": (("n", "d"), X), "y": ("n", y), "test": ("n", test)}, attrs={"name": "image", "task": "binary"})
+    fit = sparse_mcmc.fit_gaussian(ds, problem="image", kernel="rbf", M=5, cfg=cfg, maxiter=20, seed=SEED)
+    run = {"n_chains": 2, "chains_per_job": 2, "n_warmup": 12, "n_draws": 10}
+    groups = sparse_mcmc.run_block(ds, fit, study="psrf", problem="image", kernel="rbf", sampler=sampler, block=0,
+                                   cfg=cfg, run=run, seed=SEED)
+    ours = groups["posterior"]["psi"].values
+
+    X_train, y_train = sparse_mcmc.train_part(ds)
+    kernel = sparse_mcmc.build_kernel("rbf", X_train.shape[1])
+    params = svgp.SVGPParams(fit["q_mean"].values, fit["q_chol"].values, fit["Z"].values, fit["psi"].values)
+    model = gb.SparseGPClassifier(X_train, y_train, kernel=kernel, prior=sparse_mcmc.build_prior("image", cfg, kernel),
+                                  standardize=False, n_quad=int(cfg["n_quad"]), jitter=float(cfg["jitter"]),
+                                  svgp_fit=params)
+    assert np.array_equal(model.target.Z, fit["Z"].values)
+
+    def start(c):  # the reproduction's chain start: v ~ q(v) from its own stream, psi the fit's
+        x0 = sparse_mcmc.initial_position(rngmod.stream(SEED, "sparse_mcmc", "psrf", "rbf", "M", 5, "init", c),
+                                          model.target, params)
+        v, psi = model.target.split(x0)
+        return {"psi": psi, "v": v}
+
+    hmc = cfg["hmc"]
+    opts = dict(target_accept=float(hmc["target_accept"]), trajectory_length=float(hmc["trajectory_length"]),
+                max_steps=int(hmc["max_steps"]))
+    method = gb.JointHMC(**opts) if sampler == "joint" else gb.SparseGibbs(**opts, psi_scale=hmc["gibbs_psi_scale"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(model, method=method, chains=2, draws=10, n_warmup=12, init=start, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "sparse_mcmc", "psrf", "rbf", sampler, "M", 5, "chain"))
+    assert _moves(ours)
+    assert np.array_equal(ours, psi_draws(idata).values)
+    assert np.array_equal(groups["posterior"]["v"].values, idata.posterior["v"].values)
+    with warnings.catch_warnings():  # JointHMC's own start (v_0 ~ q(v) from the chain's generator) differs
+        warnings.simplefilter("ignore")
+        other = gb.sample(model, method=method, chains=2, draws=10, n_warmup=12, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "sparse_mcmc", "psrf", "rbf", sampler, "M", 5, "chain"))
+    assert not np.array_equal(ours, psi_draws(other).values)
+
+
+# ---------------------------------------------------------------------------
+# Gadd et al.: the supervised GPLVM's pseudo-marginal MH-within-Gibbs
+# ---------------------------------------------------------------------------
+def test_gadd_gplvm_chains():
+    """Gadd et al. Algs. 2-3 (Sec. 6.1's chains): q(Z) re-optimised from the type-II ML fit's q at every
+    proposal (``vb_start="ml"``, the config's warm_start false / vb_start ml), each chain from psi_ML
+    plus N(0, start_noise_sd^2) noise drawn from a "start" stream of its own; GPLVMRegressor(ml_fit=
+    the reproduction's fit) and GPLVMPseudoMarginal at the config's settings with init=that start
+    give the reproduction's chains (psi and Z)."""
+    from gpbayes.gplvm.vb import MLResult
+    from gpbayes_repro.experiments import gplvm
+
+    cfg = CONFIG["gplvm"]
+    sim = dict(cfg["simulation"], n=12, n_outputs=2)
+    ds = gplvm.simulate_case("case1", sim, SEED)
+    settings = dict(cfg["scales"]["smoke"], n_chains=2, chains_per_job=2, n_burn=3, n_draws=4, adapt_start=3,
+                    n_imp=3, vb_max_iter=3, n_inducing=5, ml_restarts=1, ml_max_iter=30)
+    ml = gplvm.fit_ml(ds, cfg, settings, SEED)
+    groups = gplvm.run_block(ds, ml, block=0, cfg=cfg, settings=settings, seed=SEED)
+    rep = gplvm.build_model(ds, cfg, settings)
+    ours = np.stack([groups["posterior"][n].values for n in rep.param_names], axis=-1)
+
+    fit = MLResult(ml["psi"].values, gplvm.ml_params(ml), float(ml.attrs["bound"]), ml["restart_bounds"].values, 1)
+    model = gb.GPLVMRegressor(ds["x"].values, ds["Y"].values, latent_dim=int(cfg["latent_dim"]),
+                              n_inducing=int(settings["n_inducing"]), prior=gplvm.build_prior(rep, cfg),
+                              standardize=False, ml_fit=fit)
+    assert model.param_names == rep.param_names
+    assert [list(b) for b in model.blocks()] == [list(rep.block(b)) for b in cfg["blocks"]]
+
+    def start(c):  # the reproduction's chain start: psi_ML + noise from its own stream
+        return ml["psi"].values + float(cfg["start_noise_sd"]) * rngmod.stream(
+            SEED, "gplvm", "case1", "start", c).standard_normal(len(rep.param_names))
+
+    method = gb.GPLVMPseudoMarginal(n_imp=int(settings["n_imp"]), adapt_start=int(settings["adapt_start"]),
+                                    vb_max_iter=int(settings["vb_max_iter"]), vb_start=cfg["vb_start"],
+                                    initial_proposal_sd=float(cfg["initial_proposal_sd"]))
+    assert cfg["warm_start"] is False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(model, method=method, chains=2, draws=4, n_warmup=3, init=start, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "gplvm", "case1", "chain"))
+    assert _moves(ours)
+    assert np.array_equal(ours, np.exp(psi_draws(idata).values))  # the reproduction stores theta = exp(psi)
+    assert np.array_equal(groups["posterior"]["Z"].values, idata.posterior["Z"].values)
+    with warnings.catch_warnings():  # q(Z) warm-started from the chain's current q (the library's default) differs
+        warnings.simplefilter("ignore")
+        other = gb.sample(model, method=dataclasses.replace(method, vb_start="current"), chains=2, draws=4,
+                          n_warmup=3, init=start, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "gplvm", "case1", "chain"))
+    assert not np.array_equal(ours, np.exp(psi_draws(other).values))
+
+
+# ---------------------------------------------------------------------------
+# gb.sample's init: checked, recorded, the same in worker processes
+# ---------------------------------------------------------------------------
+def test_init_is_checked_and_names_the_expected_shape():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(15, 2))
+    clf = gb.GPClassifier(X, X[:, 0] > 0)
+    p = len(clf.param_names)
+
+    def run(init, method=None, chains=2):
+        return gb.sample(clf, method=method or gb.SliceSampler(), chains=chains, draws=3, n_warmup=1, seed=0,
+                         init=init, progress=False, cores=1)
+
+    with pytest.raises(ValueError, match=rf"init\['psi'\] must be .* shape \(2, {p}\) \(chains, p hyper"):
+        run(np.zeros((3, p)))
+    with pytest.raises(ValueError, match=rf"init\(1\)\['psi'\] .* shape \({p},\)"):
+        run(lambda c: np.zeros(p + c))
+    with pytest.raises(ValueError, match=r"init\['f'\] .* shape \(2, 15\) \(chains, n observations"):
+        run({"psi": np.zeros((2, p)), "f": np.zeros((2, 14))})
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        run(np.full((2, p), np.inf))
+    with pytest.raises(ValueError, match=r"takes the start parts \['psi'\], not \['f'\]"):
+        run({"psi": np.zeros((2, p)), "f": np.zeros((2, 15))}, method=gb.PseudoMarginal(n_imp=2))
+    with pytest.raises(ValueError, match="give 'psi'"):
+        run({"f": np.zeros((2, 15))})
+    reg = gb.GPRegressor(X, X[:, 1])
+    with pytest.raises(ValueError, match="'amis' has no chains to start"):
+        gb.sample(reg, method=gb.AMIS(n_iterations=2, n_per_iteration=5), chains=1, init=np.zeros((1, 4)), seed=0)
+
+
+def test_init_starts_the_chains_there_and_runs_the_same_in_worker_processes():
+    """Chain c starts at init's row c: a random walk with steps of 1e-300 cannot leave its start in
+    float64, so every draw is the start bit for bit (an array, a callable alike); with ordinary steps
+    cores=2 (each worker given its chains' starts) gives cores=1's chains."""
+    x = np.linspace(0, 1, 10)
+    reg = gb.GPRegressor(x[:, None], np.sin(5 * x) + 0.1 * np.cos(17 * x))
+    starts = np.array([[0.1, 0.2, -1.0], [-0.3, 0.05, -2.0]])  # no zero: 0 + 1e-300 is 1e-300
+
+    def run(init, cores=1, scale=None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return psi_draws(gb.sample(reg, method=gb.RandomWalkMH(initial_scale=scale), chains=2, draws=6,
+                                       n_warmup=0, seed=3, init=init, progress=False, cores=cores)).values
+
+    for init in (starts, lambda c: starts[c], {"psi": starts}):
+        still = run(init, scale=1e-300)
+        assert np.array_equal(still, np.broadcast_to(starts[:, None, :], still.shape))
+    assert not np.array_equal(run(None, scale=1e-300)[:, 0], starts)  # without init: the method's own start
+    moving = run(starts)
+    assert _moves(moving)
+    assert np.array_equal(moving, run(starts, cores=2))
+
+
+def test_fits_made_elsewhere_are_checked():
+    """SparseGPClassifier(svgp_fit=) and GPLVMRegressor(ml_fit=) stop on a fit of the wrong shape, naming
+    the part and the shape the model needs; a good fit is used as given (no fit made)."""
+    from gpbayes.gplvm.vb import MLResult, VariationalParams
+    from gpbayes.sparse import svgp
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 2))
+    y = X[:, 0] > 0
+    params = svgp.SVGPParams(np.zeros((3, 1)), np.stack([np.eye(3)]), X[:3].copy(), np.zeros(2))
+    model = gb.SparseGPClassifier(X, y, standardize=False, svgp_fit=params)
+    assert np.array_equal(model.target.Z, X[:3]) and np.isnan(model.svgp_fit.elbo)
+    with pytest.raises(ValueError, match=r"svgp_fit.params.Z must have shape \(3, 2\)"):
+        gb.SparseGPClassifier(X, y, standardize=False, svgp_fit=params._replace(Z=X[:3, :1]))
+    with pytest.raises(ValueError, match=r"svgp_fit.params.psi must have shape \(2,\)"):
+        gb.SparseGPClassifier(X, y, standardize=False, svgp_fit=params._replace(psi=np.zeros(3)))
+    with pytest.raises(TypeError, match="SVGPFit or SVGPParams"):
+        gb.SparseGPClassifier(X, y, svgp_fit={"Z": X[:3]})
+
+    x = np.linspace(0.0, 3.0, 8)
+    Y = np.column_stack([np.cos(x), np.sin(x)])
+    q = VariationalParams(np.zeros((8, 2)), np.zeros((8, 2)), np.zeros((4, 2)))
+    fit = MLResult(np.zeros(5), q, -1.0, np.array([-1.0]), 1)
+    gplvm_model = gb.GPLVMRegressor(x, Y, n_inducing=4, ml_fit=fit)
+    assert gplvm_model.ml_fit is fit
+    with pytest.raises(ValueError, match=r"ml_fit.params.inducing must have shape \(4, 2\)"):
+        gb.GPLVMRegressor(x, Y, n_inducing=4, ml_fit=fit._replace(params=q._replace(inducing=np.zeros((5, 2)))))
+    with pytest.raises(ValueError, match=r"ml_fit.psi must have shape \(5,\)"):
+        gb.GPLVMRegressor(x, Y, n_inducing=4, ml_fit=fit._replace(psi=np.zeros(4)))
+
+
+@pytest.mark.parametrize("method", [gb.PseudoMarginal(n_imp=2, initial_scale=1e-300),
+                                    gb.LatentGibbs(representation="surr", initial_scale=1e-300, n_latent_updates=1),
+                                    gb.SliceSampler(representation="fixed", n_latent_updates=1),
+                                    gb.WhitenedNUTS(max_tree_depth=2), gb.ISCorrectedNUTS(n_imp=2, max_tree_depth=2)])
+def test_init_reaches_every_latent_method(method):
+    """init reaches each latent-model method: the MH samplers with steps of 1e-300 stay at the given psi
+    bit for bit; the others start there (recorded) and differ from their own start."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 1))
+    clf = gb.GPClassifier(X, X[:, 0] + 0.5 * rng.normal(size=12) > 0, ard=False)
+    starts = np.array([[0.3, -0.2], [-0.4, 0.1]])
+    n_warmup = 0 if isinstance(method, (gb.PseudoMarginal, gb.LatentGibbs)) else 2
+
+    def run(init):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gb.sample(clf, method=method, chains=2, draws=3, n_warmup=n_warmup, seed=5, init=init,
+                             progress=False, cores=1)
+
+    idata = run(starts)
+    psi = psi_draws(idata).values
+    assert np.array_equal(json.loads(idata.posterior.attrs["init"])["psi"], starts)
+    if n_warmup == 0:
+        assert np.array_equal(psi, np.broadcast_to(starts[:, None, :], psi.shape))
+    assert not np.array_equal(psi, psi_draws(run(None)).values)

@@ -88,6 +88,7 @@ and the weighted sample in ``sample_stats`` over the dim
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import numbers
 import sys
@@ -262,7 +263,8 @@ def _kept(chains: list[Chain]) -> tuple[list[Chain], str]:
 
 def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_warmup: int | None = None,
            seed: int | np.random.SeedSequence | None = None, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
-           log_likelihood: bool = False, warmup: int | None = None, cores: int | None = None, **options):
+           log_likelihood: bool = False, warmup: int | None = None, cores: int | None = None, init=None,
+           **options):
     """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
 
     ``gb.sample(model)``, with no method, picks the method the committed benchmarks show fastest
@@ -345,6 +347,19 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         ``"nuts-whitened"`` keeps f, ``"slice-<rep>"``, ``"aa"`` and ``"surr"`` with
         ``keep_latent=True``, and ``"pseudo-marginal"``, ``"nuts-is"``, ``"pm-amis"``,
         ``"ep-ml"`` do not.
+    init : where each chain starts, instead of the method's own start (default None).  An array
+        (chains, p) of psi, one row per chain (p = ``len(model.param_names)``, psi = the
+        log-hyperparameters ``unconstrained_posterior`` holds); or a dict of such arrays: ``"psi"``
+        and, for AA/SURR and the slice representations (``LatentGibbs``, ``SliceSampler``), the
+        latent values ``"f"`` (chains, n), for the sparse samplers (``JointHMC``, ``SparseGibbs``)
+        the whitened inducing values ``"v"`` (chains, M, C); or a callable ``c -> start`` of
+        chain c (an array (p,) of psi or a dict of one chain's parts).  The parts not given are
+        drawn from the chain's generator as without ``init`` (f_0 ~ N(0, K(psi_0)); v_0 ~ q(v));
+        the given ones draw nothing.  For the MCMC methods (``Method.init_components`` lists the
+        parts each takes); a wrong name, shape or a non-finite value stops with the expected
+        shape.  Recorded in the attributes as ``init`` (JSON: psi per chain and the parts given).
+        With ``seed``, a reproduction's chain whose start comes from a stream of its own is then
+        ``gb.sample``'s bit for bit (``tests/test_reproduction_equals_library.py``).
     **options : with a string ``method``, the fields of its method object (listed below);
         with a method object, none (set its fields instead).  An unknown name stops with the
         method's option names; a bad value with the field and its allowed range; a PyMC or
@@ -415,6 +430,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     meth = inference.resolve(method, options)
     meth.check(model)
     chains = _count("chains", chains, 1)
+    starts = None if init is None else inference.chain_starts(meth, model, init, chains)
+    if starts is not None:
+        meth = meth.starting_at(starts)
     draws = _count("draws", draws, 1)
     n_warmup = _count("n_warmup", n_warmup, 0)
     seed = fresh_seed() if seed is None else seed
@@ -450,6 +468,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
              "options": meth.to_json(), "n_warmup": int(n_warmup), "cores": n_cores if in_processes else 1}
     if spawn_key:
         attrs["seed_spawn_key"] = list(spawn_key)
+    if starts is not None:  # the given starts: psi per chain, and which parts were given
+        attrs["init"] = json.dumps({"psi": [s["psi"].tolist() for s in starts], "parts": sorted(starts[0])})
     if reason is not None:
         attrs.update({"method_default": 1, "method_reason": reason})
     bar = _progress(progress, chains)

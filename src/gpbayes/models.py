@@ -432,12 +432,18 @@ class SparseGPClassifier(_Model):
     Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
     two: the robust-max likelihood (their MNIST study; label-noise probability
     ``epsilon``), classes sorted and mapped to 0..K-1 (``classes``).  The Gaussian
-    (SVGP) fit that places the inducing inputs and starts the chains is ``svgp_fit``.
+    (SVGP) fit that places the inducing inputs and starts the chains is ``svgp_fit``:
+    fitted here (M = ``n_inducing`` random rows of X from ``seed``, psi from the kernel's
+    ``initial_psi``, then ``maxiter`` L-BFGS-B iterations, half with Z fixed), or made elsewhere
+    and given as ``svgp_fit=`` (a ``gpbayes.sparse.svgp.SVGPFit``, or its ``SVGPParams``: m (M, C),
+    R (C, M, M), Z (M, d), psi), e.g. a fit started from other inducing inputs or hyperparameters;
+    the sparse target then uses its Z and the chains start from its q(v) and psi
+    (``n_inducing``, ``seed`` and ``maxiter`` are unused).
     """
 
     def __init__(self, X, y, *, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
                  standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300,
-                 epsilon: float = 1e-3):
+                 epsilon: float = 1e-3, svgp_fit=None):
         from .sparse import svgp
         from .sparse.multiclass import RobustMax
         from .sparse.target import SparseTarget
@@ -467,14 +473,19 @@ class SparseGPClassifier(_Model):
             self.y, self.classes = _binary_labels(y)
             self.likelihood = Probit()
         self.prior = _resolve_prior(self, priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params))
-        if not 1 <= int(n_inducing) <= self.n:
-            raise ValueError(f"n_inducing must be between 1 and n = {self.n}, got {n_inducing}")
-        model = svgp.SVGPModel(self.X, self.y, self.kernel, self.likelihood, self.prior, n_quad=n_quad, jitter=jitter)
-        Z0 = svgp.initial_inducing_inputs(np.random.default_rng(seed), self.X, int(n_inducing))
-        psi0 = self.kernel.initial_psi(self.X)
-        first = svgp.fit(model, Z0, psi0, fit_Z=False, maxiter=maxiter // 2)
-        p = first.params
-        self.svgp_fit = svgp.fit(model, p.Z, p.psi, m0=p.m, R0=p.R, fit_Z=True, maxiter=maxiter // 2)
+        if svgp_fit is not None:  # a fit made elsewhere: its Z places the target, its q(v) and psi start the chains
+            self.svgp_fit = _given_svgp_fit(svgp_fit, self.X.shape[1], self.kernel.n_params,
+                                            getattr(self.likelihood, "n_latent", 1))
+        else:
+            if not 1 <= int(n_inducing) <= self.n:
+                raise ValueError(f"n_inducing must be between 1 and n = {self.n}, got {n_inducing}")
+            model = svgp.SVGPModel(self.X, self.y, self.kernel, self.likelihood, self.prior, n_quad=n_quad,
+                                   jitter=jitter)
+            Z0 = svgp.initial_inducing_inputs(np.random.default_rng(seed), self.X, int(n_inducing))
+            psi0 = self.kernel.initial_psi(self.X)
+            first = svgp.fit(model, Z0, psi0, fit_Z=False, maxiter=maxiter // 2)
+            p = first.params
+            self.svgp_fit = svgp.fit(model, p.Z, p.psi, m0=p.m, R0=p.R, fit_Z=True, maxiter=maxiter // 2)
         self.target = SparseTarget(self.X, self.y, self.svgp_fit.params.Z, self.kernel, self.likelihood, self.prior,
                                    n_quad=n_quad, jitter=jitter)
 
@@ -485,6 +496,32 @@ class SparseGPClassifier(_Model):
 
     classes_ = _renamed("classes", "classes_")
     fit_ = _renamed("svgp_fit", "fit_")
+
+
+def _given_svgp_fit(fit, d: int, n_params: int, n_latent: int):
+    """``SparseGPClassifier(svgp_fit=...)``: an ``SVGPFit`` (or its ``SVGPParams``) checked against the
+    model -- Z (M, d), m (M, C), R (C, M, M), psi (n_params,), all finite -- as an ``SVGPFit``."""
+    from .sparse import svgp
+
+    if isinstance(fit, svgp.SVGPParams):
+        fit = svgp.SVGPFit(fit, float("nan"), True, 0, "given as SVGPParams")
+    if not isinstance(fit, svgp.SVGPFit):
+        raise TypeError(f"svgp_fit must be a gpbayes.sparse.svgp.SVGPFit or SVGPParams (m, R, Z, psi), got "
+                        f"{type(fit).__name__}")
+    p = fit.params
+    Z = np.asarray(p.Z, dtype=np.float64)
+    M = Z.shape[0] if Z.ndim == 2 else -1
+    want = {"Z": (M, d), "m": (M, n_latent), "R": (n_latent, M, M), "psi": (n_params,)}
+    arrays = {"Z": Z, "m": np.asarray(p.m, dtype=np.float64), "R": np.asarray(p.R, dtype=np.float64),
+              "psi": np.asarray(p.psi, dtype=np.float64)}
+    for name, a in arrays.items():
+        if M < 1 or a.shape != want[name]:
+            raise ValueError(f"svgp_fit.params.{name} must have shape {want[name]} (M inducing inputs of d = {d} "
+                             f"features, C = {n_latent} latent functions, {n_params} hyperparameters), got "
+                             f"{a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"svgp_fit.params.{name} holds NaN or infinite values")
+    return fit._replace(params=svgp.SVGPParams(arrays["m"], arrays["R"], arrays["Z"], arrays["psi"]))
 
 
 class GPLVMRegressor(_Model):
@@ -498,11 +535,15 @@ class GPLVMRegressor(_Model):
     reproduction; the paper says only "a Gamma prior on all hyperparameters,
     with a suitably large support"): Gamma(1, 0.1) on sigma, theta, theta_S and
     Gamma(1, 0.001) on beta.  X's columns and Y's columns are standardised by
-    default.  The type-II ML fit (``ml_fit``) starts the chains.
+    default.  The type-II ML fit (``ml_fit``) starts the chains: fitted here (``ml_restarts``
+    starts from ``seed``, ``ml_max_iter`` L-BFGS-B iterations each), or made elsewhere and given as
+    ``ml_fit=`` (a ``gpbayes.gplvm.vb.MLResult`` of ``fit_type2_ml`` on this model's data, e.g.
+    from other starting hyperparameters; its psi and q(Z) are used as they are, and ``seed``,
+    ``ml_restarts`` and ``ml_max_iter`` are unused).
     """
 
     def __init__(self, X, Y, *, latent_dim: int = 2, n_inducing: int = 10, prior=None, standardize: bool = True,
-                 seed: int = 0, ml_restarts: int = 2, ml_max_iter: int = 500):
+                 seed: int = 0, ml_restarts: int = 2, ml_max_iter: int = 500, ml_fit=None):
         from .gplvm.vb import SupervisedGPLVM, fit_type2_ml
 
         super().__init__(X, None, prior, standardize)
@@ -527,9 +568,12 @@ class GPLVMRegressor(_Model):
                                     aliases=priors.gplvm_aliases(names))
         if len(self.prior) != len(names):
             raise ValueError(f"prior has {len(self.prior)} components, the model {len(names)}: {names}")
-        start = np.log(np.array([100.0 if n == "beta" else 1.0 for n in names]))
-        self.ml_fit = fit_type2_ml(np.random.default_rng(seed), self.gplvm, start, n_restarts=ml_restarts,
-                                 max_iter=ml_max_iter)
+        if ml_fit is not None:  # a fit made elsewhere
+            self.ml_fit = _given_ml_fit(ml_fit, self.gplvm)
+        else:
+            start = np.log(np.array([100.0 if n == "beta" else 1.0 for n in names]))
+            self.ml_fit = fit_type2_ml(np.random.default_rng(seed), self.gplvm, start, n_restarts=ml_restarts,
+                                       max_iter=ml_max_iter)
         self.kernel = None
 
     @property
@@ -550,6 +594,26 @@ class GPLVMRegressor(_Model):
                 "prior": repr(self.prior), "ml_bound": float(self.ml_fit.bound)}
 
     fit_ = _renamed("ml_fit", "fit_")
+
+
+def _given_ml_fit(fit, gplvm):
+    """``GPLVMRegressor(ml_fit=...)``: an ``MLResult`` checked against the model -- psi (p,), q(Z)'s
+    whitened mean and log lambda (N, k_z), inducing inputs (M, k_z), all finite."""
+    from .gplvm.vb import MLResult
+
+    if not isinstance(fit, MLResult):
+        raise TypeError(f"ml_fit must be a gpbayes.gplvm.vb.MLResult (fit_type2_ml's result), got {type(fit).__name__}")
+    n, kz, m, p = gplvm.n, gplvm.latent_dim, gplvm.n_inducing, gplvm.n_params
+    want = {"psi": (fit.psi, (p,)), "params.whitened_mean": (fit.params.whitened_mean, (n, kz)),
+            "params.log_lambda": (fit.params.log_lambda, (n, kz)), "params.inducing": (fit.params.inducing, (m, kz))}
+    for name, (a, shape) in want.items():
+        a = np.asarray(a, dtype=np.float64)
+        if a.shape != shape:
+            raise ValueError(f"ml_fit.{name} must have shape {shape} (N = {n} points, k_z = {kz} latent dimensions, "
+                             f"M = {m} inducing points, {p} hyperparameters {gplvm.param_names}), got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"ml_fit.{name} holds NaN or infinite values")
+    return fit
 
 
 class LatentGP(_Model):

@@ -251,7 +251,8 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
             _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepared, n_warmup, rule)
             out.put(("finished", list(indices)))
             return
-        for c, rng in zip(indices, rngs):
+        for k, (c, rng) in enumerate(zip(indices, rngs)):
+            one = meth.for_chains([k])  # this chain alone (its start, if gb.sample was given init)
             pending = [0, 0.0, 0, time.perf_counter()]  # iterations, acceptance sum, its count, last report
 
             def callback(iteration, n_total, state, info, c=c, pending=pending):
@@ -271,9 +272,9 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
 
             try:
                 if prepared is None:
-                    chains = meth.run(model, [rng], n_draws=n_draws, n_warmup=n_warmup, callback=callback)
+                    chains = one.run(model, [rng], n_draws=n_draws, n_warmup=n_warmup, callback=callback)
                 else:
-                    specs = meth.chain_specs(model, [rng], n_warmup, prepared=prepared)
+                    specs = one.chain_specs(model, [rng], n_warmup, prepared=prepared)
                     chains = inference.run_specs([rng], specs, n_draws=n_draws, callback=callback)
             except runner.Interrupted as err:
                 out.put(("interrupted", c, _picklable_chain(err.chains[0]) if err.chains else None))
@@ -316,8 +317,10 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
     replies = [ctx.Queue() for _ in groups] if rule is not None else [None] * cores
     procs = []
     for idx, reply in zip(groups, replies):
-        p = ctx.Process(target=_worker, args=(out, reply, stop, meth, model, idx, [rngs[c] for c in idx], prepared,
-                                              int(n_draws), int(n_warmup), rule), daemon=True)
+        # meth.for_chains: the starts given to gb.sample(init=...) of these chains alone, renumbered as the rngs
+        p = ctx.Process(target=_worker, args=(out, reply, stop, meth.for_chains(idx), model, idx,
+                                              [rngs[c] for c in idx], prepared, int(n_draws), int(n_warmup), rule),
+                        daemon=True)
         procs.append(p)
     chains: dict[int, Chain] = {}
     partial: dict[int, Chain] = {}

@@ -30,7 +30,7 @@ import sys
 import types
 
 from . import exact, weighted, latent, sparse, gplvm  # noqa: F401  (each registers its method classes)
-from .base import Method, defaults_doc, deprecated_warmup, method_classes, methods, registry, resolve, run_sequentially, run_specs
+from .base import Method, chain_starts, defaults_doc, deprecated_warmup, method_classes, methods, registry, resolve, run_sequentially, run_specs
 from .defaults import (MAX_PSEUDO_MARGINAL_HYPERPARAMETERS, MAX_RANDOM_WALK_HYPERPARAMETERS, DefaultMethodWarning,
                        default_method)
 
@@ -40,7 +40,7 @@ globals().update(METHOD_CLASSES)
 
 __all__ = ["Method", *METHOD_CLASSES, "registry", "methods", "resolve", "default_method", "DefaultMethodWarning",
            "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS", "MAX_RANDOM_WALK_HYPERPARAMETERS", "run_specs", "run_sequentially",
-           "deprecated_warmup", "method_classes", "defaults_doc", "METHOD_CLASSES"]
+           "deprecated_warmup", "method_classes", "defaults_doc", "METHOD_CLASSES", "chain_starts"]
 
 
 class _CallablePackage(types.ModuleType):

@@ -44,7 +44,7 @@ from ..mcmc.runner import Chain
 from ..models import GPRegressor, PoissonGP
 
 __all__ = ["Method", "registry", "method_classes", "methods", "resolve", "run_specs", "run_sequentially",
-           "posterior_groups", "defaults_doc", "deprecated_warmup"]
+           "posterior_groups", "defaults_doc", "deprecated_warmup", "chain_starts"]
 
 #: alias -> (method class, the fields the alias fixes), filled by ``Method.__init_subclass__``
 _ALIASES: dict[str, tuple[type, dict]] = {}
@@ -180,6 +180,11 @@ class Method:
     library: ClassVar[Mapping[str, Callable]] = {}
     library_names: ClassVar[Mapping[str, str]] = {}
     own_defaults: ClassVar[Mapping[str, str]] = {}
+    #: the parts of a chain's start that ``gb.sample(..., init=...)`` may give (:func:`chain_starts`):
+    #: ``"psi"`` (always first), ``"f"`` (the latent values of AA/SURR and the slice representations),
+    #: ``"v"`` (the whitened inducing values of the sparse samplers); () for the methods with no
+    #: chain to start (importance sampling, point estimates)
+    init_components: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, register: bool = True, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -220,6 +225,35 @@ class Method:
         reason = self.why_not(model)
         if reason is not None:
             raise ValueError(f"{reason}; choose one of {methods(model)}")
+
+    # -- explicit starts (gb.sample's init) ------------------------------------------------------
+    def start_shapes(self, model) -> dict[str, tuple[int, ...]]:
+        """The shape of each part of one chain's start (:attr:`init_components`): psi (p,), f (n,),
+        v (M, C)."""
+        shapes = {"psi": (len(model.param_names),), "f": (int(model.n),)}
+        fit = getattr(model, "svgp_fit", None)
+        if fit is not None:
+            shapes["v"] = tuple(np.shape(fit.params.m))
+        return {k: shapes[k] for k in self.init_components}
+
+    def starting_at(self, starts: Sequence[Mapping[str, np.ndarray]] | None) -> Method:
+        """A copy of this method whose chain c starts at ``starts[c]`` (a dict of the parts in
+        :attr:`init_components`, as :func:`chain_starts` returns them); None: the method's own starts.
+        The starts are not a field: the method's options (``to_json``) are unchanged."""
+        out = dataclasses.replace(self)
+        object.__setattr__(out, "_starts", None if starts is None else tuple(dict(s) for s in starts))
+        return out
+
+    def for_chains(self, indices: Sequence[int]) -> Method:
+        """This method for the chains ``indices`` alone (their starts renumbered 0, 1, ...): what a
+        worker process running those chains is given (``gpbayes.parallel``)."""
+        starts = getattr(self, "_starts", None)
+        return self if starts is None else self.starting_at([starts[c] for c in indices])
+
+    def _start(self, c: int) -> dict | None:
+        """Chain c's start given to ``gb.sample(init=...)`` (a dict of arrays), or None."""
+        starts = getattr(self, "_starts", None)
+        return None if starts is None else starts[c]
 
     # -- running ------------------------------------------------------------------------------
     def prepare(self, model, rngs: Sequence[np.random.Generator], n_warmup: int):
@@ -269,6 +303,63 @@ def run_sequentially(jobs: Sequence[Callable[[], Chain]]) -> list[Chain]:
         except KeyboardInterrupt:
             raise runner.Interrupted(done) from None
     return done
+
+
+def chain_starts(method: Method, model, init, chains: int) -> tuple[dict[str, np.ndarray], ...]:
+    """Each chain's start from ``gb.sample``'s ``init``, checked against ``method`` and ``model``.
+
+    ``init`` is an array (chains, p) of psi (one row per chain), a dict of such arrays with the key
+    ``"psi"`` and, for the methods that list them in ``init_components``, ``"f"`` (chains, n) or
+    ``"v"`` (chains, M, C), or a callable ``c -> start`` of chain c (an array (p,) of psi or a dict
+    of one chain's parts).  Returns one dict of float64 arrays per chain; the parts not given are
+    drawn by the method as without ``init``.  Stops with the expected shape when a part's shape,
+    a part's name or a value (not finite) is wrong.
+    """
+    label = method.label
+    allowed = method.init_components
+    if not allowed:
+        takes = sorted(a for a, (cls, _) in _ALIASES.items() if cls.init_components)
+        raise ValueError(f"init: method {label!r} has no chains to start (importance sampling and point estimates "
+                         f"start from their own q_0 or optimiser); init is for the MCMC methods {takes}")
+    shapes = method.start_shapes(model)
+    if callable(init):
+        per_chain = []
+        for c in range(chains):
+            got = init(c)
+            part = got if isinstance(got, Mapping) else {"psi": got}
+            per_chain.append(_check_parts(part, shapes, label, f"init({c})", lead=()))
+        return tuple(per_chain)
+    part = init if isinstance(init, Mapping) else {"psi": init}
+    whole = _check_parts(part, shapes, label, "init", lead=(chains,))
+    return tuple({k: v[c].copy() for k, v in whole.items()} for c in range(chains))
+
+
+def _check_parts(part: Mapping, shapes: Mapping[str, tuple], label: str, where: str,
+                 lead: tuple) -> dict[str, np.ndarray]:
+    """``part``'s arrays as float64, each of shape lead + shapes[name], finite; "psi" required."""
+    unknown = sorted(set(part) - set(shapes))
+    if unknown:
+        raise ValueError(f"{where}: method {label!r} takes the start parts {list(shapes)}, not {unknown}")
+    if "psi" not in part:
+        raise ValueError(f"{where}: give 'psi', the log-hyperparameters of shape {lead + shapes['psi']} "
+                         f"(the other parts, {[k for k in shapes if k != 'psi']}, are optional)")
+    out = {}
+    for name, value in part.items():
+        want = lead + shapes[name]
+        what = {"psi": "log-hyperparameters", "f": "latent values", "v": "whitened inducing values"}[name]
+        try:
+            a = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}['{name}'] must be an array of {what} of shape {want}, got "
+                             f"{type(value).__name__}") from None
+        if a.shape != want:
+            per = {"psi": "p hyperparameters", "f": "n observations", "v": "(M inducing points, C latent GPs)"}[name]
+            raise ValueError(f"{where}['{name}'] must be an array of {what} of shape {want}"
+                             + (" (chains, " if lead else " (") + f"{per}), got shape {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{where}['{name}'] holds NaN or infinite values; a start must be finite")
+        out[name] = a
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -32,11 +32,13 @@ def _mode_and_cov(model: GPRegressor, rng):
 
 
 class _ExactMarginal(Method, register=False):
-    """A sampler of the exact GP-regression posterior: each chain starts at a draw of N(MAP, (-H)^-1)."""
+    """A sampler of the exact GP-regression posterior: each chain starts at a draw of N(MAP, (-H)^-1)
+    (or at the psi given to ``gb.sample(init=...)``)."""
 
     models: ClassVar = (GPRegressor,)
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
+    init_components: ClassVar = ("psi",)
 
     def prepare(self, model, rngs, n_warmup):
         """The MAP psi and (-H)^-1 there (:func:`_mode_and_cov`, from chain 0's generator), shared by
@@ -46,15 +48,18 @@ class _ExactMarginal(Method, register=False):
 
     def chain_specs(self, model, rngs, n_warmup, prepared=None):
         """Per chain, the sampler's specification started at a draw of N(MAP, (-H)^-1) from the chain's
-        generator; ``prepared`` is :meth:`prepare`'s result (None: computed here first)."""
+        generator, or at the psi given to ``gb.sample(init=...)`` (no draw); ``prepared`` is
+        :meth:`prepare`'s result (None: computed here first)."""
         from ..posterior import log_posterior, log_posterior_value_and_grad
 
         mode, cov = self.prepare(model, rngs, n_warmup) if prepared is None else prepared
         logp = log_posterior(model.gp, model.prior)
         vg = log_posterior_value_and_grad(model.gp, model.prior)
         specs = []
-        for r in rngs:
-            start = r.multivariate_normal(mode, cov)  # over-dispersed starts: draws of the Gaussian at the mode
+        for c, r in enumerate(rngs):
+            given = self._start(c)
+            # over-dispersed starts: draws of the Gaussian at the mode, unless given
+            start = given["psi"] if given is not None else r.multivariate_normal(mode, cov)
             specs.append(self._spec(start, logp, vg, cov, n_warmup, r))
         return specs
 

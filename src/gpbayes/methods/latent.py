@@ -39,6 +39,7 @@ class _Latent(Method, register=False):
     result always holds f (``gb.predict`` reads it), so the methods that keep none are refused for it."""
 
     models: ClassVar = (GPClassifier, PoissonGP, LatentGP)
+    init_components: ClassVar = ("psi",)
     #: the method keeps f per draw on every model (WhitenedNUTS, SliceSampler)
     _keeps_latent: ClassVar[bool] = False
 
@@ -54,16 +55,24 @@ class _Latent(Method, register=False):
                     "it); use 'nuts-whitened', 'slice-<representation>', 'aa' or 'surr'")
         return reason
 
-    def _psi0(self, model, rng):
-        """The chain's first psi, drawn from the chain's generator: ``model.prior.sample_psi(rng)`` when
-        the method's ``init`` is ``"prior"``, else the kernel's initial psi plus N(0, 0.1^2) noise."""
+    def _psi0(self, model, rng, c: int):
+        """Chain c's first psi: the psi given to ``gb.sample(init=...)`` (no draw), else drawn from the
+        chain's generator: ``model.prior.sample_psi(rng)`` when the method's ``init`` is ``"prior"``,
+        else the kernel's initial psi plus N(0, 0.1^2) noise."""
+        given = self._start(c)
+        if given is not None:
+            return given["psi"].copy()
         if getattr(self, "init", "kernel") == "prior":
             return np.asarray(model.prior.sample_psi(rng), dtype=np.float64)
         psi_init = model.kernel.initial_psi(model.X)
         return psi_init + 0.1 * rng.standard_normal(psi_init.size)
 
-    @staticmethod
-    def _f0(model, psi0, rng):
+    def _f0(self, model, psi0, rng, c: int):
+        """Chain c's first f: the f given to ``gb.sample(init=...)`` (no draw), else f_0 ~ N(0, K(psi_0))
+        from the chain's generator."""
+        given = self._start(c)
+        if given is not None and "f" in given:
+            return given["f"].copy()
         K = model.kernel(psi0, model.X)
         return linalg.cholesky(K, name="K(psi0)", count=False) @ rng.standard_normal(model.n)
 
@@ -198,8 +207,8 @@ class PseudoMarginal(_Latent):
         auto = self.n_imp == "auto"
         preps, specs = [], []
         try:
-            for r in rngs:
-                psi0 = self._psi0(model, r)
+            for c, r in enumerate(rngs):
+                psi0 = self._psi0(model, r, c)
                 target = self._target(model, self.n_imp_pilot if auto else self.n_imp)
                 cov = 0.1 * np.eye(psi0.size) if self.proposal_cov is None else np.array(self.proposal_cov)
                 failures0 = getattr(target, "n_failures", 0)
@@ -383,8 +392,8 @@ class ISCorrectedNUTS(_LatentNUTS):
             raise ValueError("nuts-is needs a warm-up to tune its step size: give n_warmup >= 1")
         approx = self.importance_density(model)
         specs = []
-        for r in rngs:
-            psi0 = self._psi0(model, r)
+        for c, r in enumerate(rngs):
+            psi0 = self._psi0(model, r, c)
             logpost = is_corrected.ApproximateLogPosterior(model.kernel, model.X, model.y, model.likelihood,
                                                            model.prior, approximation=approx)
             est = PseudoMarginalTarget(model.X, model.y, model.kernel, model.likelihood, model.prior,
@@ -448,8 +457,8 @@ class WhitenedNUTS(_LatentNUTS):
         if n_warmup == 0:
             raise ValueError("nuts-whitened needs a warm-up to tune its step size: give n_warmup >= 1")
         specs = []
-        for r in rngs:
-            psi0 = self._psi0(model, r)
+        for c, r in enumerate(rngs):
+            psi0 = self._psi0(model, r, c)
             target = whitened_nuts.WhitenedJointPosterior(model.kernel, model.X, model.y, model.likelihood,
                                                           model.prior)
             x0 = whitened_nuts.whitened_start(target, psi0, self._f_hat(model, psi0))
@@ -483,7 +492,7 @@ class LatentGibbs(_Latent):
     init : {"kernel", "prior"}, default "kernel"
         Where each chain starts, drawn from the chain's own generator: psi_0 the kernel's initial
         psi plus N(0, 0.1^2) noise, or a draw of the model's prior (F&G Sec. 4.2); then
-        f_0 ~ N(0, K(psi_0)).
+        f_0 ~ N(0, K(psi_0)).  ``gb.sample(..., init=...)`` gives psi_0 (and f_0) instead.
     """
 
     representation: str = "aa"
@@ -494,6 +503,7 @@ class LatentGibbs(_Latent):
     init: str = "kernel"
 
     aliases: ClassVar = {"aa": {"representation": "aa"}, "surr": {"representation": "surr"}}
+    init_components: ClassVar = ("psi", "f")
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.latent_gibbs", "chain_spec")
@@ -523,10 +533,10 @@ class LatentGibbs(_Latent):
         from ..mcmc import latent_gibbs
 
         specs = []
-        for r in rngs:
-            psi0 = self._psi0(model, r)
+        for c, r in enumerate(rngs):
+            psi0 = self._psi0(model, r, c)
             lgm = self._lgm(model)
-            f0 = self._f0(model, psi0, r)
+            f0 = self._f0(model, psi0, r, c)
             specs.append(latent_gibbs.chain_spec(lgm, psi0, f0, method=self.representation, n_burn=n_warmup,
                                                  n_latent_updates=self.n_latent_updates,
                                                  target_accept=self.target_accept, initial_scale=self.initial_scale,
@@ -556,6 +566,7 @@ class SliceSampler(_Latent):
     init : {"kernel", "prior"}, default "kernel"
         Where each chain starts, drawn from the chain's own generator: psi_0 the kernel's initial
         psi plus N(0, 0.1^2) noise, or a draw of the model's prior; then f_0 ~ N(0, K(psi_0)).
+        ``gb.sample(..., init=...)`` gives psi_0 (and f_0) instead: nothing is drawn for them.
     keep_latent : bool, default False
         Store f per draw in ``posterior["f"]`` (n floats per draw; for ``log_likelihood`` /
         ``az.loo`` and the posterior predictive draws of the latent models).  A LatentGP keeps f
@@ -568,6 +579,7 @@ class SliceSampler(_Latent):
     keep_latent: bool = False
 
     aliases: ClassVar = {f"slice-{r}": {"representation": r} for r in _REPRESENTATIONS}
+    init_components: ClassVar = ("psi", "f")
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
     library: ClassVar = {"n_latent_updates": _lazy("mcmc.hyper_slice", "chain_spec")}
@@ -591,10 +603,10 @@ class SliceSampler(_Latent):
         """Per chain, ``hyper_slice.chain_spec`` (M&A Alg. 4) from psi_0 = the kernel's initial psi
         plus N(0, 0.1^2) noise and f_0 ~ N(0, K(psi_0))."""
         specs = []
-        for r in rngs:
-            psi0 = self._psi0(model, r)
+        for c, r in enumerate(rngs):
+            psi0 = self._psi0(model, r, c)
             lgm = self._lgm(model)
-            f0 = self._f0(model, psi0, r)
+            f0 = self._f0(model, psi0, r, c)
             spec = hyper_slice.chain_spec(lgm, psi0, f0, self.representation, n_burn=n_warmup,
                                           n_latent_updates=self.n_latent_updates)
             if self.keeps_latent(model):  # f recorded beside log L(f): nothing else changes

@@ -14,15 +14,32 @@ __all__ = ['JointHMC', 'SparseGibbs']
 
 
 class _Sparse(Method, register=False):
+    """A sampler of the sparse target: chain c starts at (v_0, psi_0) with v_0 ~ q(v) of the model's
+    Gaussian (SVGP) fit and psi_0 the fit's psi (``sparse.target.initial_position``; the poster's
+    "initialize the sampler with a draw from a Gaussian approximation"), drawn from the chain's
+    generator, or at the psi (and v) given to ``gb.sample(..., init=...)``."""
+
     models: ClassVar = (SparseGPClassifier,)
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
+    init_components: ClassVar = ("psi", "v")
 
     def chain_specs(self, model, rngs, n_warmup):
+        """Per chain, the sampler's specification from :meth:`_position0`."""
+        return [self._spec(model.target, self._position0(model, r, c), n_warmup) for c, r in enumerate(rngs)]
+
+    def _position0(self, model, rng, c: int):
+        """Chain c's first (v, psi), joined (``SparseTarget.join``): v given or drawn from q(v), psi given
+        or the fit's."""
         from ..sparse.target import initial_position
 
-        return [self._spec(model.target, initial_position(r, model.target, model.svgp_fit.params), n_warmup)
-                for r in rngs]
+        params = model.svgp_fit.params
+        given = self._start(c)
+        if given is None:
+            return initial_position(rng, model.target, params)
+        if "v" in given:
+            return model.target.join(given["v"], given["psi"])
+        return initial_position(rng, model.target, params._replace(psi=given["psi"]))
 
 
 @dataclasses.dataclass(frozen=True)
