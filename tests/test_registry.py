@@ -116,6 +116,6 @@ def test_readme_and_verdicts_page_counts_are_generated_from_the_committed_claims
     `python -m gpbayes_repro.verdict_table --update` makes of the committed claims files (no drift)."""
     from gpbayes_repro import verdict_table
 
-    for path, text in verdict_table.generated_blocks(ROOT).items():
-        assert not verdict_table.update_file(path, text, check=True), (
-            f"{path} is out of date: run python -m gpbayes_repro.verdict_table --update")
+    for (path, block), text in verdict_table.generated_blocks(ROOT).items():
+        assert not verdict_table.update_file(path, text, check=True, block=block), (
+            f"{path} ({block}) is out of date: run python -m gpbayes_repro.verdict_table --update")
