@@ -30,6 +30,24 @@ and default prior are what NumPyro is given):
     coal-mining disasters in 112 yearly bins (1851-1963, as the M&A reproduction bins them),
     ``gb.PoissonGP(X, counts)``: y_i ~ Poisson(exp(f_i + m)), m = log mean count per bin (fixed),
     2 hyperparameters.
+``concrete-m52``, ``co2-seasonal``  (issue 33: what a GPflow / PyMC user poses)
+    ``concrete-m52``: Concrete (``data/raw/concrete.csv``), 300 of its 1030 rows (seed 1), 6 covariates
+    (``CONCRETE_COLUMNS``: the aggregates left out), ``gb.GPRegressor(X, y, kernel=Matern52(6, ard=True),
+    mean=gb.means.Constant(0, 1), prior={"variance": HalfNormal(1)})`` (``concrete_model``): 8
+    log-hyperparameters, the constant integrated out and drawn given each draw.  ``co2-seasonal``: the
+    last 300 monthly means (1977-01 to 2001-12) of statsmodels' Mauna Loa CO2 (``co2_data``; statsmodels
+    in the peer venv), t in years, y standardised by hand, ``SquaredExponential(1, parameterisation="ma")
+    + Periodic(1)``, ``standardize=False``, priors in years that identify the yearly period
+    (``co2_model``, ``CO2_PRIORS``): 6 log-hyperparameters.  NumPyro's side (``user_numpyro_model``) is
+    written as a NumPyro user writes it: NumPyro's own Gamma / HalfNormal / LogNormal / InverseGamma on
+    each positive hyperparameter (sampled by NumPyro in log space, as gpbayes samples psi) and, for
+    Concrete, the constant beta ~ N(0, 1) sampled explicitly with y ~ N(beta 1, K + lambda I).  The mirror
+    check compares NumPyro's log density on its unconstrained space with gpbayes' log posterior plus
+    log N(beta; its conditional given y and psi) (``user_log_joint``).  gpbayes runs ``gb.sample``:
+    ``gpbayes-sample-nuts`` (``method=gb.NUTS()`` at --warmup/--draws) and ``gpbayes-default``; both
+    start each chain at a draw of N(MAP, (-H)^-1), and NumPyro's chains start at draws of the same
+    Gaussian (MAP untimed for NumPyro; the constant from its conditional).  The constant's posterior
+    mean, sd and |z| are reported below the hyperparameters' table (original units).
 
 The classification and Poisson models: K = sigma (exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2) + 1e-6 I)
 (the models' relative nugget); NumPyro samples (psi, v) jointly with f = L(psi) v, L the Cholesky
@@ -60,6 +78,9 @@ apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its
 ``gpbayes-nuts-whitened``  (latent models)
     ``gb.WhitenedNUTS()``: NUTS on (psi, v) jointly, f = L(psi) v -- the posterior NumPyro samples, with
     gpbayes' hand-written gradient (Cholesky reverse mode with a rank-one adjoint) and NUTS.
+``gpbayes-sample-nuts``  (regression problems)
+    ``gb.sample(model, method=gb.NUTS(), chains=..., draws=..., n_warmup=..., seed=..., cores=1)``: the
+    user's call (Stan's windowed warm-up from (-H)^-1 at the MAP; mean draws included).
 ``gpbayes-default``  (every problem)
     ``gb.sample(model, chains=..., seed=..., cores=1)`` with no method: the library's default choice
     (``gpbayes.methods.default_method``), its own warm-up, run until split R-hat < 1.01 and bulk
