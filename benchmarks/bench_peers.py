@@ -30,6 +30,24 @@ and default prior are what NumPyro is given):
     coal-mining disasters in 112 yearly bins (1851-1963, as the M&A reproduction bins them),
     ``gb.PoissonGP(X, counts)``: y_i ~ Poisson(exp(f_i + m)), m = log mean count per bin (fixed),
     2 hyperparameters.
+``concrete-m52``, ``co2-seasonal``  (issue 33: what a GPflow / PyMC user poses)
+    ``concrete-m52``: Concrete (``data/raw/concrete.csv``), 300 of its 1030 rows (seed 1), 6 covariates
+    (``CONCRETE_COLUMNS``: the aggregates left out), ``gb.GPRegressor(X, y, kernel=Matern52(6, ard=True),
+    mean=gb.means.Constant(0, 1), prior={"variance": HalfNormal(1)})`` (``concrete_model``): 8
+    log-hyperparameters, the constant integrated out and drawn given each draw.  ``co2-seasonal``: the
+    last 300 monthly means (1977-01 to 2001-12) of statsmodels' Mauna Loa CO2 (``co2_data``; statsmodels
+    in the peer venv), t in years, y standardised by hand, ``SquaredExponential(1, parameterisation="ma")
+    + Periodic(1)``, ``standardize=False``, priors in years that identify the yearly period
+    (``co2_model``, ``CO2_PRIORS``): 6 log-hyperparameters.  NumPyro's side (``user_numpyro_model``) is
+    written as a NumPyro user writes it: NumPyro's own Gamma / HalfNormal / LogNormal / InverseGamma on
+    each positive hyperparameter (sampled by NumPyro in log space, as gpbayes samples psi) and, for
+    Concrete, the constant beta ~ N(0, 1) sampled explicitly with y ~ N(beta 1, K + lambda I).  The mirror
+    check compares NumPyro's log density on its unconstrained space with gpbayes' log posterior plus
+    log N(beta; its conditional given y and psi) (``user_log_joint``).  gpbayes runs ``gb.sample``:
+    ``gpbayes-sample-nuts`` (``method=gb.NUTS()`` at --warmup/--draws) and ``gpbayes-default``; both
+    start each chain at a draw of N(MAP, (-H)^-1), and NumPyro's chains start at draws of the same
+    Gaussian (MAP untimed for NumPyro; the constant from its conditional).  The constant's posterior
+    mean, sd and |z| are reported below the hyperparameters' table (original units).
 
 The classification and Poisson models: K = sigma (exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2) + 1e-6 I)
 (the models' relative nugget); NumPyro samples (psi, v) jointly with f = L(psi) v, L the Cholesky
@@ -60,6 +78,9 @@ apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its
 ``gpbayes-nuts-whitened``  (latent models)
     ``gb.WhitenedNUTS()``: NUTS on (psi, v) jointly, f = L(psi) v -- the posterior NumPyro samples, with
     gpbayes' hand-written gradient (Cholesky reverse mode with a rank-one adjoint) and NUTS.
+``gpbayes-sample-nuts``  (regression problems)
+    ``gb.sample(model, method=gb.NUTS(), chains=..., draws=..., n_warmup=..., seed=..., cores=1)``: the
+    user's call (Stan's windowed warm-up from (-H)^-1 at the MAP; mean draws included).
 ``gpbayes-default``  (every problem)
     ``gb.sample(model, chains=..., seed=..., cores=1)`` with no method: the library's default choice
     (``gpbayes.methods.default_method``), its own warm-up, run until split R-hat < 1.01 and bulk
@@ -111,16 +132,22 @@ from _common import boston, coal, cpu_name, ionosphere, pima  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-PROBLEMS = ("housing", "pima-iso", "pima-ard", "ionosphere-ard", "coal")
+#: the problems a GPflow / PyMC user poses (issue 33): the NumPyro side is written with NumPyro's own
+#: distributions (``user_numpyro_model``), not from the gpbayes prior
+USER_PROBLEMS = ("concrete-m52", "co2-seasonal")
+PROBLEMS = ("housing", "pima-iso", "pima-ard", "ionosphere-ard", "coal") + USER_PROBLEMS
 REGRESSION_METHODS = ("gpbayes-nuts", "gpbayes-nuts-before")
+#: ``gb.sample(model, method=gb.NUTS(), draws=..., n_warmup=...)``: the user's call, mean draws included
+SAMPLE_NUTS = "gpbayes-sample-nuts"
 LATENT_METHODS = ("gpbayes-pm-la", "gpbayes-pm-ep", "gpbayes-slice-surr-site", "gpbayes-nuts-is",
                   "gpbayes-nuts-whitened")
 PEER = "numpyro-nuts"
 #: ``gb.sample(model)`` with no method: the default choice, run until converged (issue 24 §4)
 DEFAULT = "gpbayes-default"
-METHODS = REGRESSION_METHODS + LATENT_METHODS + (DEFAULT, PEER)
+METHODS = REGRESSION_METHODS + (SAMPLE_NUTS,) + LATENT_METHODS + (DEFAULT, PEER)
 DEFAULT_METHODS = {"housing": ("gpbayes-nuts", PEER),
-                   **{p: LATENT_METHODS + (PEER,) for p in PROBLEMS if p != "housing"}}
+                   **{p: LATENT_METHODS + (PEER,) for p in PROBLEMS if p not in ("housing",) + USER_PROBLEMS},
+                   **{p: (SAMPLE_NUTS, DEFAULT, PEER) for p in USER_PROBLEMS}}
 #: issue 24's Done-when: converged (split R-hat) and agreeing with the peer (|z| of every posterior mean)
 DONE_RHAT, DONE_Z = 1.01, 4.0
 #: largest |NumPyro log joint - gpbayes log joint| accepted at the test point
@@ -152,6 +179,21 @@ def build_problem(name: str, args) -> dict:
     import gpbayes as gb
     from gpbayes import priors, regression
 
+    if name == "concrete-m52":
+        X, y, rows = concrete_data()
+        model = concrete_model(X, y)
+        title = (f"Concrete, {len(rows)} of 1030 rows (seed {CONCRETE_ROWS_SEED}), {X.shape[1]} covariates "
+                 f"({', '.join(CONCRETE_COLUMNS)}), Matern-5/2 ARD regression with a constant mean (n = {model.n}, "
+                 f"{len(model.param_names)} log-hyperparameters + the constant)")
+        return {"model": model, "title": title, "starts": user_starts(model, args.chains, args.seed), "latent": False,
+                "user": name}
+    if name == "co2-seasonal":
+        t, ppm, first = co2_data()
+        model = co2_model(t, ppm)
+        title = (f"Mauna Loa CO2 (statsmodels.datasets.co2), the monthly means of {len(t)} months from {first}, "
+                 f"SE + periodic regression in years (n = {model.n}, {len(model.param_names)} log-hyperparameters)")
+        return {"model": model, "title": title, "starts": user_starts(model, args.chains, args.seed), "latent": False,
+                "user": name}
     if name == "housing":
         X, y = boston()
         model = gb.GPRegressor(X, y)
@@ -188,6 +230,127 @@ def build_problem(name: str, args) -> dict:
         psi0 = init + 0.1 * r.standard_normal(init.size)
         starts.append({"psi": psi0, "v": r.standard_normal(model.n)})
     return {"model": model, "title": title, "starts": starts, "latent": True}
+
+
+# ---------------------------------------------------------------------------
+# the problems a GPflow / PyMC user poses (issue 33)
+# ---------------------------------------------------------------------------
+#: Concrete's covariates used (of 8): the cementitious and liquid components and the age; the two
+#: aggregates are left out (they fill the rest of a mix of near-constant density: the seven components
+#: sum to 2,344 +- 65 kg per cubic metre, so the aggregates are close to a function of the others)
+CONCRETE_COLUMNS = ("cement", "blast_furnace_slag", "fly_ash", "water", "superplasticizer", "age")
+CONCRETE_ROWS, CONCRETE_ROWS_SEED = 300, 1
+#: CO2: the last CO2_MONTHS monthly means of statsmodels' weekly Mauna Loa series
+CO2_MONTHS = 300
+
+
+def concrete_data(n_rows: int = CONCRETE_ROWS, seed: int = CONCRETE_ROWS_SEED):
+    """Concrete (data/raw/concrete.csv, 1030 x 8, UCI / R's modeldata): X (n_rows x 6, CONCRETE_COLUMNS,
+    unstandardised), y = compressive strength (MPa) and the rows, ``np.sort(default_rng(seed).choice(1030,
+    n_rows, replace=False))`` (the rule ``_common.pima`` uses for a subset)."""
+    import csv
+
+    with open(REPO / "data" / "raw" / "concrete.csv") as fh:
+        rows = list(csv.reader(fh))
+    head, body = rows[0], np.array([[float(v) for v in r] for r in rows[1:]])
+    cols = [head.index(c) for c in CONCRETE_COLUMNS]
+    pick = np.sort(np.random.default_rng(seed).choice(body.shape[0], n_rows, replace=False))
+    return body[pick][:, cols], body[pick, head.index("compressive_strength")], pick
+
+
+def co2_data(n_months: int = CO2_MONTHS):
+    """statsmodels' Mauna Loa CO2 (``statsmodels.datasets.co2``, weekly, 1958-2001): the monthly means
+    of its last ``n_months`` months (1977-01 to 2001-12 for 300, none missing), as t = years since the
+    first of them (0, 1/12, ...), the CO2 in ppm, and the first month's label."""
+    from statsmodels.datasets import co2
+
+    monthly = co2.load_pandas().data["co2"].resample("MS").mean().dropna().iloc[-n_months:]
+    idx = monthly.index
+    t = (idx.year - idx[0].year) + (idx.month - 1) / 12.0
+    return np.asarray(t, dtype=np.float64), monthly.to_numpy(dtype=np.float64), f"{idx[0]:%Y-%m}"
+
+
+def concrete_model(X, y):
+    """``concrete-m52``: Matérn-5/2 ARD with a sampled constant mean, as a GPflow / PyMC user writes it.
+
+    ``gb.GPRegressor(X, y, kernel=Matern52(d, ard=True), mean=gb.means.Constant(0, 1), prior={"variance":
+    HalfNormal(1)})``: X and y standardised (the default); lengthscale_j ~ Gamma(1, 1/sqrt(d)) (the
+    kernel's default), the signal variance ~ HalfNormal(1) (by name: a variance of about the target's,
+    in place of the default Gamma(1.1, 0.1)), noise variance ~ InverseGamma(1, 0.01) (the model's
+    default), the constant beta ~ N(0, 1) on the standardised target, integrated out (R&W eq. 2.40) and
+    drawn given each draw (``mean_constant``, R&W Sec. 2.7).
+    """
+    import gpbayes as gb
+    from gpbayes.kernels import Matern52
+
+    return gb.GPRegressor(X, y, kernel=Matern52(X.shape[1], ard=True), mean=gb.means.Constant(0.0, 1.0),
+                          prior={"variance": gb.priors.HalfNormal(1.0)})
+
+
+#: co2-seasonal's priors, on theta in years and in units of the standardised CO2 (docstring of co2_model)
+CO2_PRIORS = {"se_lengthscale": ("Gamma", 4.0, 1.0), "se_sigma_f": ("HalfNormal", 2.0),
+              "periodic_lengthscale": ("Gamma", 4.0, 3.0), "periodic_period": ("LogNormal", 0.0, 0.05),
+              "periodic_variance": ("HalfNormal", 1.0)}
+
+
+def co2_model(t, ppm):
+    """``co2-seasonal``: SE + periodic on a monthly CO2 series, time in years.
+
+    ``gb.GPRegressor(t, y, kernel=SquaredExponential(1, parameterisation="ma") + Periodic(1),
+    standardize=False, prior={...})`` with t in years (not standardised, so the priors read in years) and
+    y = the standardised ppm (by hand): k = sigma_f^2 exp(-(t - t')^2 / (2 l^2)) + v exp(-2 sin^2(pi (t -
+    t') / p) / l_p^2) (R&W eqs. 4.9, 4.31), noise variance lambda.  Priors (on theta; ``CO2_PRIORS``):
+
+    * period p ~ LogNormal(0, 0.05): median 1 year, 90 % in 0.92-1.09 -- this is what identifies the
+      yearly period (the default LogNormal(0, 1) also admits its multiples and periods longer than the
+      data, where the user guide's short chains went);
+    * the trend's lengthscale l ~ Gamma(4, 1) (mean 4 years; P(l < 0.5 year) = 0.2 %: the trend cannot
+      take the season);
+    * sigma_f (a standard deviation) ~ HalfNormal(2); v (a variance) ~ HalfNormal(1); the periodic
+      lengthscale l_p ~ Gamma(4, 3) (mean 1.33: a smooth yearly shape);
+    * lambda ~ InverseGamma(1, 0.01) (the model's default).
+    """
+    import gpbayes as gb
+    from gpbayes.kernels import Periodic, SquaredExponential
+
+    y = (ppm - ppm.mean()) / ppm.std()
+    kernel = SquaredExponential(1, parameterisation="ma") + Periodic(1)
+    prior = {name: getattr(gb.priors, fam)(*args) for name, (fam, *args) in CO2_PRIORS.items()}
+    return gb.GPRegressor(np.asarray(t, dtype=np.float64)[:, None], y, kernel=kernel, standardize=False,
+                          prior=prior)
+
+
+def user_starts(model, n_chains: int, seed: int) -> list[dict]:
+    """NumPyro's starts on the user problems: as ``gb.sample``'s exact-marginal methods start theirs, one
+    draw of N(MAP, (-H)^-1) per chain (the same distribution; the MAP here is found with
+    ``default_rng(seed)``, not the chains' generators, and is not timed), and the constant mean (where
+    there is one) drawn from its conditional given that psi (R&W Sec. 2.7)."""
+    from gpbayes.methods.exact import _mode_and_cov
+
+    fit, cov = _mode_and_cov(model, np.random.default_rng(seed))
+    starts = []
+    for c in range(n_chains):
+        r = np.random.default_rng([seed, c])
+        psi = r.multivariate_normal(np.asarray(fit.psi), cov)
+        start = {"psi": psi}
+        if model.mean is not None:
+            m, V = constant_conditional(model, psi)
+            start["beta"] = m + math.sqrt(V) * r.standard_normal()
+        starts.append(start)
+    return starts
+
+
+def constant_conditional(model, psi) -> tuple[float, float]:
+    """Mean and variance of the constant beta | y, psi on the standardised scale (R&W Sec. 2.7, via
+    ``gpbayes.means.coefficient_conditional``)."""
+    from gpbayes import linalg
+    from gpbayes.means import coefficient_conditional
+
+    b, B = model.mean.prior(model.X.shape[1])
+    _, C = model.gp._cov(np.asarray(psi, dtype=np.float64))
+    L = linalg.cholesky(C, name="K + B 11^T + lambda I", count=False)
+    m, V = coefficient_conditional(model.mean.basis(model.X), b, B, L, model.y)
+    return float(m[0]), float(V[0, 0])
 
 
 # ---------------------------------------------------------------------------
@@ -267,8 +430,16 @@ def run_gb_sample(model, meth, n_chains, n_warmup, n_draws, seed):
 
     import gpbayes as gb
 
+    per_grad = math.nan
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore", gb.methods.DefaultMethodWarning)
+        if hasattr(model, "gp"):  # regression: one value and gradient of the log posterior at the kernel's start
+            from gpbayes import regression
+            from gpbayes.posterior import log_posterior_value_and_grad
+
+            vg = log_posterior_value_and_grad(model.gp, model.prior)
+            psi0 = regression.default_init(model.gp)
+            per_grad = median_cpu(lambda: vg(psi0))
         t0 = time.process_time()
         if meth is None:  # the default: gb.sample(model) with its own method, warm-up and stop rule
             idata = gb.sample(model, chains=n_chains, seed=seed, cores=1, progress=False)
@@ -288,7 +459,8 @@ def run_gb_sample(model, meth, n_chains, n_warmup, n_draws, seed):
         return float(ss[k].mean()) if k in ss and ss[k].dims[:2] == ("chain", "draw") else math.nan
 
     div = int(ss["diverging"].sum()) if "diverging" in ss else -1
-    return {"draws": np.asarray(psi.values), "cpu": cpu, "compile": math.nan, "per_grad": math.nan,
+    extra = {k: np.asarray(idata.posterior[k].values) for k in ("mean_constant",) if k in idata.posterior}
+    return {"draws": np.asarray(psi.values), "cpu": cpu, "compile": math.nan, "per_grad": per_grad, "extra": extra,
             "steps": stat_mean("n_steps"), "divergences": div, "log_weight": log_weight,
             "accept": stat_mean("acceptance_rate"), "method": idata.posterior.attrs.get("method"),
             "stopped": ss.attrs.get("stopped", "length")}
@@ -399,6 +571,91 @@ def numpyro_model(model, latent: bool):
     return latent_model
 
 
+def user_numpyro_model(problem: str, model):
+    """The NumPyro model a NumPyro user writes for a user problem, with NumPyro's own distributions on
+    the positive hyperparameters (NumPyro samples each in log space: its unconstrained space for a
+    positive support is log theta, with the same Jacobian as gpbayes' psi) and, for ``concrete-m52``,
+    the constant mean sampled explicitly.  Returns (model function, [(site, size)] in gpbayes' psi order).
+
+    Parameterisations (NumPyro / gpbayes): Gamma(concentration, rate) / Gamma(shape, rate);
+    InverseGamma(concentration, rate) / InverseGamma(shape, scale), the same density; HalfNormal(scale)
+    and LogNormal(loc, scale) alike.  The numbers are stated here again, not read from the gpbayes
+    prior: the mirror check compares the two statements.
+    """
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+
+    numpyro.enable_x64()
+    y = jnp.asarray(model.y)  # the standardised target both sides see
+    n = model.n
+    eye = jnp.eye(n)
+    if problem == "concrete-m52":
+        X = jnp.asarray(model.X)
+        d = X.shape[1]
+        diff = X[:, None, :] - X[None, :, :]
+
+        def concrete():
+            ls = numpyro.sample("lengthscale", dist.Gamma(1.0, 1.0 / math.sqrt(d)).expand([d]).to_event(1))
+            var = numpyro.sample("variance", dist.HalfNormal(1.0))
+            noise = numpyro.sample("noise_variance", dist.InverseGamma(1.0, 0.01))
+            beta = numpyro.sample("beta", dist.Normal(0.0, 1.0))  # the constant mean, on the standardised y
+            r2 = jnp.sum((diff / ls) ** 2, -1)
+            pos = r2 > 0.0  # sqrt's gradient is infinite at 0: r = 0 on the diagonal, exactly
+            r = jnp.where(pos, jnp.sqrt(jnp.where(pos, r2, 1.0)), 0.0)
+            s5r = math.sqrt(5.0) * r
+            K = var * (1.0 + s5r + (5.0 / 3.0) * r * r) * jnp.exp(-s5r) + noise * eye  # R&W eq. 4.17
+            numpyro.sample("y", dist.MultivariateNormal(beta * jnp.ones(n), covariance_matrix=K), obs=y)
+
+        return concrete, [("lengthscale", d), ("variance", 1), ("noise_variance", 1)]
+    if problem == "co2-seasonal":
+        t = jnp.asarray(model.X[:, 0])
+        D = t[:, None] - t[None, :]
+
+        def co2():
+            ell = numpyro.sample("se_lengthscale", dist.Gamma(4.0, 1.0))
+            sf = numpyro.sample("se_sigma_f", dist.HalfNormal(2.0))  # a standard deviation
+            lp = numpyro.sample("periodic_lengthscale", dist.Gamma(4.0, 3.0))
+            per = numpyro.sample("periodic_period", dist.LogNormal(0.0, 0.05))
+            v = numpyro.sample("periodic_variance", dist.HalfNormal(1.0))  # a variance
+            noise = numpyro.sample("noise_variance", dist.InverseGamma(1.0, 0.01))
+            K = (sf**2 * jnp.exp(-0.5 * (D / ell) ** 2)
+                 + v * jnp.exp(-2.0 * jnp.sin(math.pi * D / per) ** 2 / lp**2) + noise * eye)
+            numpyro.sample("y", dist.MultivariateNormal(jnp.zeros(n), covariance_matrix=K), obs=y)
+
+        names = ["se_lengthscale", "se_sigma_f", "periodic_lengthscale", "periodic_period", "periodic_variance",
+                 "noise_variance"]
+        return co2, [(nm, 1) for nm in names]
+    raise SystemExit(f"bench_peers: no NumPyro model for {problem!r}; the user problems are {USER_PROBLEMS}")
+
+
+def user_unconstrained(point: dict, sites) -> dict:
+    """NumPyro's unconstrained values (log theta per positive site, beta as it is) from {"psi", "beta"}."""
+    import jax.numpy as jnp
+
+    psi, out, i = np.asarray(point["psi"]), {}, 0
+    for site, size in sites:
+        out[site] = jnp.asarray(psi[i: i + size] if size > 1 else psi[i])
+        i += size
+    if "beta" in point:
+        out["beta"] = jnp.asarray(float(point["beta"]))
+    return out
+
+
+def user_log_joint(model, point: dict) -> float:
+    """gpbayes' log joint of (psi, beta) for a user problem: its log posterior of psi (beta integrated out,
+    R&W eq. 2.40) plus log N(beta; its conditional given y, psi) (R&W Sec. 2.7), which is log p(psi) +
+    log N(y; beta 1, K + lambda I) + log N(beta; b, B) -- NumPyro's log density with beta sampled."""
+    from gpbayes.posterior import log_posterior
+
+    psi = np.asarray(point["psi"], dtype=np.float64)
+    lp = float(log_posterior(model.gp, model.prior)(psi))
+    if model.mean is not None:
+        m, V = constant_conditional(model, psi)
+        lp += -0.5 * (float(point["beta"]) - m) ** 2 / V - 0.5 * math.log(2.0 * math.pi * V)
+    return lp
+
+
 def gpbayes_log_joint(model, point: dict, latent: bool) -> float:
     """gpbayes' own log joint at ``point``: log p(psi) + log p(y | f) + log N(v; 0, I), f = L(psi) v
     (latent models), or the log posterior of the regression."""
@@ -415,15 +672,25 @@ def gpbayes_log_joint(model, point: dict, latent: bool) -> float:
                  - 0.5 * float(v @ v) - 0.5 * v.size * math.log(2.0 * math.pi))
 
 
-def check_mirror(model, point: dict, latent: bool, out) -> None:
-    """Stop unless NumPyro's log joint equals gpbayes' at ``point`` to MIRROR_TOL."""
+def check_mirror(model, point: dict, latent: bool, out, user: str | None = None) -> None:
+    """Stop unless NumPyro's log joint equals gpbayes' at ``point`` to MIRROR_TOL (user problems: on
+    NumPyro's unconstrained space, :func:`user_log_joint`)."""
     import jax.numpy as jnp
     from numpyro.infer.util import log_density
 
-    gm = numpyro_model(model, latent)
-    params = {k: jnp.asarray(v) for k, v in point.items()}
-    lp_np = float(log_density(gm, (), {}, params)[0])
-    lp_gb = gpbayes_log_joint(model, point, latent)
+    if user is not None:  # NumPyro's potential on its unconstrained space: -log joint, Jacobians included
+        import jax
+        from numpyro.infer.util import initialize_model
+
+        gm, sites = user_numpyro_model(user, model)
+        pot = initialize_model(jax.random.PRNGKey(0), gm).potential_fn
+        lp_np = -float(pot(user_unconstrained(point, sites)))
+        lp_gb = user_log_joint(model, point)
+    else:
+        gm = numpyro_model(model, latent)
+        params = {k: jnp.asarray(v) for k, v in point.items()}
+        lp_np = float(log_density(gm, (), {}, params)[0])
+        lp_gb = gpbayes_log_joint(model, point, latent)
     diff = lp_np - lp_gb
     out(f"mirror check at the first chain's start: NumPyro log joint {lp_np:.10f}, gpbayes {lp_gb:.10f}, "
         f"difference {diff:.2e} (tolerance {MIRROR_TOL:g})")
@@ -431,13 +698,17 @@ def check_mirror(model, point: dict, latent: bool, out) -> None:
         raise SystemExit(f"bench_peers: the NumPyro model is not gpbayes' posterior (difference {diff:.3e})")
 
 
-def run_numpyro(model, starts, n_warmup, n_draws, seed, latent: bool):
+def run_numpyro(model, starts, n_warmup, n_draws, seed, latent: bool, user: str | None = None):
     import jax
     import jax.numpy as jnp
     from numpyro.infer import MCMC, NUTS
     from numpyro.infer.util import initialize_model
 
-    gm = numpyro_model(model, latent)
+    if user is not None:
+        gm, sites = user_numpyro_model(user, model)
+        starts = [user_unconstrained(s, sites) for s in starts]
+    else:
+        gm = numpyro_model(model, latent)
     info = initialize_model(jax.random.PRNGKey(0), gm)
     pot = jax.jit(jax.value_and_grad(info.potential_fn))
     first = {k: jnp.asarray(v) for k, v in starts[0].items()}
@@ -453,15 +724,24 @@ def run_numpyro(model, starts, n_warmup, n_draws, seed, latent: bool):
         return time.process_time() - t0
 
     t_first = one(999, starts[0])  # compiles; discarded
-    draws, steps, div, times = [], [], 0, []
+    draws, steps, div, times, betas = [], [], 0, [], []
     for c, start in enumerate(starts):
         times.append(one(c, start))
-        draws.append(np.asarray(mcmc.get_samples()["psi"]))
+        smp = mcmc.get_samples()
+        if user is not None:  # psi = log theta in gpbayes' order; beta on the standardised scale
+            draws.append(np.column_stack([np.log(np.asarray(smp[site])).reshape(n_draws, size)
+                                          for site, size in sites]))
+            if "beta" in smp:
+                betas.append(np.asarray(smp["beta"]))
+        else:
+            draws.append(np.asarray(smp["psi"]))
         ex = mcmc.get_extra_fields()
         steps.append(np.asarray(ex["num_steps"]))
         div += int(np.sum(np.asarray(ex["diverging"])))
+    extra = ({"mean_constant": model.y_shift + model.y_scale * np.stack(betas)} if betas else {})
     return {"draws": np.stack(draws), "cpu": float(sum(times)), "compile": max(t_first - float(np.mean(times)), 0.0),
-            "per_grad": per_grad, "steps": float(np.mean(np.concatenate(steps))), "divergences": div}
+            "per_grad": per_grad, "steps": float(np.mean(np.concatenate(steps))), "divergences": div,
+            "extra": extra}
 
 
 # ---------------------------------------------------------------------------
@@ -561,6 +841,36 @@ def report(results, names, out) -> None:
         out(row)
 
 
+def report_extra(results, out) -> None:
+    """Posterior mean (MCSE), sd and bulk ESS of the variables beside psi (the constant mean, on the
+    target's original scale) per method, and |z| against NumPyro's: gpbayes draws the constant given
+    each draw of psi (R&W Sec. 2.7), NumPyro samples it with psi."""
+    keys = sorted({k for r in results for k in r.get("extra", {})})
+    if not keys:
+        return
+    import arviz as az
+
+    peer = next((r for r in results if r["name"] == PEER), None)
+    out()
+    for k in keys:
+        stats = {}
+        for r in results:
+            x = r.get("extra", {}).get(k)
+            if x is None:
+                continue
+            ds = az.convert_to_dataset({k: x})
+            stats[r["name"]] = (float(x.mean()), float(az.mcse(ds, method="mean")[k]), float(x.std(ddof=1)),
+                                float(az.ess(ds, method="bulk")[k]))
+        row = f"{k + ' (y units)':16s}" + "".join(
+            f" {nm + ' ' + format(m, '.3f') + ' (' + format(se, '.3f') + ')':>34s} {sd:6.3f} {ess:6.0f}"
+            for nm, (m, se, sd, ess) in stats.items())
+        if peer is not None and PEER in stats:
+            pm, pse = stats[PEER][:2]
+            zs = [abs(m - pm) / math.hypot(se, pse) for nm, (m, se, _, _) in stats.items() if nm != PEER]
+            row += "   |z| vs " + PEER + ": " + " ".join(f"{z:4.1f}" for z in zs)
+        out(row)
+
+
 def run_problem(problem: str, methods, args) -> list[str]:
     lines = []
 
@@ -569,7 +879,7 @@ def run_problem(problem: str, methods, args) -> list[str]:
         lines.append(s)
 
     prob = build_problem(problem, args)
-    model, starts, latent = prob["model"], prob["starts"], prob["latent"]
+    model, starts, latent, user = prob["model"], prob["starts"], prob["latent"], prob.get("user")
     names = list(model.hyperparameter_names)
     out(f"bench_peers --problem {problem}: {prob['title']}, {args.chains} chains x ({args.warmup} + {args.draws}), "
         f"sequential, one BLAS/XLA thread, seed {args.seed}")
@@ -587,7 +897,7 @@ def run_problem(problem: str, methods, args) -> list[str]:
     out(f"prior on theta (density on psi = log theta with the Jacobian): {describe_prior(model.prior, names)}")
     if PEER in methods:
         try:
-            check_mirror(model, starts[0], latent, out)
+            check_mirror(model, starts[0], latent, out, user)
         except ImportError as err:
             out(f"{PEER}: not installed ({err})")
             methods = [m for m in methods if m != PEER]
@@ -595,7 +905,14 @@ def run_problem(problem: str, methods, args) -> list[str]:
     for m in methods:
         t0 = time.time()
         if m == PEER:
-            res = run_numpyro(model, starts, args.warmup, args.draws, args.seed, latent)
+            res = run_numpyro(model, starts, args.warmup, args.draws, args.seed, latent, user)
+        elif m == SAMPLE_NUTS:
+            if latent:
+                out(f"{m}: skipped (gb.NUTS samples the exact marginal of a regression)")
+                continue
+            import gpbayes as gb
+
+            res = run_gb_sample(model, gb.NUTS(), args.chains, args.warmup, args.draws, args.seed)
         elif m == DEFAULT:
             res = run_gb_sample(model, None, args.chains, None, None, args.seed)
             out(f"{m}: gb.sample(model) chose {res['method']!r}, stopped: {res['stopped']} "
@@ -614,6 +931,7 @@ def run_problem(problem: str, methods, args) -> list[str]:
         results.append(summarise(m, res, names))
         out(f"{m}: done in {time.time() - t0:.0f} s wall, load average {load_average()}")
     report(results, names, out)
+    report_extra(results, out)
     out(f"load average at end {load_average()}")
     return lines
 
