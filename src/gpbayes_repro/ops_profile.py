@@ -317,6 +317,7 @@ class RuleOps:
 
     @property
     def n_text(self) -> str:
+        """The size, or the range ``min-max`` of sizes, of the rule's outputs ("-" without counts)."""
         if self.n_min is None:
             return "-"
         return str(self.n_min) if self.n_min == self.n_max else f"{self.n_min}-{self.n_max}"
@@ -394,7 +395,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     timer = CholeskyTimer(args.cholesky_cache, repeats=args.repeats)
     rows = ops_profile(args.run_dir, timer)
-    print(f"Machine: {timer.machine}; one Cholesky = scipy.linalg.cholesky, one BLAS thread, median CPU-s")
+    print(f"Machine: {timer.machine}; one Cholesky = scipy.linalg.cholesky, one BLAS thread, median CPU-s; "
+          f"load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(format_table(rows))
     if args.csv:
         write_csv(rows, args.csv)
