@@ -21,13 +21,13 @@ def _bench(run, rule, name, cpu):
                                    f"{cpu + 1:.4f}\t0:00:01\t100.0\t{cpu:.4f}\n")
 
 
-def _meta(run, rel, rule, inputs=(), split_at=None):
+def _meta(run, rel, rule, inputs=(), split_at=None, endtime=100.0):
     """Snakemake's record of one output: .snakemake/metadata/<urlsafe b64 of the path>."""
     b64 = base64.urlsafe_b64encode(rel.encode()).decode()
     meta = run / ".snakemake" / "metadata"
     path = meta / b64 if split_at is None else meta / ("@" + b64[:split_at]) / b64[split_at:]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"rule": rule, "input": list(inputs), "incomplete": False}))
+    path.write_text(json.dumps({"rule": rule, "input": list(inputs), "incomplete": False, "endtime": endtime}))
 
 
 def _chain_file(path, n_cubic, warmup=None, attrs=None, extra=None):
@@ -111,7 +111,7 @@ def test_counted_operations_reads_each_kind_of_record(run):
 def test_rule_outputs_decodes_snakemake_records_and_skips_missing_files(run):
     out = ops_profile.rule_outputs(run)
     assert sorted(out) == ["capacity", "chains", "figure", "mh", "regression_mh_merge"]
-    assert [p.name for p, _ in out["chains"]] == ["a_block0.nc", "b_block0.nc"]
+    assert [p.name for p, _, _ in out["chains"]] == ["a_block0.nc", "b_block0.nc"]
     assert out["mh"][0][1] == [run / "results/mh/ml.nc"]
     with pytest.raises(FileNotFoundError, match="no Snakemake metadata"):
         ops_profile.rule_outputs(run / "results")
@@ -163,3 +163,11 @@ def test_cholesky_timing_is_a_positive_median_of_batches():
     assert len(runs) == 3 and all(t > 0 and math.isfinite(t) for t in runs)
     with pytest.raises(ValueError, match="n must be >= 1"):
         ops_profile.cholesky_cpu_s(0)
+
+
+def test_outputs_re_made_after_the_measured_run_are_not_counted(run):
+    _meta(run, "results/c/b_block0.nc", "chains", split_at=10, endtime=500.0)  # a later run re-made it
+    rows = {r.rule: r for r in ops_profile.ops_profile(run, lambda n: 1e-3 * n, until=200.0)}
+    assert rows["chains"].ops == 0 and "1 of its 2 counting outputs were re-made" in rows["chains"].note
+    assert rows["capacity"].ratio == pytest.approx(4.0 / 8.0)  # its output is the run's own
+    assert ops_profile.ops_profile(run, lambda n: 1e-3 * n, until=None)[0].ops == 106  # no cut-off: all count

@@ -180,19 +180,21 @@ def counted_operations(path, inputs=()) -> Counted | None:
     return None
 
 
-def rule_outputs(run_dir) -> dict[str, list[tuple[Path, list[Path]]]]:
-    """Rule -> (output file, the job's input files) of every existing output Snakemake recorded for it
+def rule_outputs(run_dir, until: float | None = None) -> dict[str, list[tuple[Path, list[Path], bool]]]:
+    """Rule -> (output file, the job's input files, re-made later) of every existing output Snakemake recorded for it
     (``.snakemake/metadata``).
 
     A record's file name is the url-safe base64 of the output's path (split into ``@``-prefixed
     directories when longer than the file-name limit, as ``snakemake.persistence`` writes it).
-    Records of outputs that no longer exist or that Snakemake marked incomplete are skipped.
+    Records of outputs that no longer exist or that Snakemake marked incomplete are skipped, and
+    with ``until`` (epoch seconds) the third item says the job ended later (a later run in the same
+    directory re-made the file, so it is not the measured run's).
     """
     run_dir = Path(run_dir)
     meta = run_dir / ".snakemake" / "metadata"
     if not meta.is_dir():
         raise FileNotFoundError(f"{meta}: no Snakemake metadata (the run directory of a finished run expected)")
-    out: dict[str, list[tuple[Path, list[Path]]]] = {}
+    out: dict[str, list[tuple[Path, list[Path], bool]]] = {}
     for root, _, files in os.walk(meta):
         for name in files:
             parts = Path(root, name).relative_to(meta).parts
@@ -205,7 +207,8 @@ def rule_outputs(run_dir) -> dict[str, list[tuple[Path, list[Path]]]]:
             target = run_dir / rel
             if rec.get("incomplete") or not target.exists() or "rule" not in rec:
                 continue
-            out.setdefault(rec["rule"], []).append((target, [run_dir / i for i in rec.get("input") or []]))
+            late = until is not None and (rec.get("endtime") or 0) > until
+            out.setdefault(rec["rule"], []).append((target, [run_dir / i for i in rec.get("input") or []], late))
     return {r: sorted(p) for r, p in out.items()}
 
 
@@ -323,22 +326,30 @@ class RuleOps:
         return str(self.n_min) if self.n_min == self.n_max else f"{self.n_min}-{self.n_max}"
 
 
-def ops_profile(run_dir, chol_s=None) -> list[RuleOps]:
+def ops_profile(run_dir, chol_s=None, benchmarks=None, until: float | None = None) -> list[RuleOps]:
     """Per-rule CPU per counted operation of a run (module doc), rules with a ratio first, largest CPU first.
 
-    ``chol_s(n)`` gives one Cholesky's CPU-s (default: a :class:`CholeskyTimer` without a cache).
+    ``chol_s(n)`` gives one Cholesky's CPU-s (default: a :class:`CholeskyTimer` without a cache);
+    ``benchmarks`` the records (default ``<run_dir>/benchmarks``); ``until`` as in :func:`rule_outputs`.
     """
     run_dir = Path(run_dir)
     chol_s = chol_s or CholeskyTimer()
-    outputs = rule_outputs(run_dir)
+    outputs = rule_outputs(run_dir, until)
     rows = []
-    for rp in profile(run_dir / "benchmarks"):
+    for rp in profile(Path(benchmarks) if benchmarks else run_dir / "benchmarks"):
         if rp.rule in COPIES_INPUT_COUNTS:
             rows.append(RuleOps(rp.rule, rp.jobs, rp.cpu_s, 0.0, None, None, 0.0, "-",
                                 "no counted operations of its own: " + COPIES_INPUT_COUNTS[rp.rule]))
             continue
-        counted = [(p, c) for p, inputs in outputs.get(rp.rule, []) if p.suffix == ".nc"
+        counted = [(p, c, late) for p, inputs, late in outputs.get(rp.rule, []) if p.suffix == ".nc"
                    for c in [counted_operations(p, inputs)] if c is not None and c.ops > 0]
+        late = sum(1 for *_, lt in counted if lt)
+        if late:
+            rows.append(RuleOps(rp.rule, rp.jobs, rp.cpu_s, 0.0, None, None, 0.0, "-",
+                                f"not measured: {late} of its {len(counted)} counting outputs were re-made by a "
+                                "later run in the directory"))
+            continue
+        counted = [(p, c) for p, c, _ in counted]
         if not counted:
             rows.append(RuleOps(rp.rule, rp.jobs, rp.cpu_s, 0.0, None, None, 0.0, "-", "no counted operations"))
             continue
@@ -391,10 +402,13 @@ def main(argv=None) -> int:
     parser.add_argument("--csv", help="also write the table as CSV to this path")
     parser.add_argument("--cholesky-cache", default=str(Path.home() / ".cache" / "gpbayes" / "cholesky_cpu_s.json"),
                         help="JSON cache of the Cholesky timings (default: ~/.cache/gpbayes/cholesky_cpu_s.json)")
+    parser.add_argument("--benchmarks", help="the run's benchmark records (default: <run dir>/benchmarks)")
+    parser.add_argument("--until", type=float, help="skip outputs of jobs that ended after this epoch second "
+                                                    "(a later run in the same directory)")
     parser.add_argument("--repeats", type=int, default=7, help="timed batches per n (median; default 7)")
     args = parser.parse_args(argv)
     timer = CholeskyTimer(args.cholesky_cache, repeats=args.repeats)
-    rows = ops_profile(args.run_dir, timer)
+    rows = ops_profile(args.run_dir, timer, args.benchmarks, args.until)
     print(f"Machine: {timer.machine}; one Cholesky = scipy.linalg.cholesky, one BLAS thread, median CPU-s; "
           f"load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(format_table(rows))
