@@ -290,23 +290,11 @@ def markers(name: str) -> tuple[str, str]:
 def update_file(path, name: str, text: str, *, check: bool = False) -> bool:
     """Replace the block ``name`` of ``path`` by ``text``; True when it changed (``check``: write nothing).
 
-    A file without the block's markers, or with them twice, is refused.
+    A file without the block's markers, or with them twice, is refused (``verdict_table.replace_block``).
     """
-    path = Path(path)
-    begin, end = markers(name)
-    old = path.read_text()
-    if old.count(begin) != 1 or old.count(end) != 1:
-        raise ValueError(f"{path}: expected one generated block {begin!r} ... {end!r}, found "
-                         f"{old.count(begin)} begin and {old.count(end)} end lines")
-    head, rest = old.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    new = head + begin + "\n" + text.rstrip("\n") + "\n" + end + tail
-    if new != old and not check:
-        from gpbayes_repro.io import atomic_path
+    from gpbayes_repro.verdict_table import replace_block
 
-        with atomic_path(path) as tmp:
-            tmp.write_text(new)
-    return new != old
+    return replace_block(path, *markers(name), text, check=check)
 
 
 def main(argv=None) -> int:

@@ -192,16 +192,17 @@ def markers(block: str = "claims-summary") -> tuple[str, str]:
 BEGIN, END = markers()
 
 
-def update_file(path, text: str, *, check: bool = False, block: str = "claims-summary") -> bool:
-    """Replace what stands between the markers of ``block`` in ``path`` by ``text``; True when it changed.
+def replace_block(path, begin: str, end: str, text: str, *, check: bool = False) -> bool:
+    """Replace what stands between the lines ``begin`` and ``end`` of ``path`` by ``text``; True when it changed.
 
-    ``check=True`` writes nothing (a test's drift check).  A file without the markers is refused.
+    ``check=True`` writes nothing (a drift test).  A file without the markers, or with them more than once,
+    is refused.  Shared by the claims summaries here and the run facts (``gpbayes_repro.run_facts``).
     """
     path = Path(path)
     old = path.read_text()
-    begin, end = markers(block)
-    if begin not in old or end not in old:
-        raise ValueError(f"{path}: no generated block (the lines {begin!r} ... {end!r})")
+    if old.count(begin) != 1 or old.count(end) != 1:
+        raise ValueError(f"{path}: expected one generated block {begin!r} ... {end!r}, found "
+                         f"{old.count(begin)} begin and {old.count(end)} end lines")
     head, rest = old.split(begin, 1)
     _, tail = rest.split(end, 1)
     new = head + begin + "\n" + text.rstrip("\n") + "\n" + end + tail
@@ -211,6 +212,14 @@ def update_file(path, text: str, *, check: bool = False, block: str = "claims-su
         with atomic_path(path) as tmp:
             tmp.write_text(new)
     return new != old
+
+
+def update_file(path, text: str, *, check: bool = False, block: str = "claims-summary") -> bool:
+    """Replace what stands between the markers of ``block`` in ``path`` by ``text``; True when it changed.
+
+    ``check=True`` writes nothing (a test's drift check).  A file without the markers is refused.
+    """
+    return replace_block(path, *markers(block), text, check=check)
 
 
 #: each paper's reproduction page (docs/reproduction/), where its reader's summary is generated
