@@ -651,6 +651,8 @@ class LatentGP(_Model):
     standardize : bool, default True
         Centre and scale X's columns (y is never standardised).
 
+    Notes
+    -----
     The default method keeps f: slice sampling in the surrogate-data representation (M&A Alg. 4)
     with few hyperparameters, NUTS on the whitened joint posterior above
     (:func:`gpbayes.methods.default_method`).
