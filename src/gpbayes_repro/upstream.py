@@ -5,7 +5,10 @@ needs no cluster to see its verdicts.  As showyourwork keys its cached rules, th
 by the files upstream of them -- the library and reproduction code (``src/``), the workflow
 (``workflow/``), the configuration (``config/``) and the vendored data (``data/`` less
 ``data/processed/``) -- hashed per file with SHA-256, less the modules that only report on
-finished runs (``REPORTING_ONLY``).  :func:`snapshot` records them
+finished runs (``REPORTING_ONLY``).  Each Python file is also recorded by its syntax
+tree without docstrings (:func:`code_fingerprint`), so an edit to a comment, a docstring or
+the layout -- which cannot change a number -- leaves committed results fresh; any change to
+what the code does (a name, a constant, a statement) makes them stale.  :func:`snapshot` records them
 beside the committed outputs (``UPSTREAM.json``); :func:`compare` tells a later run whether
 they still hold and, if not, names the files that changed.  A default run reads the
 committed outputs onto the claims page only while they hold, and otherwise shows them as
@@ -18,11 +21,13 @@ working tree; ``python -m gpbayes_repro.upstream check DIR`` prints what changed
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
+import sys
 from pathlib import Path
 
-__all__ = ["COMPONENTS", "REPORTING_ONLY", "file_hashes", "snapshot", "compare", "main"]
+__all__ = ["COMPONENTS", "REPORTING_ONLY", "code_fingerprint", "file_hashes", "snapshot", "compare", "main"]
 
 #: the parts of the tree upstream of a workflow result, each a directory and the patterns it holds
 COMPONENTS = {
@@ -49,8 +54,39 @@ def _skip(rel: Path) -> bool:
     return any(p in _SKIP_PARTS or p.endswith(".egg-info") for p in rel.parts) or rel.as_posix() in REPORTING_ONLY
 
 
-def file_hashes(root=".") -> dict[str, dict[str, str]]:
-    """``component -> {relative path: sha256}`` for every upstream file under ``root``."""
+def code_fingerprint(source: str) -> bytes:
+    """What a Python file does, without what it only says: its syntax tree with docstrings removed.
+
+    ``ast.parse`` drops comments and layout; the first string statement of the module and of each
+    class and function body (its docstring) is dropped here.  Every other node -- names, constants,
+    operators, statement order -- is kept, with no line numbers.  The one way a docstring reaches a
+    number is a program that reads ``__doc__`` into its output; no module upstream of a result does
+    (only the command-line descriptions of the ``REPORTING_ONLY`` modules and ``gb.sample``'s help
+    text read it; ``tests/test_upstream.py`` checks).  A file that does not parse is hashed as bytes.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return b"bytes\0" + source.encode()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return b"ast\0" + ast.dump(tree, annotate_fields=False, include_attributes=False).encode()
+
+
+def _python() -> str:
+    return "{}.{}".format(*sys.version_info[:2])
+
+
+def file_hashes(root=".", fingerprints: bool = False) -> dict[str, dict[str, str]]:
+    """``component -> {relative path: sha256 of its bytes}`` for every upstream file under ``root``.
+
+    With ``fingerprints`` the Python files are hashed by :func:`code_fingerprint` instead (the
+    syntax tree depends on the Python version that parsed it: the snapshot records which).
+    """
     root = Path(root)
     out: dict[str, dict[str, str]] = {}
     for comp, (sub, patterns) in COMPONENTS.items():
@@ -59,8 +95,15 @@ def file_hashes(root=".") -> dict[str, dict[str, str]]:
         for pat in patterns:
             for path in base.rglob(pat) if base.is_dir() else []:
                 rel = path.relative_to(root)
-                if path.is_file() and not _skip(rel):
-                    files[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+                if not (path.is_file() and not _skip(rel)):
+                    continue
+                if fingerprints:
+                    if path.suffix != ".py":
+                        continue
+                    data = code_fingerprint(path.read_bytes().decode("utf-8"))
+                else:
+                    data = path.read_bytes()
+                files[rel.as_posix()] = hashlib.sha256(data).hexdigest()
         out[comp] = dict(sorted(files.items()))
     return out
 
@@ -73,11 +116,19 @@ def _digest(files: dict[str, str]) -> str:
 
 
 def snapshot(directory, root=".", **extra) -> Path:
-    """Write ``directory/UPSTREAM.json``: per component its digest and its files' hashes, plus ``extra``."""
+    """Write ``directory/UPSTREAM.json``: per component its digest and its files' hashes, plus ``extra``.
+
+    Beside the byte hashes it records the Python files' code fingerprints and the Python version
+    that made them (``code_fingerprints``).
+    """
     from gpbayes_repro.io import atomic_path
 
     files = file_hashes(root)
-    doc = {"components": {c: {"digest": _digest(f), "files": f} for c, f in files.items()}, **extra}
+    prints = file_hashes(root, fingerprints=True)
+    doc = {"components": {c: {"digest": _digest(f), "files": f} for c, f in files.items()},
+           "code_fingerprints": {"python": _python(),
+                                 "files": {k: v for comp in prints.values() for k, v in comp.items()}},
+           **extra}
     path = Path(directory) / FILE
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
@@ -87,18 +138,34 @@ def snapshot(directory, root=".", **extra) -> Path:
 def compare(directory, root=".") -> dict:
     """``{"fresh": bool, "changed": {component: [files added, removed or changed]}, "recorded": bool}``.
 
-    Without an ``UPSTREAM.json`` the outputs are not fresh (``recorded`` False): nothing says what
-    they were computed from.
+    A file is unchanged when its bytes are, or -- a Python file, under the Python version that
+    made the snapshot -- when its code fingerprint is (a docstring or comment edit).  Without an
+    ``UPSTREAM.json`` the outputs are not fresh (``recorded`` False): nothing says what they were
+    computed from.
     """
     path = Path(directory) / FILE
     if not path.is_file():
         return {"fresh": False, "recorded": False, "changed": {}}
-    old = json.loads(path.read_text())["components"]
+    doc = json.loads(path.read_text())
+    old = doc["components"]
     now = file_hashes(root)
+    recorded_prints = doc.get("code_fingerprints") or {}
+    same_python = recorded_prints.get("python") == _python()
+    old_prints = recorded_prints.get("files", {}) if same_python else {}
+    now_prints = None
     changed = {}
     for comp, files in now.items():
         before = (old.get(comp) or {}).get("files", {})
-        diff = sorted({k for k in set(files) | set(before) if files.get(k) != before.get(k)})
+        diff = []
+        for k in sorted(set(files) | set(before)):
+            if files.get(k) == before.get(k):
+                continue
+            if k in files and k in before and k in old_prints:
+                if now_prints is None:
+                    now_prints = {f: h for c in file_hashes(root, fingerprints=True).values() for f, h in c.items()}
+                if now_prints.get(k) == old_prints[k]:
+                    continue
+            diff.append(k)
         if diff:
             changed[comp] = diff
     return {"fresh": not changed, "recorded": True, "changed": changed}
