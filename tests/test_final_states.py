@@ -122,3 +122,34 @@ def test_the_count_may_be_the_first_of_several_paths_and_a_per_look_list_gives_i
     ent = {"projection": {"count": ["measured.sequential.replicates_at_stop.regression",
                                     "measured.sequential.replicates_per_look.regression"]}}
     assert fs.final_state(r, ent)["n_now"] == 48
+
+
+def test_a_count_already_at_the_80_percent_count_asks_for_a_fresh_run_not_plus_zero():
+    ent = {"projection": {"count": "measured.n_chains", "scale": "log", "unit": "chains"},
+           "budget": {"decide_cpu_min": 30}}
+    # an interval that misses the threshold at a level other than the projection's (the claim's several
+    # comparisons), so undecided although the count reaches the 80 %-power count
+    out = fs.final_state(rec(estimate=2.0, lo=1.3, hi=3.1), ent, cpu_s_per_unit=60.0)
+    assert out["state"] == "NEEDS_COMPUTE" and out["count_80"] < 4
+    # the four chains run again, not "+0 CPU-min"
+    assert out["cpu_min_projected"] == pytest.approx(4.0) and "+0 " not in out["detail"]
+    assert "fresh run of 4 chains" in out["detail"] and out["tier"] == "decide"
+
+
+def test_the_open_part_of_a_two_part_claim_is_what_is_projected():
+    """A claim whose first part is decided and second is not (a rise, then saturation within +-0.01) is
+    projected on the second: here past the paper's 1,010 test points, so undecidable on its data."""
+    r = {"id": "x", "verdict": "INCONCLUSIVE", "reason": "the last step is not resolved",
+         "interval": {"estimate": 0.03, "lo": 0.016, "hi": 0.044, "threshold": 0.01, "side": "above"},
+         "measured": {"change_last_M_step": -0.00375, "change_interval": [-0.0122, 0.0047], "n_test_points": 800}}
+    part = {"estimate": "measured.change_last_M_step", "interval": "measured.change_interval",
+            "threshold": [-0.01, 0.01], "side": "between"}
+    limit = {"count": 1010, "unit": "test points", "why": "the paper's test set"}
+    out = fs.final_state(r, {"projection": {"open_part": part, "count": "measured.n_test_points", "data_limit": limit}})
+    se = 0.0169 / (2 * stats.norm.ppf(0.975))
+    assert out["state"] == "UNDECIDABLE_ON_DATA"
+    assert out["count_80"] == pytest.approx(fs.project(-0.00375, se, -0.01, 800))
+    assert out["mde"] == pytest.approx(fs.minimum_detectable_effect(se, 800, 1010))
+    # without the open part the decided rise would be projected: a count below today's
+    out = fs.final_state(r, {"projection": {"count": "measured.n_test_points", "data_limit": limit}})
+    assert out["state"] == "NEEDS_COMPUTE"

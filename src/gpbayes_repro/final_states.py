@@ -192,6 +192,8 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
     is built on logs, else ``linear``), ``count`` (the dotted path in the record of the
     replicate count now), ``level`` (the interval's level, default the record's or 0.95),
     ``data_limit`` ({``count``, ``unit``, ``why``}: the most replicates the paper's data allow),
+    ``open_part`` ({``estimate``, ``interval``, ``threshold``, ``side``}: dotted paths and the threshold of the
+    part of a two-part claim left open, projected in place of the record's interval while undecided),
     ``se_floor`` (the dotted path of the part of the s.e. no replicate count removes, e.g. a fixed
     test set's), and ``equivalence`` ([a, b] from the paper's words, on the interval's scale).
     ``cpu_s_per_unit``: measured CPU seconds per replicate (:func:`cpu_per_unit`).
@@ -199,6 +201,15 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
     verdict = record.get("verdict") or ("PASS" if record.get("passed") else "FAIL")
     proj = dict((entry or {}).get("projection") or {})
     iv = record.get("interval") or {}
+    on = proj.get("open_part")
+    if on and record.get("verdict") not in ("PASS", "FAIL"):
+        # the part of a two-part claim that is left open (the registry names it: estimate, interval, threshold)
+        lo_hi = record
+        for part in on["interval"].split("."):
+            lo_hi = lo_hi.get(part) if isinstance(lo_hi, dict) else None
+        lo_hi = lo_hi if isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 2 else [None, None]
+        iv = {"estimate": _dig(record, on["estimate"]), "lo": lo_hi[0], "hi": lo_hi[1],
+              "threshold": on["threshold"], "side": on["side"]}
     eq = proj.get("equivalence")
     lo, hi, est = _num(iv.get("lo")), _num(iv.get("hi")), _num(iv.get("estimate"))
     reason = str(record.get("reason") or "")
@@ -262,8 +273,17 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
         why = (proj.get("not_projected") or ("no replicate count is recorded for this claim" if not
                                               math.isfinite(n_now) else "the interval is unbounded: its s.e. is unknown"))
         return {**out, "state": "NEEDS_COMPUTE", "detail": f"{reason}; count not projected: {why}".strip("; ")}
-    extra = max(0.0, need - n_now)
-    detail = f"{need:.0f} {proj.get('unit', 'replicates')} for 80 % power (now {n_now:g})"
+    unit = proj.get("unit", "replicates")
+    if need > n_now:
+        extra = need - n_now
+        detail = f"{need:.0f} {unit} for 80 % power (now {n_now:g})"
+    else:
+        # the count already reaches the 80 %-power count: the interval missed by the chance the power leaves; what
+        # decides it with that probability is a fresh run of the same size (not "+0")
+        extra = n_now
+        detail = (f"{need:.3g} {unit} would decide it with 80 % probability and {n_now:g} ran: the interval missed "
+                  f"its threshold by the 20 % chance that power leaves; a fresh run of {n_now:g} {unit} decides it "
+                  "with that probability")
     if cpu_s_per_unit is not None:
         out["cpu_s_per_unit"] = cpu_s_per_unit
         out["cpu_min_projected"] = extra * cpu_s_per_unit / 60.0

@@ -726,6 +726,7 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
                   "(unpaired; saturation: within +-saturation_tol); PASS needs both")
     vs = [claims.decide(r_lo, r_hi, rise_min, "above"), claims.decide(s_lo, s_hi, (-tol, tol), "between")]
     verdict = "FAIL" if "FAIL" in vs else "PASS" if set(vs) == {"PASS"} else "INCONCLUSIVE"
+    n_points = len(corr[0]) if all(isinstance(b, str) and b for b in bits) else float(np.nanmin(n_test))
     rec = {"id": "4-accuracy-rises-and-saturates",
            "statement": "Held-out accuracy rises with M and saturates (sampler, image stand-in)",
            "quote": {"text": "Using the image dataset, left: investigating the effect of increasing the number of "
@@ -738,12 +739,17 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
            "measured": {"M": [int(m) for m in acc["M"]], "accuracy": [float(x) for x in a],
                         "rise_smallest_to_largest_M": rise, "rise_interval": [_num(r_lo), _num(r_hi)],
                         "change_last_M_step": last_step, "change_interval": [_num(s_lo), _num(s_hi)],
-                        "rise_min": rise_min, "saturation_tol": tol},
+                        "rise_min": rise_min, "saturation_tol": tol,
+                        "n_test_points": _num(n_points)},
            "paper": None, "verdict": verdict,
            "interval": {"quantity": "rise of accuracy, smallest to largest M", "estimate": rise, "lo": _num(r_lo),
                         "hi": _num(r_hi), "threshold": rise_min, "side": "above", "method": method}}
     if verdict == "INCONCLUSIVE":
         rec["reason"] = "the rise or the last step's change is not resolved by the test set's binomial noise"
+        if vs[0] != "INCONCLUSIVE":
+            # the rise is decided: the final state is projected on the last step (the registry's projection.open_part)
+            rec["reason"] = (f"the rise is decided ({rise:.3g} [{r_lo:.3g}, {r_hi:.3g}] above {rise_min:g}); the last "
+                             "step's change is not resolved by the test set's binomial noise")
     out.append(rec)
     return out
 
