@@ -305,7 +305,8 @@ def generated_blocks(root=".") -> dict[tuple[str, str], str]:
     decide_dir = root / "benchmarks/results/decide_scale"
     decide = load_scale(decide_dir, "decide") if decide_dir.is_dir() else {}
     readme = summary_line(default, "At default scale") + "." + (
-        " " + summary_line(decide, "The decide tier so far (" + ", ".join(sorted(decide)) + "; see "
+        " " + summary_line(decide, "With the committed decide tier (" + (
+            "all six claims files" if set(decide) >= set(PAGES) else "so far " + ", ".join(sorted(decide))) + "; see "
                            "benchmarks/results/decide_scale/README.md: the claims page shows whether it is "
                            "still current)") + "." if decide else "")
     out = {(str(root / "README.md"), "claims-summary"): readme,
