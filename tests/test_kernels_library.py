@@ -384,3 +384,26 @@ def test_a_bare_protocol_kernel_runs_through_the_default_classifier(small_data):
         idata = gb.sample(model, chains=1, budget=30, seed=2, progress=False)
     _finite_draws(idata, ["l_a", "l_b", "s2"])
     _finite_draws(_run(model, "nuts-whitened"), ["l_a", "l_b", "s2"])
+
+
+@pytest.mark.parametrize("cls", [kernels.Matern12, kernels.Matern32, kernels.Matern52, kernels.RationalQuadratic])
+@pytest.mark.parametrize("ard", [True, False])
+def test_stationary_fused_traces_equal_the_fallback_on_hard_inputs(cls, ard):
+    """The stationary kernels' own ``gradient_traces`` (no n x n derivative matrices) against the protocol's
+    fallback: duplicated rows (r = 0 off the diagonal), inputs far from the origin (the expanded sum's
+    cancellation), a nugget, active columns, and W overwritten only when allowed."""
+    rng = np.random.default_rng(11)
+    X = 1e3 + rng.normal(size=(35, 4))
+    X[5] = X[4]
+    k = cls(3, ard=ard, active_dims=(0, 2, 3), nugget=1e-3)
+    psi = rng.normal(scale=0.5, size=k.n_params)
+    K = k(psi, X)
+    W = rng.normal(size=K.shape)
+    W = W + W.T
+    want = kernels.traces_from_gradients(k, psi, X, W, K)
+    W0 = W.copy()
+    got = k.gradient_traces(psi, X, W, K)
+    np.testing.assert_array_equal(W, W0)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(k.gradient_traces(psi, X, W.copy(order="F"), K, overwrite_W=True), want,
+                               rtol=1e-9, atol=1e-9)

@@ -138,6 +138,43 @@ class Stationary(Leaf):
         out.append(np.asarray(K, dtype=np.float64))
         return out
 
+    def gradient_traces(self, psi, X, W: np.ndarray, K: np.ndarray, overwrite_W: bool = False) -> np.ndarray:
+        """tr(W dK(X, X)/dpsi_i) for each i without forming the n x n derivative matrices (W symmetric).
+
+        With M = W o sigma^2 h(R), zero on the diagonal (every dK/dlog l_d is zero there), and S = X / l
+        (centred: the differences do not change), the ARD lengthscale terms are
+        sum_ik M_ik (s_id - s_kd)^2 = 2 sum_i s_id^2 (M 1)_i - 2 s_d^T M s_d  -- one product M S for all d;
+        the shared lengthscale's is sum(M o R^2); a shape parameter's is sum(W o sigma^2 dg/dlog alpha); the
+        variance's is sigma^2 (sum(W o g(R)) + eps tr W), since dK/dlog sigma^2 = K with its diagonal
+        sigma^2 (1 + eps).  ``K`` is not read (its off-diagonal may hold K + D or a mean's term: the kernel's
+        own values are recomputed from R); ``W`` is used as M's memory with ``overwrite_W``.  The same
+        numbers as the protocol's fallback (``traces_from_gradients``) to rounding.
+        """
+        psi = self._check_psi(psi)
+        A = self._x(X)
+        n = A.shape[0]
+        if W.shape != (n, n) or np.shape(K) != (n, n):
+            raise ValueError(f"W and K: expected shape {(n, n)}, got {W.shape} and {np.shape(K)}")
+        ell, extra, a = self._parts(psi)
+        S = A / ell
+        S = S - S.mean(axis=0)  # r is translation invariant; centring keeps the expanded sum accurate
+        r = cdist(S, S)
+        g, h = self._g_h(r, extra)
+        out = np.empty(self.n_params)
+        # the variance first: it reads W before W may be overwritten
+        out[-1] = a * (float(np.einsum("ij,ij->", W, g)) + self.nugget * float(np.trace(W)))
+        for i, G in enumerate(self._extra_grads(r, g, extra)):
+            out[self.n_scale + i] = a * float(np.einsum("ij,ij->", W, G))
+        M = np.multiply(W, h, out=W if overwrite_W else None)
+        M *= a
+        M[np.diag_indices(n)] = 0.0
+        if self.ard:
+            m = M.sum(axis=1)
+            out[: self.n_scale] = 2.0 * ((S * S).T @ m) - 2.0 * np.einsum("id,id->d", S, M @ S)
+        else:
+            out[0] = float(np.einsum("ij,ij->", M, r * r))
+        return out
+
     def _input_grads(self, psi, A, B, K):
         ell, extra, a, SA, SB, r = self._scaled(psi, A, B)
         H = a * self._g_h(r, extra)[1]
