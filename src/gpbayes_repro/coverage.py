@@ -772,13 +772,13 @@ def _scenarios() -> list[Scenario]:
                              f"log-normal sd 0.5, truth on the boundary, side {side}",
                              "M&A claims 1, 3 (1 - P(wrong PASS))", _extreme(4, 0.5, side), nominal=0.975))
     # --- fg-seq ---
-    for looks, what in (((3, 5), "default"), ((4, 7, 10), "paper")):
+    for looks, what in (((3, 5), "default"), ((3, 9, 16), "decide"), ((4, 7, 10), "paper")):
         for cv in (0.25, 0.4):
             rows.append(Scenario("sequential fixed-effect average log ratio (Bonferroni over looks, futility)",
                                  f"8 settings x 3 schemes, PM chains at looks {list(looks)} ({what})",
                                  f"normal, CV {cv}, true ratio 1.105", "F&G table1-ep-ge-la",
                                  _seq_fixed_effect(looks, cv)))
-    for looks, cells, what in (((3, 5), 15, "default"), ((10, 20, 30, 40), 21, "paper")):
+    for looks, cells, what in (((3, 5), 15, "default"), ((3, 5, 20, 40), 15, "decide"), ((10, 20, 30, 40), 21, "paper")):
         rows.append(Scenario("sequential paired t (Bonferroni over looks, futility)",
                              f"{cells} cells, splits at looks {list(looks)} ({what})",
                              "t (3 d.f.) differences, mean 0.3 s.d.", "F&G capacity", _seq_paired(looks, cells)))
