@@ -337,6 +337,23 @@ def _ma_data(name: str) -> xr.Dataset:
                                                                             "task": "classification"})
 
 
+def _ma_library_chain(model, lgm, name: str, rep: str, cfg: dict):
+    """gb.sample(SliceSampler) on ``model`` from the reproduction's chain starts (their own "init" stream,
+    shared across representations) and its chain seed: (idata, the start function)."""
+    from gpbayes_repro.experiments import slice_ma
+
+    def start(c):
+        psi0, f0 = slice_ma.initial_point(lgm, rngmod.stream(SEED, "slice_ma", name, "init", c))
+        return {"psi": psi0, "f": f0}
+
+    method = gb.SliceSampler(representation=rep, n_latent_updates=int(cfg["n_latent_updates"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(model, method=method, chains=2, draws=8, n_warmup=4, init=start, progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "slice_ma", name, rep, "chain"))
+    return idata, start
+
+
 @pytest.mark.parametrize("name, rep", [("ionosphere", "fixed"), ("ionosphere", "prior-white"),
                                        ("ionosphere", "surr-site"), ("ionosphere", "post-site"),
                                        ("synthetic", "surr-site"), ("synthetic", "post-site")])
@@ -361,15 +378,7 @@ def test_ma_slice_sampling_chains(name, rep):
         model = gb.GPClassifier(X, y, likelihood=lgm.likelihood, kernel=lgm.kernel, prior=lgm.prior,
                                 standardize=False)
 
-    def start(c):  # the reproduction's chain start: its own stream, shared across representations
-        psi0, f0 = slice_ma.initial_point(lgm, rngmod.stream(SEED, "slice_ma", name, "init", c))
-        return {"psi": psi0, "f": f0}
-
-    method = gb.SliceSampler(representation=rep, n_latent_updates=int(cfg["n_latent_updates"]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        idata = gb.sample(model, method=method, chains=2, draws=8, n_warmup=4, init=start, progress=False, cores=1,
-                          seed=rngmod.seed_sequence(SEED, "slice_ma", name, rep, "chain"))
+    idata, start = _ma_library_chain(model, lgm, name, rep, cfg)
     lib = psi_draws(idata).values
     assert _moves(ours)
     assert np.array_equal(ours, lib)
@@ -377,6 +386,7 @@ def test_ma_slice_sampling_chains(name, rep):
     if rep == "surr-site":  # the start is the reproduction's: given psi_0 alone, f_0 is drawn and the chain differs
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            method = gb.SliceSampler(representation=rep, n_latent_updates=int(cfg["n_latent_updates"]))
             other = gb.sample(model, method=method, chains=2, draws=8, n_warmup=4, progress=False, cores=1,
                               init=lambda c: start(c)["psi"],
                               seed=rngmod.seed_sequence(SEED, "slice_ma", name, rep, "chain"))
@@ -433,15 +443,7 @@ def test_ma_cox_process_chains(name, rep):
     groups = slice_ma.run_block(ds, method=rep, block=0, cfg=cfg, settings=settings, seed=SEED)
     ours = groups["posterior"]["psi"].values
 
-    def start(c):  # the reproduction's chain start: its own stream, shared across representations
-        psi0, f0 = slice_ma.initial_point(lgm, rngmod.stream(SEED, "slice_ma", name, "init", c))
-        return {"psi": psi0, "f": f0}
-
-    method = gb.SliceSampler(representation=rep, n_latent_updates=int(cfg["n_latent_updates"]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        idata = gb.sample(model, method=method, chains=2, draws=8, n_warmup=4, init=start, progress=False, cores=1,
-                          seed=rngmod.seed_sequence(SEED, "slice_ma", name, rep, "chain"))
+    idata, start = _ma_library_chain(model, lgm, name, rep, cfg)
     lib = psi_draws(idata).values
     assert _moves(ours) and _moves(ours[:, :, -1:])  # the offset itself moves
     assert np.array_equal(ours, lib)
