@@ -146,13 +146,19 @@ def _dig(record: dict, path):
             if v is not None:
                 return v
         return None
+    cur = _walk(record, path)
+    if isinstance(cur, (list, tuple)):
+        return cur[-1] if cur else None
+    return cur
+
+
+def _walk(record: dict, path: str):
+    """The value at a dotted path of the record as it is (a list stays a list), or None."""
     cur = record
     for part in path.split("."):
         if not isinstance(cur, dict) or part not in cur:
             return None
         cur = cur[part]
-    if isinstance(cur, (list, tuple)):
-        return cur[-1] if cur else None
     return cur
 
 
@@ -204,9 +210,7 @@ def final_state(record: dict, entry: dict | None = None, *, cpu_s_per_unit: floa
     on = proj.get("open_part")
     if on and record.get("verdict") not in ("PASS", "FAIL"):
         # the part of a two-part claim that is left open (the registry names it: estimate, interval, threshold)
-        lo_hi = record
-        for part in on["interval"].split("."):
-            lo_hi = lo_hi.get(part) if isinstance(lo_hi, dict) else None
+        lo_hi = _walk(record, on["interval"])
         lo_hi = lo_hi if isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 2 else [None, None]
         iv = {"estimate": _dig(record, on["estimate"]), "lo": lo_hi[0], "hi": lo_hi[1],
               "threshold": on["threshold"], "side": on["side"]}

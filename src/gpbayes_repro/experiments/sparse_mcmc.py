@@ -709,7 +709,8 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
     rise, last_step = float(a[-1] - a[0]), float(a[-1] - a[-2])
     rise_min, tol = float(claims_cfg["accuracy_rise_min"]), float(claims_cfg["saturation_tol"])
     bits = acc["correct"].tolist() if "correct" in acc else [None] * len(a)
-    if all(isinstance(b, str) and b for b in bits):
+    paired = all(isinstance(b, str) and b for b in bits)
+    if paired:
         # paired: the same test points at every M (McNemar-type, Agresti-Min adjusted; issue 26 section 1)
         corr = [np.frombuffer(b.encode(), dtype=np.uint8) == ord("c") for b in bits]
         _, r_lo, r_hi = intervals.paired_proportions(corr[-1], corr[0])
@@ -726,7 +727,7 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
                   "(unpaired; saturation: within +-saturation_tol); PASS needs both")
     vs = [claims.decide(r_lo, r_hi, rise_min, "above"), claims.decide(s_lo, s_hi, (-tol, tol), "between")]
     verdict = "FAIL" if "FAIL" in vs else "PASS" if set(vs) == {"PASS"} else "INCONCLUSIVE"
-    n_points = len(corr[0]) if all(isinstance(b, str) and b for b in bits) else float(np.nanmin(n_test))
+    n_points = len(corr[0]) if paired else float(np.nanmin(n_test))
     rec = {"id": "4-accuracy-rises-and-saturates",
            "statement": "Held-out accuracy rises with M and saturates (sampler, image stand-in)",
            "quote": {"text": "Using the image dataset, left: investigating the effect of increasing the number of "
