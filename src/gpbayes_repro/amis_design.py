@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["task_of", "looks", "cap", "counts", "initial_blocks", "run_file", "runs_at"]
+__all__ = ["task_of", "looks", "cap", "counts", "initial_blocks", "run_file", "runs_at", "CONFIRM_FAMILIES",
+           "confirm_samplers", "confirm_blocks", "confirm_file"]
 
 
 def task_of(sampler: str) -> str:
@@ -63,3 +64,39 @@ def runs_at(keys, seq: dict, look: int, plan_of) -> list[str]:
             files.append(run_file(*key, nb[key]))
             nb[key] += 1
     return files
+
+
+# --- a confirmatory block (issue 32): fresh replicates that decide a claim the sequential design left open ---
+#: the sampler name prefixes a claim-1-style comparison reads: the AMIS family members and every MCMC family
+CONFIRM_FAMILIES = {"claim1": ("amis", "mamis", "mh", "hmc", "nuts", "nutsda", "slice")}
+
+
+def confirm_samplers(claim: str, samplers) -> list[str]:
+    """The samplers (of a kernel's list) whose replicates claim ``claim``'s comparisons read.
+
+    Claim 1 compares AMIS and MAMIS (full covariance; the diagonal and -P variants are not in it) with every MCMC
+    sampler: the names ``amis``, ``mamis`` and every ``mh_*``, ``hmc_*``, ``nuts_*``, ``nutsda_*``, ``slice``.
+    """
+    if claim not in CONFIRM_FAMILIES:
+        raise ValueError(f"amis confirmatory block: claim must be one of {sorted(CONFIRM_FAMILIES)}, got {claim!r}")
+    fams = CONFIRM_FAMILIES[claim]
+    return [s for s in samplers if s in ("amis", "mamis") or (s not in ("amis_d", "mamis_d", "mamis_p", "amis_mamis")
+                                                            and s.split("_")[0] in fams)]
+
+
+def confirm_blocks(spec: dict) -> list[int]:
+    """Block indices of a confirmatory block ``spec`` ({"first_replicate", "replicates", "block"}).
+
+    Block ``b`` holds replicates ``b * block`` to ``b * block + block - 1``: the block starts at the first
+    replicate the sequential design never ran (``first_replicate``, a multiple of ``block``), so its random
+    streams are disjoint from every replicate already seen.
+    """
+    first, n, per = int(spec["first_replicate"]), int(spec["replicates"]), int(spec["block"])
+    if per < 1 or n < per or first < 0 or first % per or n % per:
+        raise ValueError(f"amis confirmatory block: first_replicate >= 0 and replicates >= block >= 1, both multiples "
+                         f"of block, required, got {spec}")
+    return list(range(first // per, (first + n) // per))
+
+
+def confirm_file(dataset: str, kernel: str, sampler: str, block: int) -> str:
+    return f"results/amis/confirm/runs/{dataset}_{kernel}_{sampler}_block{block}.nc"

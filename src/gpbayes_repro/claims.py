@@ -261,9 +261,13 @@ def finalise(paper: str, records: list[dict], *, benchmarks="benchmarks") -> lis
         cpu = None
         if proj.get("cost_rules") and proj.get("count"):
             units = final_states._num(final_states._dig(rec, proj["count"]))
+            # the rules that ran the count found first (``cost_rules_by_count``: a count path -> its rules)
+            paths = proj["count"] if isinstance(proj["count"], (list, tuple)) else [proj["count"]]
+            found = next((p for p in paths if final_states._dig(rec, p) is not None), None)
+            rules = (proj.get("cost_rules_by_count") or {}).get(found, proj["cost_rules"])
             if math.isfinite(units) and units > 0:
                 # the CPU of one more count unit: the rules' CPU over the units they ran
-                cpu = final_states.cpu_per_unit(benchmarks, proj["cost_rules"], units)
+                cpu = final_states.cpu_per_unit(benchmarks, rules, units)
         state = final_states.final_state(rec, ent, cpu_s_per_unit=cpu)
         rec["final_state"] = {k: finite_or_none(v) if isinstance(v, float) else v for k, v in state.items()}
         out.append(rec)

@@ -47,6 +47,20 @@ amis_runs_at = lambda look: amis_design.runs_at(
 )
 
 
+# confirmatory blocks (issue 32): fresh replicates of the samplers one open claim reads, decided on their own
+AMIS_CONFIRM = AMIS_SET.get("confirm") or {}
+AMIS_CONFIRM_RUNS = {
+    claim: [
+        amis_design.confirm_file(ds, spec["kernel"], s, b)
+        for ds in AMIS_REG
+        for s in amis_design.confirm_samplers(claim, AMIS_SET["samplers"][spec["kernel"]])
+        for b in amis_design.confirm_blocks(spec)
+    ]
+    for claim, spec in AMIS_CONFIRM.items()
+}
+AMIS_CONFIRM_FILES = [f"results/amis/confirm/{claim}.json" for claim in AMIS_CONFIRM]
+
+
 AMIS_REFS = [
     f"results/amis/reference/{ds}_{k}.nc" for ds in AMIS_REG for k in AMIS_KERNELS
 ]
@@ -144,6 +158,69 @@ rule amis_run:
         scale=WORK_SCALE,
     script:
         "../scripts/amis_run.py"
+
+
+rule amis_confirm_run:
+    """A block of a confirmatory block's fresh replicates (issue 32): as amis_run, replicate streams past the design's cap."""
+    input:
+        data=f"{PROCESSED}/{{dataset}}.nc",
+        setup="results/amis/setup/{dataset}_{kernel}.nc",
+    output:
+        "results/amis/confirm/runs/{dataset}_{kernel}_{sampler}_block{block}.nc",
+    log:
+        "logs/amis/confirm/runs/{dataset}_{kernel}_{sampler}_block{block}.log",
+    benchmark:
+        "benchmarks/amis_confirm_run/{dataset}_{kernel}_{sampler}_block{block}.tsv"
+    wildcard_constraints:
+        kernel="rbf|ard",
+        sampler="[a-z_]+(_[0-9]+)?",
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg=AMIS_MODEL_CFG,
+        settings=lambda wc: {
+            "n_max": AMIS_SET["n_max"].get(wc.dataset),
+            # the block's replicates end where the confirmatory block does (one RNG stream per replicate index)
+            "n_replicates": max(
+                int(c["first_replicate"]) + int(c["replicates"])
+                for c in AMIS_CONFIRM.values()
+            ),
+            "replicates_per_job": max(int(c["block"]) for c in AMIS_CONFIRM.values()),
+            "max_points": AMIS_SET["max_points"],
+            AMIS_KEY[wc.sampler]: AMIS_SET[AMIS_KEY[wc.sampler]],
+        },
+        seed=SEED,
+        scale=WORK_SCALE,
+    script:
+        "../scripts/amis_run.py"
+
+
+rule amis_confirm:
+    """A claim the sequential design left open, decided on its confirmatory block alone (one look at its level)."""
+    input:
+        lambda wc: AMIS_CONFIRM_RUNS[wc.claim],
+    output:
+        "results/amis/confirm/{claim}.json",
+    log:
+        "logs/amis/confirm/{claim}.log",
+    benchmark:
+        "benchmarks/amis_confirm/{claim}.tsv"
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(10),
+    params:
+        claims=AMIS["claims"],
+        spec=lambda wc: AMIS_CONFIRM[wc.claim],
+    script:
+        "../scripts/amis_confirm.py"
 
 
 rule amis_reference:
@@ -397,6 +474,7 @@ rule amis_claims:
         curves="results/amis/curves.csv",
         reach="results/amis/ops_to_reach.csv",
         refs="results/amis/reference.csv",
+        confirm=AMIS_CONFIRM_FILES,
     output:
         "results/claims/amis.json",
     log:

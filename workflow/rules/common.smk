@@ -306,15 +306,24 @@ def table_chain_settings(wildcards):
     """Settings of a table-chain job: the base scale's (its output reused) unless the job reads what the
     run's scale changed.  A Table I PM block reads ep_la_looks only through its cap (the block's chains,
     pm_gpc_mcmc.table_block): the same block under both caps is the same job."""
-    ignoring = ("ep_la_looks",)
+    ignoring = TAB_LOOK_KEYS
     if int(wildcards.table) == 1 and wildcards.scheme.startswith("pm-"):
         work_cap = work_block("pm_gpc.tables")["ep_la_looks"][-1]
         cap = job_count(
             int(wildcards.block), EP_LA_LOOKS[-1], work_cap, TAB_SET["chains_per_job"]
         )
         if cap != work_cap:
-            ignoring = ()
-    return job_settings("pm_gpc.tables", ignoring)
+            ignoring = ("ep_la_futility",)
+    return without_keys(job_settings("pm_gpc.tables", ignoring), ("ep_la_futility",))
+
+
+# the keys of the Table I design that only its looks read (no chain or proposal job does)
+TAB_LOOK_KEYS = ("ep_la_looks", "ep_la_futility")
+
+
+def without_keys(d, keys):
+    """``d`` less ``keys`` (a job's settings without what only the design's looks read)."""
+    return {k: v for k, v in d.items() if k not in keys}
 
 
 def sma_settings(dataset, block=None):

@@ -160,7 +160,9 @@ rule pm_gpc_table_proposal:
         runtime=runtime_min(60),
     params:
         pmg=PMG_TABLES,
-        settings=job_settings("pm_gpc.tables", ignoring=("ep_la_looks",)),
+        settings=without_keys(
+            job_settings("pm_gpc.tables", ignoring=TAB_LOOK_KEYS), ("ep_la_futility",)
+        ),
         seed=SEED,
     script:
         "../scripts/pm_gpc_table_proposal.py"

@@ -393,7 +393,7 @@ def _ep_la_decision(ep_la, level: float) -> dict:
             "per_setting_ep_over_la": [claims.finite_or_none(a / b) for a, b in zip(t["ma"], t["mb"])]}
 
 
-def ep_la_look(table, look: int, looks, level: float = 0.95) -> dict:
+def ep_la_look(table, look: int, looks, level: float = 0.95, *, futility: bool = True) -> dict:
     """One look of the sequential design of claim ``table1-ep-ge-la`` (issue 26 section 4).
 
     ``looks``: the PM chains per scheme at each planned look (the last is the cap); ``table``: Table I rows of
@@ -402,6 +402,9 @@ def ep_la_look(table, look: int, looks, level: float = 0.95) -> dict:
     undecided and the interval, at the current estimate with its s.e. falling as 1/sqrt(chains), would exclude
     1 at the cap; it stops when decided, at the cap, or for futility.  ``chains_to_decide``: the chains per
     scheme at which it would (the compute a reader needs to decide it, at the current estimate).
+    ``futility=False`` runs an undecided design to its cap (``action="continue"`` where the futility rule
+    would stop, recorded as ``futility_overridden``): the stop is non-binding, so each look's level keeps the
+    error rate whatever the stopping rule (``intervals.look_level``).
     """
     looks = [int(k) for k in looks]
     if not 0 <= int(look) < len(looks):
@@ -415,11 +418,17 @@ def ep_la_look(table, look: int, looks, level: float = 0.95) -> dict:
         raise ValueError(f"look {look} plans {looks[int(look)]} chains per PM scheme, the table has {n_now}")
     need = final_states.project(e["log_estimate"], e["log_se"], 0.0, n_now, level=lv, power=0.5)
     action = intervals.sequential_action(e["verdict"], int(look), len(looks), bool(need <= looks[-1]))
+    overridden = action == "futile" and not futility
+    if overridden:
+        action = "continue"  # the registered run to the cap (issue 32): a non-binding futility stop not taken
     if e["verdict"] == "INCONCLUSIVE" and e["interval_verdict"] != "INCONCLUSIVE":
         action = "gated" if action == "continue" else action  # more chains of the same length do not converge it
-    return {"claim": "table1-ep-ge-la", "look": int(look), "looks": looks, "n_chains_per_scheme": n_now,
-            "level": lv, "estimate": e["estimate"], "lo": e["lo"], "hi": e["hi"], "verdict": e["verdict"],
-            "action": action, "chains_to_decide": claims.finite_or_none(need)}
+    rec = {"claim": "table1-ep-ge-la", "look": int(look), "looks": looks, "n_chains_per_scheme": n_now,
+           "level": lv, "estimate": e["estimate"], "lo": e["lo"], "hi": e["hi"], "verdict": e["verdict"],
+           "action": action, "chains_to_decide": claims.finite_or_none(need)}
+    if overridden:
+        rec["futility_overridden"] = "the futility rule would stop here; the scale runs the design to its cap"
+    return rec
 
 
 def table_claims(table, paper_ops, paper_table=None, ep_la_looks=None) -> list[dict]:

@@ -36,7 +36,7 @@ this package re-exports their names.
 """
 
 from . import analysis, figures, runs
-from .analysis import (cost_grid, curves, final_iqr, ops_to_reach, iqr_at, MCMC_FAMILIES, ops_to_reach_table, claims, median_interval, replicate_matrices, chain_convergence, BOOTSTRAP_METHOD, SEQUENTIAL_METHOD, sequential_design, sequential_decisions, sequential_records)  # noqa: F401 (re-exported)
+from .analysis import (cost_grid, curves, final_iqr, ops_to_reach, iqr_at, MCMC_FAMILIES, ops_to_reach_table, claims, median_interval, replicate_matrices, chain_convergence, BOOTSTRAP_METHOD, SEQUENTIAL_METHOD, sequential_design, sequential_decisions, sequential_records, confirmatory_decision, apply_confirmatory)  # noqa: F401 (re-exported)
 from .figures import (LABELS, label, plot_panels, best_of, references_table, classification_references_table, fig1, appendix, fig2, fig_nimp, tuning_table)  # noqa: F401 (re-exported)
 from .runs import (REGRESSION_SAMPLERS, family, parse_sampler, sampler_cost, block_replicates, load_data, build_prior, regression_model, classification_target, setup, thin_indices, run_block, bookkeeping_timings, reference, classification_reference)  # noqa: F401 (re-exported)
 

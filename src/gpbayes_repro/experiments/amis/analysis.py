@@ -26,6 +26,8 @@ __all__ = [
     "SEQUENTIAL_METHOD",
     "sequential_design",
     "sequential_decisions",
+    "confirmatory_decision",
+    "apply_confirmatory",
     "sequential_records",
 ]
 
@@ -1091,4 +1093,93 @@ def sequential_records(point_records: list[dict], dec: dict, run_sets: list[xr.D
                                 "of 0)" if rec["interval"].get("lo") is None else
                                 "an interval of a comparison the claim needs contains its threshold"))
         out.append(rec)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# a confirmatory block (issue 32): a claim the sequential design left open, decided on fresh replicates alone
+# ---------------------------------------------------------------------------
+def confirmatory_decision(run_sets: list[xr.Dataset], ccfg: dict, claim: str, spec: dict,
+                          n_points: int = 100) -> dict:
+    """Claim ``claim`` decided on a confirmatory block of fresh replicates alone, at ``spec["level"]``.
+
+    ``run_sets``: the block's runs (every sampler the claim reads, replicates ``spec["first_replicate"]`` to
+    ``first_replicate + replicates - 1``: random streams no look of the sequential design used).  The claim's
+    tree (``_claim_trees``: statistic and thresholds unchanged) is evaluated once, on these replicates only, as a
+    one-look design at ``level`` (its leaves at the intersection-union / Bonferroni levels of ``_leaf_levels``).
+    The replicates already seen take no part, so the error rate of the verdict is that of one look at ``level``,
+    whatever the sequential design did before.  Returns the record's ``measured.confirmatory`` block.
+    """
+    n, first = int(spec["replicates"]), int(spec["first_replicate"])
+    want = set(range(first, first + n))
+    reps = _by_replicate(run_sets)
+    if not reps:
+        raise ValueError(f"confirmatory block of {claim}: no runs")
+    for key, rr in reps.items():
+        got = {i for i, _ in rr}
+        if got != want:
+            raise ValueError(f"confirmatory block of {claim}: {'/'.join(key)} has replicates {min(got)}-{max(got)} "
+                             f"({len(got)}), the block needs exactly {first}-{first + n - 1} ({n})")
+    seq = {"looks": 1, "regression": {"start": n, "block": n}, "classification": {"start": n, "block": n}}
+    dec = sequential_decisions(run_sets, {**ccfg, "level": float(spec["level"])}, seq, n_points=n_points)
+    st = dec["claims"].get(claim)
+    if st is None or not st.get("leaves"):
+        raise ValueError(f"confirmatory block of {claim}: the runs give the claim no comparison "
+                         f"(samplers: {sorted({k[2] for k in reps})})")
+    b = _binding(st)
+    out = {"claim": claim, "verdict": st["verdict"] or "INCONCLUSIVE", "replicates": n,
+           "replicate_streams": [first, first + n - 1], "level": float(spec["level"]),
+           "samplers": sorted({"/".join(k) for k in reps}), "comparisons": st["leaves"], "per_dataset": st.get("info")}
+    if b is not None:
+        lab, ls, which = b
+        lvl = ls["level_fail" if which == "fail_interval" else "level_pass"]
+        lo, hi = ls[which]
+        out["interval"] = {"quantity": f"IQR ratio of the binding comparison ({lab}), confirmatory block of {n} fresh "
+                                       f"replicates, interval at level {lvl:.4g}",
+                           "estimate": ls["estimate"], "lo": lo, "hi": hi, "threshold": ls["threshold"],
+                           "side": ls["side"], "level": lvl,
+                           "method": ("IQR ratio pivot interval with a t(3) reference shape (intervals.iqr_ratio; "
+                                      f"coverage measured at {n} replicates: gpbayes_repro.coverage), one look at level "
+                                      f"{float(spec['level']):g} on fresh replicates; leaves at the intersection-union "
+                                      "(PASS) and Bonferroni (FAIL) levels of the claim's tree")}
+    if st["verdict"] is None and "relevant" in st:
+        out["undecided_that_matter"] = st["relevant"]
+    return out
+
+
+def apply_confirmatory(records: list[dict], confirm: list[dict]) -> list[dict]:
+    """The claim records with each confirmatory block's verdict where the sequential design left the claim open.
+
+    A claim the sequential design decided keeps its verdict (the block is kept beside it, for information); an
+    undecided one takes the block's verdict and interval, and keeps the sequential design's as
+    ``measured.exploratory``.
+    """
+    by = {c["claim"]: c for c in confirm}
+    out = []
+    for rec in records:
+        c = by.pop(rec["id"], None)
+        if c is None:
+            out.append(rec)
+            continue
+        rec = {**rec, "measured": {**rec["measured"], "confirmatory": c}}
+        if rec["verdict"] in ("PASS", "FAIL"):
+            rec["measured"]["confirmatory"] = {**c, "used": False,
+                                               "why": "the sequential design had decided the claim: kept as it was"}
+            out.append(rec)
+            continue
+        rec["measured"]["exploratory"] = {"verdict": rec["verdict"], "interval": rec.get("interval"),
+                                          "reason": rec.get("reason")}
+        rec["measured"]["confirmatory"]["used"] = True
+        v = c["verdict"]
+        rec["verdict"], rec["passed"] = v, v == "PASS"
+        if "interval" in c:
+            rec["interval"] = {k: c["interval"][k] for k in ("quantity", "estimate", "lo", "hi", "threshold", "side",
+                                                             "method")}
+        rec.pop("reason", None)
+        if v == "INCONCLUSIVE":
+            rec["reason"] = (f"undecided by the sequential design and by the confirmatory block of {c['replicates']} "
+                             "fresh replicates: an interval of a comparison the claim needs contains its threshold")
+        out.append(rec)
+    if by:
+        raise ValueError(f"confirmatory blocks for claims with no record: {sorted(by)}")
     return out
