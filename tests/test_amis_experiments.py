@@ -641,3 +641,54 @@ def test_the_workflow_run_files_of_each_look_follow_the_plans(tmp_path):
     assert second == first + ["results/amis/runs/g_rbf_pm_mh_ep_64_block2.nc"]
     with pytest.raises(ValueError, match="multiple of block"):
         amis_design.counts({"looks": 2, "regression": {"start": 10, "block": 4}}, "regression")
+
+
+def test_a_confirmatory_block_decides_claim1_on_its_fresh_replicates_alone():
+    """Issue 32: claim 1 decided on a block of fresh replicates (streams past the design's cap), one look at 0.95.
+
+    AMIS's IQR is a tenth of MH's at MH's own final cost: the tree (data set -> AMIS or MAMIS -> every MCMC
+    sampler) PASSes on the block; the same runs with AMIS no better than MH leave it undecided; the block must
+    hold exactly the registered replicates.
+    """
+    spec = {"first_replicate": 24, "replicates": 24, "block": 12, "level": 0.95}
+    fresh = range(24, 48)
+
+    def runs(is_sd):
+        return [_blk("amis", "is", is_sd, fresh, kernel="rbf"), _blk("mh_h", "mh", [3.0, 2.0, 1.0], fresh, kernel="rbf")]
+
+    rec = E.confirmatory_decision(runs([1.0, 0.1, 0.1]), SCCFG, "claim1", spec)
+    assert rec["verdict"] == "PASS" and rec["replicates"] == 24 and rec["replicate_streams"] == [24, 47]
+    assert rec["interval"]["hi"] < 1.0 and rec["interval"]["threshold"] == 1.0
+    (leaf,) = rec["comparisons"].values()
+    assert leaf["n"] == {"d/rbf/amis": 24, "d/rbf/mh_h": 24} and leaf["level_pass"] == pytest.approx(0.95)
+    tie = E.confirmatory_decision(runs([3.0, 2.0, 1.0]), SCCFG, "claim1", spec)
+    assert tie["verdict"] == "INCONCLUSIVE" and tie["interval"]["lo"] < 1.0 < tie["interval"]["hi"]
+    with pytest.raises(ValueError, match=r"d/rbf/amis has replicates 24-35 \(12\), the block needs exactly 24-47"):
+        E.confirmatory_decision([_blk("amis", "is", [1.0, 0.1, 0.1], range(24, 36), kernel="rbf")] + runs([1, 1, 1])[1:],
+                                SCCFG, "claim1", spec)
+    # the record: an undecided claim takes the block's verdict and keeps the design's as exploratory ...
+    base = {"id": "claim1", "verdict": "INCONCLUSIVE", "passed": False, "reason": "futile",
+            "interval": {"estimate": 0.5, "lo": 0.2, "hi": 1.4, "threshold": 1.0, "side": "below"},
+            "measured": {"sequential": {}}}
+    (out,) = E.apply_confirmatory([base], [rec])
+    assert out["verdict"] == "PASS" and out["passed"] and "reason" not in out
+    assert out["measured"]["exploratory"]["verdict"] == "INCONCLUSIVE" and out["measured"]["confirmatory"]["used"]
+    assert out["interval"]["hi"] == rec["interval"]["hi"]
+    # ... a decided one keeps its verdict; a block for a claim with no record is an error
+    (kept,) = E.apply_confirmatory([{**base, "verdict": "FAIL"}], [rec])
+    assert kept["verdict"] == "FAIL" and kept["measured"]["confirmatory"]["used"] is False
+    with pytest.raises(ValueError, match="no record"):
+        E.apply_confirmatory([{**base, "id": "claim2a"}], [rec])
+
+
+def test_the_confirmatory_block_plan():
+    from gpbayes_repro import amis_design
+
+    rbf = ["amis", "amis_d", "mamis", "mamis_d", "mamis_p", "mh_d", "mh_h", "hmc_h", "nutsda_h", "slice"]
+    assert amis_design.confirm_samplers("claim1", rbf) == ["amis", "mamis", "mh_d", "mh_h", "hmc_h", "nutsda_h",
+                                                           "slice"]
+    assert amis_design.confirm_blocks({"first_replicate": 48, "replicates": 120, "block": 24}) == [2, 3, 4, 5, 6]
+    with pytest.raises(ValueError, match="multiples of block"):
+        amis_design.confirm_blocks({"first_replicate": 50, "replicates": 120, "block": 24})
+    with pytest.raises(ValueError, match="claim must be one of"):
+        amis_design.confirm_samplers("claim2a", rbf)

@@ -13,6 +13,8 @@ from gpbayes_repro import config as gconfig
 REPO = Path(__file__).resolve().parents[1]
 
 # owner of a `scales` mapping -> the keys its decide block raises over default (config/config.yaml)
+# (and the keys only the decide block has: the registered next pass of issue 32)
+DECIDE_ONLY = {"pm_gpc.tables": {"ep_la_futility"}, "amis": {"confirm"}}
 DECIDE_KEYS = {
     "regression_mh": {"n_draws"},
     "pm_gpc.fig2": set(),
@@ -60,7 +62,7 @@ def test_decide_resolves_validates_and_equals_default_but_the_listed_keys():
         scales = node(cfg, owner)["scales"]
         decide, default = scales["decide"], scales["default"]
         assert "extends" not in decide
-        assert set(decide) == set(default), owner
+        assert set(decide) == set(default) | DECIDE_ONLY.get(owner, set()), owner
         differ = {k for k in default if decide[k] != default[k]}
         assert differ == keys, owner
     # the raised caps end beyond the default's and keep its first look
@@ -71,6 +73,12 @@ def test_decide_resolves_validates_and_equals_default_but_the_listed_keys():
     a = cfg["amis"]["scales"]
     assert a["decide"]["sequential"]["regression"] == a["default"]["sequential"]["regression"]
     assert a["decide"]["sequential"]["looks"] > a["default"]["sequential"]["looks"]
+    # the registered next pass: F&G's EP >= LA design runs to its cap; AMIS claim 1's confirmatory block starts
+    # past every replicate the sequential design can run
+    assert t["decide"]["ep_la_futility"] is False
+    conf = a["decide"]["confirm"]["claim1"]
+    seq = a["decide"]["sequential"]
+    assert conf["first_replicate"] >= seq["regression"]["start"] + (seq["looks"] - 1) * seq["regression"]["block"]
     # M&A claim 2 is registered UNDECIDABLE_ON_DATA: the decide tier spends no further draws on it
     s = cfg["slice_ma"]["scales"]
     assert s["decide"]["synthetic"] == s["default"]["synthetic"]

@@ -218,6 +218,10 @@ def test_ep_la_look_stops_when_decided_adds_a_block_when_the_cap_can_decide_and_
     assert rec["verdict"] == "INCONCLUSIVE" and rec["action"] == "continue" and 3 < rec["chains_to_decide"] <= 10
     # ... but not when the cap is too small to decide it (non-binding futility: no block is paid for nothing)
     assert ep_la_look(rows, 0, [3, 4])["action"] == "futile"
+    # a scale that runs the design to its cap (issue 32): the same look continues, and says it overrode the stop
+    run_on = ep_la_look(rows, 0, [3, 4], futility=False)
+    assert run_on["action"] == "continue" and "futility_overridden" in run_on
+    assert run_on["level"] == ep_la_look(rows, 0, [3, 4])["level"]
     # at the cap the design stops whatever the verdict
     assert ep_la_look(rows.assign(n_chains=10, ess_sd=200.0), 1, [3, 10])["action"] == "cap"
     # the look's chain count must be the planned one; looks must be increasing multiples of the block

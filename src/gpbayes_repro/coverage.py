@@ -809,6 +809,12 @@ def _scenarios() -> list[Scenario]:
             rows.append(Scenario("IQR-ratio pivot interval, t(3) reference (intervals.iqr_ratio)",
                                  f"{n} vs {n} replicates", f"{label}, IQR ratio 0.5",
                                  "Xiong et al. claims 1-5b (every comparison)", _amis_iqr_ratio(n, n, shape)))
+    # the decide scale's confirmatory block of claim 1 (issue 32): 120 fresh replicates per sampler, one look
+    for shape, label in (("normal", "normal estimates"), ("run", "the default run's shape (Johnson S_U: skewness "
+                                                                   "0.9, excess kurtosis 4.3)")):
+        rows.append(Scenario("IQR-ratio pivot interval, t(3) reference (intervals.iqr_ratio)", "120 vs 120 replicates",
+                             f"{label}, IQR ratio 0.5", "Xiong et al. claim 1 (the decide scale's confirmatory block)",
+                             _amis_iqr_ratio(120, 120, shape)))
     rows.append(Scenario("IQR-ratio pivot interval, t(3) reference (intervals.iqr_ratio)", "12 vs 8 replicates",
                          "the default run's shape, IQR ratio 0.5", "Xiong et al. claims 1-5b (unequal counts)",
                          _amis_iqr_ratio(12, 8, "run")))
