@@ -101,7 +101,7 @@ from . import approx, linalg, parallel, predictive, threads
 from . import means as mean_functions
 from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
-from .io import psi_draws
+from .io import check_names, psi_draws, stack_hyperparameters
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .methods import METHOD_CLASSES, Method, methods
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, LatentGP, PoissonGP, SparseGPClassifier
@@ -112,7 +112,7 @@ __all__ = ["DEFAULT_BUDGET_DRAWS", "NotConvergedWarning", "PEER_NAMES", "converg
            "in_notebook", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
            "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
-           "hyperparameter_names", "Method", *METHOD_CLASSES]
+           "hyperparameter_names", "check_names", "Method", *METHOD_CLASSES]
 globals().update(METHOD_CLASSES)  # the method objects, as gpbayes.methods' registry holds them
 
 _MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor, LatentGP)
@@ -682,7 +682,8 @@ def _weighted_summary(idata, names):
     unreliable, Vehtari et al. 2024); the unweighted chain's own columns (tail ESS, MCSE of the sd) are dropped."""
     from . import diagnostics
 
-    theta = np.stack([idata.posterior[n].values for n in names], axis=-1)
+    stacked = stack_hyperparameters(idata.posterior[names])  # one column per entry: lengthscale[age], ...
+    theta, names = stacked.values, [str(p) for p in stacked["param"].values]
     lw = idata.sample_stats["log_weight"].values
     summ = diagnostics.importance_corrected_summary(theta, lw)
     w = np.exp(lw - np.max(lw)).ravel()
@@ -705,7 +706,8 @@ def _weighted_summary(idata, names):
 
 def hyperparameter_names(idata) -> list[str]:
     """The hyperparameters of a ``gpbayes.sample`` result, in the model's order (the variables of
-    ``unconstrained_posterior``; ``posterior`` holds them on the natural scale theta = exp(psi))."""
+    ``unconstrained_posterior``: ``lengthscale`` over ``feature``, ``signal_variance``, ...;
+    ``posterior`` holds them on the natural scale theta = exp(psi); ``psi_draws`` stacks their entries)."""
     return [str(v) for v in idata.unconstrained_posterior.data_vars]
 
 
@@ -762,6 +764,7 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     """
     rng = np.random.default_rng(seed)
     Xs = model.transform(X_new)
+    check_names(model, idata, "gb.predict")
     if isinstance(model, LatentGP):
         return predictive.latent_gp_predict(model, idata, Xs, y_new=y_new, max_draws=max_draws, rng=rng)
     psi = _draw_matrix(idata, max_draws, rng)
