@@ -198,3 +198,56 @@ def test_hyperparameters_are_named_after_a_table_s_columns(tmp_path):
     pd = pytest.importorskip("pandas")
     assert gb.GPClassifier(pd.DataFrame(X, columns=["a", "b"]), y > 0).hyperparameter_labels == [
         "lengthscale[a]", "lengthscale[b]", "signal_variance"]
+
+
+def _with_old_names(model, idata):
+    """``idata`` as an earlier gpbayes wrote it: one scalar variable per coordinate of psi, named ``tau_0``/``sigma``."""
+    import arviz
+
+    groups = {}
+    for g in ("posterior", "unconstrained_posterior"):
+        stacked = gb.api.stack_hyperparameters(idata[g][model.hyperparameter_names])
+        groups[g] = stacked.to_dataset("param").rename(dict(zip(model.hyperparameter_labels, model._legacy_names())))
+    return arviz.InferenceData(**groups)
+
+
+def test_a_result_with_the_names_of_before_is_read_the_same_with_a_deprecation_warning():
+    """gb.predict / compute_log_likelihood read psi in its order: an idata saved under tau_0, sigma, noise_variance
+    gives the same numbers bit for bit, and says which names it now has; one of another model stops."""
+    X, y = _xy()
+    m = gb.GPRegressor(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gb.NotConvergedWarning)
+        idata = gb.sample(m, method="rwmh", chains=1, draws=20, n_warmup=10, seed=3, progress=False)
+    old = _with_old_names(m, idata)
+    assert list(old.posterior.data_vars) == ["tau_0", "tau_1", "sigma", "noise_variance"]
+    np.testing.assert_array_equal(gb.api.psi_draws(old).values, gb.api.psi_draws(idata).values)
+    new = gb.predict(m, idata, X[:4], y_new=y[:4])
+    with pytest.warns(DeprecationWarning, match=r"earlier gpbayes \(\['tau_0', 'tau_1', 'sigma'\]\); read in psi's "
+                                                r"order as \['lengthscale\[0\]', 'lengthscale\[1\]', 'signal_variance'\]"):
+        again = gb.predict(m, old, X[:4], y_new=y[:4])
+    for v in new.data_vars:
+        np.testing.assert_array_equal(again[v].values, new[v].values)
+    with pytest.warns(DeprecationWarning, match="gb.compute_log_likelihood: idata has the hyperparameter names"):
+        gb.compute_log_likelihood(m, old)
+    with pytest.raises(ValueError, match=r"idata holds 4 hyperparameters .* GPRegressor has 3"):
+        gb.predict(gb.GPRegressor(X, y, ard=False), idata, X[:4])
+
+
+def test_a_kernel_on_some_columns_has_its_own_dim_and_psi_comes_back_in_order():
+    """A product whose SE factor acts on column 1 only: its lengthscale over ``se_lengthscale_feature`` (column 1),
+    the linear factor's variances over ``feature``; ``psi_draws`` gives psi's columns in order, exactly."""
+    from gpbayes.kernels import Linear, SquaredExponential
+
+    X, y = _xy(d=3)
+    m = gb.GPRegressor(X, y, kernel=SquaredExponential(ard=True, active_dims=(1,)) * Linear(3, ard=True))
+    assert m.hyperparameter_labels == ["se_lengthscale[1]", "se_signal_variance", "linear_variance[0]",
+                                       "linear_variance[1]", "linear_variance[2]", "noise_variance"]
+    assert [h.dim for h in m.hyperparameters] == ["se_lengthscale_feature", None, "feature", None]
+    psi = np.random.default_rng(0).normal(size=(2, 3, 6))
+    groups = gb.methods.base._hyperparameter_groups(m, psi, {})
+    assert groups["posterior"]["se_lengthscale"].dims == ("chain", "draw", "se_lengthscale_feature")
+    back = gb.api.stack_hyperparameters(groups["unconstrained_posterior"])
+    np.testing.assert_array_equal(back.values, psi)
+    assert list(back["param"].values) == m.hyperparameter_labels
+    np.testing.assert_array_equal(gb.api.stack_hyperparameters(groups["posterior"]).values, np.exp(psi))

@@ -407,7 +407,9 @@ class GPRegressor(_Model):
     """GP regression with the exact marginal likelihood (R&W Alg. 2.1).
 
     y = f(x) + e, f ~ GP(0, k_psi), e ~ N(0, lambda).  Parameters psi =
-    (log tau_1..d, log sigma, log lambda) with F&G's eq. 5 kernel; default
+    (log tau_1..d, log sigma, log lambda) with F&G's eq. 5 kernel, in the
+    posterior ``lengthscale`` (tau_d, over ``feature``), ``signal_variance``
+    (sigma = k(x, x)) and ``noise_variance`` (lambda); default
     priors F&G Sec. 4.4 plus lambda ~ InverseGamma(1, 0.01) on the
     standardised target (proper posterior even with repeated inputs; a
     warning names duplicated (x, y) rows).
@@ -459,7 +461,8 @@ class GPClassifier(_Model):
     one is the positive class); ``classes`` holds (negative, positive) and
     the mapping is reported in a warning.  The latent covariance gets a relative nugget of
     1e-6 (as in our F&G reproduction) so that long lengthscales stay
-    factorisable.  Priors: F&G Sec. 4.4.  EP (and so ``"ep-ml"`` and EP
+    factorisable.  Priors: F&G Sec. 4.4.  Posterior: ``lengthscale`` (F&G's
+    tau_d, over ``feature``) and ``signal_variance`` (their sigma).  EP (and so ``"ep-ml"`` and EP
     importance densities) is offered for the probit; with the logistic
     likelihood the Gaussian approximation is Laplace's.  ``likelihood`` may
     also be any binary ``gpbayes.likelihoods.Likelihood`` instance for labels
@@ -548,9 +551,10 @@ class SparseGPClassifier(_Model):
     from X and then optimised with the Gaussian (SVGP) approximation; the
     sampler then targets log q*(v, theta) (poster, "Optimal q*(u, theta)", in
     whitened coordinates, "Tricks: whiten/center"; Gauss-Hermite expectations).  Kernel: M&A's SE
-    parameterisation (lengthscales, sigma_f), isotropic by default; priors
-    (ours, as in our reproduction's image study) lengthscale, sigma_f ~
-    Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
+    parameterisation sigma_f^2 exp(-1/2 sum (x_d - x'_d)^2 / l_d^2), isotropic by default; in the
+    posterior ``lengthscale`` (l, over ``feature`` with ``ard=True``) and ``signal_std`` (sigma_f, a
+    standard deviation: k(x, x) = sigma_f^2); priors (ours, as in our reproduction's image study)
+    lengthscale, signal_std ~ Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
     two: the robust-max likelihood (their MNIST study; label-noise probability
     ``epsilon``), classes sorted and mapped to 0..K-1 (``classes``).  The Gaussian
     (SVGP) fit that places the inducing inputs and starts the chains is ``svgp_fit``:
@@ -652,7 +656,11 @@ class GPLVMRegressor(_Model):
     an SE-ARD kernel on z (precisions theta_j, amplitude theta_S) plus noise of
     precision beta; q(Z) is fitted by variational Bayes with ``n_inducing``
     inducing points (their Alg. 1).  Parameters psi = log(sigma_1..k_x,
-    theta_1..k_z, theta_S, beta).  Default priors (ours, as in our
+    theta_1..k_z, theta_S, beta); in the posterior, named for what they are
+    (``gpbayes.priors.gplvm_aliases``): ``latent_inverse_squared_lengthscale``
+    (sigma_l = 1 / l^2 of k_z, over ``feature``), ``output_inverse_squared_lengthscale``
+    (theta_j of k_f, over ``latent``), ``signal_variance`` (theta_S = k_f(z, z)) and
+    ``noise_precision`` (beta = 1 / noise variance).  Default priors (ours, as in our
     reproduction; the paper says only "a Gamma prior on all hyperparameters,
     with a suitably large support"): Gamma(1, 0.1) on sigma, theta, theta_S and
     Gamma(1, 0.001) on beta.  X's columns and Y's columns are standardised by

@@ -14,8 +14,13 @@ of PyMC / NumPyro, stated on theta as those libraries state them.
 A model's ``prior=`` is either one :class:`IndependentPrior` over all of its
 hyperparameters (in the order of ``param_names``) or a mapping from
 hyperparameter names to priors, which replaces those defaults and keeps the
-others (:func:`resolve`; the names it accepts, descriptive aliases and group
-names included, are listed by :func:`prior_names`).
+others (:func:`resolve`).  The names are the posterior's, one scheme across the
+models (:func:`hyperparameter_keys`): a variable (``lengthscale`` sets every
+input's, ``signal_variance``, ``noise_variance``, or what :func:`kernel_aliases`
+and :func:`gplvm_aliases` name a quantity that is none of these) or one entry
+of a variable over ``feature`` (``lengthscale[age]``); the names of before
+(``tau_0``, ``sigma``, ``lengthscale_0``, ...: :func:`prior_names`) with a
+DeprecationWarning.
 """
 
 from __future__ import annotations
