@@ -78,7 +78,7 @@ def main(argv=None):
     for label, model, candidates in problems(args.n):
         if args.only and args.only not in label:
             continue
-        p = len(model.hyperparameter_names)
+        p = len(model.hyperparameter_labels)  # coordinates of psi
         for method, kw in candidates:
             if args.methods and method not in args.methods:
                 continue
@@ -98,8 +98,8 @@ def main(argv=None):
                                                  idata.sample_stats["log_weight"].values)
                 ess, rhat = float(s["ess_bulk"].min()), float(s["rhat"].max())
             else:
-                ess = float(min(az.ess(unc, method="bulk")[v] for v in unc.data_vars))
-                rhat = float(max(az.rhat(unc)[v] for v in unc.data_vars))
+                ess = float(min(az.ess(unc, method="bulk")[v].min() for v in unc.data_vars))
+                rhat = float(max(az.rhat(unc)[v].max() for v in unc.data_vars))
             stop = (f"  {idata.sample_stats.attrs['stopped']} after {idata.posterior.sizes['draw']} draws"
                     if args.until_converged else "")
             print(f"{label:<32s} {p:3d} {method:<16s} {ess:12.0f} {rhat:9.3f} {cpu:8.1f} {ess / cpu:9.2f}  "

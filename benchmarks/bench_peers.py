@@ -449,8 +449,8 @@ def run_gb_sample(model, meth, n_chains, n_warmup, n_draws, seed):
         cpu = time.process_time() - t0
     psi = gb.api.psi_draws(idata)
     names = [str(p) for p in psi.coords["param"].values]
-    if names != list(model.hyperparameter_names):
-        raise SystemExit(f"bench_peers: psi_draws' parameters {names} are not the model's {model.hyperparameter_names}")
+    if names != list(model.hyperparameter_labels):
+        raise SystemExit(f"bench_peers: psi_draws' parameters {names} are not the model's {model.hyperparameter_labels}")
     ss = idata.sample_stats
     lw = ss["log_weight"] if "log_weight" in ss else None
     log_weight = np.asarray(lw.values) if lw is not None and tuple(lw.dims) == ("chain", "draw") else None
@@ -880,7 +880,7 @@ def run_problem(problem: str, methods, args) -> list[str]:
 
     prob = build_problem(problem, args)
     model, starts, latent, user = prob["model"], prob["starts"], prob["latent"], prob.get("user")
-    names = list(model.hyperparameter_names)
+    names = list(model.hyperparameter_labels)
     out(f"bench_peers --problem {problem}: {prob['title']}, {args.chains} chains x ({args.warmup} + {args.draws}), "
         f"sequential, one BLAS/XLA thread, seed {args.seed}")
     out(f"CPU: {cpu_name()}, {os.cpu_count()} cores; load average at start {load_average()} (machine shared)")

@@ -145,7 +145,7 @@ def test_weighted_methods_return_weights_and_a_resampled_posterior(tmp_path):
                       progress=False, n_resample=50)
     w = idata.sample_stats["weight"].values
     assert w.shape == (1, 80) and np.isclose(w.sum(), 1.0) and np.all(w >= 0)
-    assert idata.posterior["tau_0"].shape == (1, 50) and "posterior_resampled" not in idata.groups()
+    assert idata.posterior["lengthscale"].shape == (1, 50, 2) and "posterior_resampled" not in idata.groups()
     table = gb.summary(idata)
     assert 1.0 <= table["ess_importance"].iloc[0] <= 80
     idata.to_netcdf(tmp_path / "amis.nc")

@@ -2,9 +2,10 @@
 
 For each method of ``gb.sample`` on every model (tiny sizes): only schema
 groups; X in ``constant_data`` and y in ``observed_data`` sharing the dim
-``obs``; one natural-scale variable per hyperparameter in ``posterior`` and
-its log in ``unconstrained_posterior`` (so ``az.summary`` has one row per
-hyperparameter); named dims everywhere (no ``<var>_dim_<i>``); then
+``obs``; one natural-scale variable per hyperparameter in ``posterior`` (the
+per-input ones, ``lengthscale``, over ``feature``) and its log in
+``unconstrained_posterior`` (so ``az.summary`` has one row per hyperparameter,
+``lengthscale[0]``, ...); named dims everywhere (no ``<var>_dim_<i>``); then
 ``az.summary``, ``az.plot_trace``, ``az.plot_posterior`` and an
 ``az.from_netcdf`` round trip.
 """
@@ -94,12 +95,16 @@ def test_every_method_s_result_is_on_the_arviz_schema(name, method, tmp_path):
     assert idata.constant_data["X"].dims == ("obs", "feature")
     assert idata.observed_data["y"].dims[0] == "obs"
     assert idata.constant_data.sizes["obs"] == idata.observed_data.sizes["obs"] == m.n
-    # one natural-scale variable per hyperparameter; the log scale under the same names elsewhere
+    # one natural-scale variable per hyperparameter (per-input ones over a dim); the log scale under the same
+    # names elsewhere
     names = m.hyperparameter_names
     assert gb.api.hyperparameter_names(idata) == names
-    for n in names:
-        assert idata.posterior[n].dims == ("chain", "draw")
-        np.testing.assert_array_equal(idata.posterior[n].values, np.exp(idata.unconstrained_posterior[n].values))
+    for h in m.hyperparameters:
+        assert idata.posterior[h.name].dims == ("chain", "draw") + (() if h.dim is None else (h.dim,))
+        if h.dim is not None:
+            assert list(idata.posterior[h.dim].values) == list(h.coords)
+        np.testing.assert_array_equal(idata.posterior[h.name].values,
+                                      np.exp(idata.unconstrained_posterior[h.name].values))
     assert "psi" not in idata.posterior
     for g in idata.groups():
         for v, da in idata[g].data_vars.items():
@@ -107,8 +112,9 @@ def test_every_method_s_result_is_on_the_arviz_schema(name, method, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # one-chain / few-draw shape warnings
         table = az.summary(idata)
-    hyper_rows = [r for r in table.index if r in names]
-    assert hyper_rows == names  # each hyperparameter once (latent draws f, v, Z add their own rows)
+    hyper_rows = [r for r in table.index if r in m.hyperparameter_labels]
+    # each hyperparameter once, lengthscale[0].. per input (latent draws f, v, Z add their own rows)
+    assert hyper_rows == m.hyperparameter_labels
     if method not in ("type2-ml", "ep-ml"):
         ax = az.plot_trace(idata, var_names=names)
         assert ax.shape[0] == len(names)  # one panel row per hyperparameter
@@ -173,16 +179,75 @@ def test_hyperparameters_are_named_after_a_table_s_columns(tmp_path):
 
     X, y = _xy()
     m = gb.GPRegressor(Table(X, ["age", "bmi"]), y)
-    assert m.hyperparameter_names == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
+    assert m.hyperparameter_names == ["lengthscale", "signal_variance", "noise_variance"]
+    assert m.hyperparameter_labels == ["lengthscale[age]", "lengthscale[bmi]", "signal_variance", "noise_variance"]
     idata = gb.sample(m, method="type2-ml", progress=False)
-    assert list(idata.posterior.data_vars) == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
+    assert list(idata.posterior.data_vars) == ["lengthscale", "signal_variance", "noise_variance"]
+    assert list(idata.posterior["lengthscale"].coords["feature"].values) == ["age", "bmi"]
     assert list(idata.constant_data["feature"].values) == ["age", "bmi"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one draw
+        assert list(az.summary(idata, kind="stats").index) == m.hyperparameter_labels
     idata.to_netcdf(tmp_path / "named.nc")
     again = az.from_netcdf(tmp_path / "named.nc")
     assert list(again.constant_data["feature"].values) == ["age", "bmi"]
-    assert list(again.posterior.data_vars) == ["tau_age", "tau_bmi", "sigma", "noise_variance"]
+    assert list(again.posterior.data_vars) == ["lengthscale", "signal_variance", "noise_variance"]
+    assert list(again.posterior["feature"].values) == ["age", "bmi"]
     assert gb.GPRegressor(Table(X, ["age", "bmi"]), y, ard=False).hyperparameter_names == [
-        "tau", "sigma", "noise_variance"]
+        "lengthscale", "signal_variance", "noise_variance"]
     pd = pytest.importorskip("pandas")
-    assert gb.GPClassifier(pd.DataFrame(X, columns=["a", "b"]), y > 0).hyperparameter_names == ["tau_a", "tau_b",
-                                                                                                 "sigma"]
+    assert gb.GPClassifier(pd.DataFrame(X, columns=["a", "b"]), y > 0).hyperparameter_labels == [
+        "lengthscale[a]", "lengthscale[b]", "signal_variance"]
+
+
+def _with_old_names(model, idata):
+    """``idata`` as an earlier gpbayes wrote it: one scalar variable per coordinate of psi, named ``tau_0``/``sigma``."""
+    import arviz
+
+    groups = {}
+    for g in ("posterior", "unconstrained_posterior"):
+        stacked = gb.api.stack_hyperparameters(idata[g][model.hyperparameter_names])
+        groups[g] = stacked.to_dataset("param").rename(dict(zip(model.hyperparameter_labels, model._legacy_names())))
+    return arviz.InferenceData(**groups)
+
+
+def test_a_result_with_the_names_of_before_is_read_the_same_with_a_deprecation_warning():
+    """gb.predict / compute_log_likelihood read psi in its order: an idata saved under tau_0, sigma, noise_variance
+    gives the same numbers bit for bit, and says which names it now has; one of another model stops."""
+    X, y = _xy()
+    m = gb.GPRegressor(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gb.NotConvergedWarning)
+        idata = gb.sample(m, method="rwmh", chains=1, draws=20, n_warmup=10, seed=3, progress=False)
+    old = _with_old_names(m, idata)
+    assert list(old.posterior.data_vars) == ["tau_0", "tau_1", "sigma", "noise_variance"]
+    np.testing.assert_array_equal(gb.api.psi_draws(old).values, gb.api.psi_draws(idata).values)
+    new = gb.predict(m, idata, X[:4], y_new=y[:4])
+    with pytest.warns(DeprecationWarning, match=r"earlier gpbayes \(\['tau_0', 'tau_1', 'sigma'\]\); read in psi's "
+                                                r"order as \['lengthscale\[0\]', 'lengthscale\[1\]', 'signal_variance'\]"):
+        again = gb.predict(m, old, X[:4], y_new=y[:4])
+    for v in new.data_vars:
+        np.testing.assert_array_equal(again[v].values, new[v].values)
+    with pytest.warns(DeprecationWarning, match="gb.compute_log_likelihood: idata has the hyperparameter names"):
+        gb.compute_log_likelihood(m, old)
+    with pytest.raises(ValueError, match=r"idata holds 4 hyperparameters .* GPRegressor has 3"):
+        gb.predict(gb.GPRegressor(X, y, ard=False), idata, X[:4])
+
+
+def test_a_kernel_on_some_columns_has_its_own_dim_and_psi_comes_back_in_order():
+    """A product whose SE factor acts on column 1 only: its lengthscale over ``se_lengthscale_feature`` (column 1),
+    the linear factor's variances over ``feature``; ``psi_draws`` gives psi's columns in order, exactly."""
+    from gpbayes.kernels import Linear, SquaredExponential
+
+    X, y = _xy(d=3)
+    m = gb.GPRegressor(X, y, kernel=SquaredExponential(ard=True, active_dims=(1,)) * Linear(3, ard=True))
+    assert m.hyperparameter_labels == ["se_lengthscale[1]", "se_signal_variance", "linear_variance[0]",
+                                       "linear_variance[1]", "linear_variance[2]", "noise_variance"]
+    assert [h.dim for h in m.hyperparameters] == ["se_lengthscale_feature", None, "feature", None]
+    psi = np.random.default_rng(0).normal(size=(2, 3, 6))
+    groups = gb.methods.base._hyperparameter_groups(m, psi, {})
+    assert groups["posterior"]["se_lengthscale"].dims == ("chain", "draw", "se_lengthscale_feature")
+    back = gb.api.stack_hyperparameters(groups["unconstrained_posterior"])
+    np.testing.assert_array_equal(back.values, psi)
+    assert list(back["param"].values) == m.hyperparameter_labels
+    np.testing.assert_array_equal(gb.api.stack_hyperparameters(groups["posterior"]).values, np.exp(psi))

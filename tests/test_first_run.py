@@ -216,7 +216,7 @@ def test_unseeded_runs_differ_and_the_recorded_seed_repeats_one():
         a = gb.sample(_regression(), "rwmh", **kw)
         b = gb.sample(_regression(), "rwmh", **kw)
         assert a.attrs["seed"] != b.attrs["seed"] and a.posterior.attrs["seed"] == a.attrs["seed"]
-        assert not np.array_equal(a.posterior["sigma"].values, b.posterior["sigma"].values)
+        assert not np.array_equal(a.posterior["signal_variance"].values, b.posterior["signal_variance"].values)
         again = gb.sample(_regression(), "rwmh", seed=a.attrs["seed"], **kw)
     for v in a.posterior.data_vars:
         np.testing.assert_array_equal(again.posterior[v].values, a.posterior[v].values)

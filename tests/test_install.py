@@ -35,7 +35,7 @@ rng = np.random.default_rng(0)
 X = rng.uniform(-2, 2, size=(15, 1))
 y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(15)
 idata = gb.sample(gb.GPRegressor(X, y), method="slice", chains=2, draws=10, n_warmup=5, seed=1, progress=False)
-assert idata.posterior["tau_0"].shape == (2, 10)
+assert idata.posterior["lengthscale"].shape == (2, 10, 1)
 print(gb.summary(idata)["mean"].to_dict())
 """
 
@@ -55,4 +55,4 @@ def test_pip_install_dot_gives_a_working_library_without_the_workflow_extras(tmp
     assert res.returncode == 0, res.stderr[-3000:]
     run = subprocess.run([str(python), "-c", SCRIPT], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "sigma" in run.stdout
+    assert "signal_variance" in run.stdout

@@ -28,7 +28,7 @@ def _reg(n=20, seed=0):
 
 def _idata_at(model, psi, n_draws=1):
     """An InferenceData holding the one draw psi (repeated): the predictive is then the closed-form one."""
-    names = model.hyperparameter_names
+    names = model.hyperparameter_labels  # one scalar variable per coordinate of psi, in its order
     unc = xr.Dataset({n: (("chain", "draw"), np.full((1, n_draws), psi[j])) for j, n in enumerate(names)})
     post = xr.Dataset({n: np.exp(unc[n]) for n in names})
     return az.InferenceData(posterior=post, unconstrained_posterior=unc)

@@ -32,7 +32,7 @@ N_DRAWS = 4000
 
 def _idata_at(model, psi, n_draws=N_DRAWS, f=None):
     """An InferenceData holding the one draw psi (and f) repeated: the predictive is then a closed form."""
-    names = model.hyperparameter_names
+    names = model.hyperparameter_labels  # one scalar variable per coordinate of psi, in its order
     unc = xr.Dataset({n: (("chain", "draw"), np.full((1, n_draws), psi[j])) for j, n in enumerate(names)})
     post = xr.Dataset({n: np.exp(unc[n]) for n in names})
     if f is not None:

@@ -1,6 +1,9 @@
 """prior= by name (issue 33 item 3): one hyperparameter's default replaced, the others kept, in every model;
-descriptive aliases that are exactly true of the kernel's parameters; unknown names stop with the allowed ones;
-the default priors described in the user guide are the numbers scipy computes."""
+the keys are the posterior's names (one scheme: ``lengthscale``, an entry ``lengthscale[age]``,
+``signal_variance``, ``noise_variance``; ``signal_std``, inverse squared lengthscales, ``noise_precision``
+where the quantity is that), exactly true of the kernel's parameters; the names of before are still
+accepted with a DeprecationWarning naming the new one; unknown names stop with the allowed ones; the
+default priors described in the user guide are the numbers scipy computes."""
 
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ def _replaced(model, default, key, value):
     diff = [i for i, (a, b) in enumerate(zip(model.prior.components, default.prior.components)) if a != b]
     assert all(model.prior.components[i] is value for i in diff), key
     assert len(model.prior) == len(default.prior)
-    return [model.hyperparameter_names[i] for i in diff]
+    return [model.hyperparameter_labels[i] for i in diff]
 
 
 def test_regressor_noise_prior_by_name_keeps_the_other_defaults():
@@ -47,22 +50,40 @@ def test_regressor_noise_prior_by_name_keeps_the_other_defaults():
 
 
 @pytest.mark.parametrize("key,expected", [
-    ("sigma", ["sigma"]), ("signal_variance", ["sigma"]),
-    ("tau_1", ["tau_1"]), ("lengthscale_1", ["tau_1"]),
-    ("tau", ["tau_0", "tau_1"]), ("lengthscale", ["tau_0", "tau_1"]),
+    ("signal_variance", ["signal_variance"]), ("lengthscale[1]", ["lengthscale[1]"]),
+    ("lengthscale", ["lengthscale[0]", "lengthscale[1]"]),
 ])
-def test_names_aliases_and_groups_of_the_fg_kernel(key, expected):
+def test_names_entries_and_vectors_of_the_fg_kernel(key, expected):
     X, y = _data()
     value = priors.Exponential(1.5)
-    model, default = gb.GPRegressor(X, y, prior={key: value}), gb.GPRegressor(X, y)
-    assert _replaced(model, default, key, value) == expected
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the current names warn of nothing
+        model = gb.GPRegressor(X, y, prior={key: value})
+    assert _replaced(model, default := gb.GPRegressor(X, y), key, value) == expected
+    assert default.hyperparameter_labels == ["lengthscale[0]", "lengthscale[1]", "signal_variance", "noise_variance"]
+
+
+@pytest.mark.parametrize("key,expected,new", [
+    ("sigma", ["signal_variance"], "signal_variance"), ("tau_1", ["lengthscale[1]"], "lengthscale[1]"),
+    ("lengthscale_1", ["lengthscale[1]"], "lengthscale[1]"), ("tau", ["lengthscale[0]", "lengthscale[1]"], "lengthscale"),
+])
+def test_the_names_of_before_still_work_with_a_deprecation_warning_naming_the_new_one(key, expected, new):
+    X, y = _data()
+    value = priors.Exponential(1.5)
+    with pytest.warns(DeprecationWarning, match=rf"prior key '{key}' is deprecated; use '{re.escape(new)}'") as rec:
+        model = gb.GPRegressor(X, y, prior={key: value})
+    assert rec[0].filename == __file__  # the warning points at the caller's line
+    assert _replaced(model, gb.GPRegressor(X, y), key, value) == expected
 
 
 def test_a_members_own_key_overrides_its_group_in_either_order():
     X, y = _data(d=3)
     a, b = priors.HalfNormal(1.0), priors.HalfCauchy(2.0)
-    for prior in ({"lengthscale": a, "lengthscale_2": b}, {"tau_2": b, "lengthscale": a}):
-        comps = gb.GPRegressor(X, y, prior=prior).prior.components
+    for prior in ({"lengthscale": a, "lengthscale[2]": b}, {"lengthscale[2]": b, "lengthscale": a},
+                  {"tau_2": b, "lengthscale": a}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # tau_2
+            comps = gb.GPRegressor(X, y, prior=prior).prior.components
         assert comps[:3] == (a, a, b)
 
 
@@ -73,14 +94,17 @@ def test_unknown_names_stop_with_the_allowed_ones_and_the_closest():
     msg = str(err.value)
     assert "GPRegressor: unknown hyperparameter 'noise_var'" in msg
     assert "did you mean 'noise_variance'" in msg
-    assert "['tau_0', 'tau_1', 'sigma', 'noise_variance']" in msg and "'signal_variance'" in msg
+    assert "the names are ['lengthscale', 'signal_variance', 'noise_variance']" in msg
+    assert "one entry of a vector each: ['lengthscale[0]', 'lengthscale[1]']" in msg
+    assert "tau" not in msg  # the names of before are not offered
     with pytest.raises(ValueError, match=r"unknown hyperparameter 'amplitude' in prior=; the names are"):
         gb.GPClassifier(X, y > 0, prior={"amplitude": HN})
 
 
 def test_a_name_and_its_alias_together_are_refused_and_values_must_be_priors():
     X, y = _data()
-    with pytest.raises(ValueError, match=r"sets 'sigma' twice, as 'sigma' and 'signal_variance'"):
+    with pytest.raises(ValueError, match=r"sets 'signal_variance' twice, as 'sigma' and 'signal_variance'"), \
+            pytest.warns(DeprecationWarning, match="'sigma' is deprecated"):
         gb.GPRegressor(X, y, prior={"sigma": HN, "signal_variance": HN})
     with pytest.raises(TypeError, match=r"prior\['noise_variance'\] must be a prior on one positive hyperparameter"):
         gb.GPRegressor(X, y, prior={"noise_variance": 0.5})
@@ -99,23 +123,31 @@ def test_ard_names_after_dataframe_columns_and_their_aliases():
     X, y = _data()
     df = pd.DataFrame(X, columns=["age", "bmi"])
     default = gb.GPClassifier(df, y > 0)
-    assert default.hyperparameter_names == ["tau_age", "tau_bmi", "sigma"]
-    for key in ("tau_bmi", "lengthscale_bmi"):
-        assert _replaced(gb.GPClassifier(df, y > 0, prior={key: HN}), default, key, HN) == ["tau_bmi"]
-    with pytest.raises(ValueError, match=r"did you mean 'lengthscale_bmi'"):
-        gb.GPClassifier(df, y > 0, prior={"lengthscale_bni": HN})
+    assert default.hyperparameter_names == ["lengthscale", "signal_variance"]
+    assert default.hyperparameter_labels == ["lengthscale[age]", "lengthscale[bmi]", "signal_variance"]
+    assert _replaced(gb.GPClassifier(df, y > 0, prior={"lengthscale[bmi]": HN}), default, "", HN) == [
+        "lengthscale[bmi]"]
+    for key in ("tau_bmi", "lengthscale_bmi"):  # the names of before
+        with pytest.warns(DeprecationWarning, match=r"use 'lengthscale\[bmi\]'"):
+            model = gb.GPClassifier(df, y > 0, prior={key: HN})
+        assert _replaced(model, default, key, HN) == ["lengthscale[bmi]"]
+    with pytest.raises(ValueError, match=r"did you mean 'lengthscale\[bmi\]'"):
+        gb.GPClassifier(df, y > 0, prior={"lengthscale[bni]": HN})
 
 
 def test_poisson_sparse_and_gplvm_models_take_priors_by_name():
     X, y = _data(n=15)
     counts = np.random.default_rng(1).poisson(2.0, size=15)
     default = gb.PoissonGP(X, counts)
-    assert _replaced(gb.PoissonGP(X, counts, prior={"signal_variance": HN}), default, "", HN) == ["sigma"]
+    assert _replaced(gb.PoissonGP(X, counts, prior={"signal_variance": HN}), default, "", HN) == ["signal_variance"]
 
     kw = dict(n_inducing=3, maxiter=6)
     default = gb.SparseGPClassifier(X, y > 0, **kw)
-    assert default.hyperparameter_names == ["lengthscale", "sigma_f"]
-    assert _replaced(gb.SparseGPClassifier(X, y > 0, prior={"signal_std": HN}, **kw), default, "", HN) == ["sigma_f"]
+    assert default.hyperparameter_names == ["lengthscale", "signal_std"]
+    assert _replaced(gb.SparseGPClassifier(X, y > 0, prior={"signal_std": HN}, **kw), default, "", HN) == ["signal_std"]
+    with pytest.warns(DeprecationWarning, match="'sigma_f' is deprecated; use 'signal_std'"):
+        model = gb.SparseGPClassifier(X, y > 0, prior={"sigma_f": HN}, **kw)
+    assert _replaced(model, default, "", HN) == ["signal_std"]
     with pytest.raises(ValueError, match=r"this model samples 'signal_std' instead \(signal_variance = signal_std"):
         gb.SparseGPClassifier(X, y > 0, prior={"signal_variance": HN}, **kw)
 
@@ -124,9 +156,15 @@ def test_poisson_sparse_and_gplvm_models_take_priors_by_name():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the five-iteration ML fit may say it did not converge
         default = gb.GPLVMRegressor(X, Y, **kw)
-        assert default.hyperparameter_names == ["sigma_0", "sigma_1", "theta_0", "theta_1", "theta_S", "beta"]
+        assert default.hyperparameter_names == ["latent_inverse_squared_lengthscale",
+                                                "output_inverse_squared_lengthscale", "signal_variance",
+                                                "noise_precision"]
+        assert [h.dim for h in default.hyperparameters] == ["feature", "latent", None, None]
         model = gb.GPLVMRegressor(X, Y, prior={"noise_precision": HN, "latent_inverse_squared_lengthscale": HN}, **kw)
-    assert _replaced(model, default, "", HN) == ["sigma_0", "sigma_1", "beta"]
+        old = gb.GPLVMRegressor(X, Y, prior={"beta": HN, "sigma": HN}, **kw)
+    assert _replaced(model, default, "", HN) == ["latent_inverse_squared_lengthscale[0]",
+                                                 "latent_inverse_squared_lengthscale[1]", "noise_precision"]
+    assert old.prior.components == model.prior.components
     with pytest.raises(ValueError, match=r"unknown hyperparameter 'noise_variance'.*samples 'noise_precision'"):
         gb.GPLVMRegressor(X, Y, prior={"noise_variance": HN}, **kw)
 
@@ -135,9 +173,12 @@ def test_other_kernels_and_sums_get_prefixed_aliases():
     X, y = _data()
     k = SquaredExponential(2, parameterisation="ma") + Periodic(2)
     model = gb.GPRegressor(X, y, kernel=k)
-    keys = priors.prior_names(model.hyperparameter_names, model.param_names, priors.kernel_aliases(k))
-    assert keys["se_signal_std"] == (model.hyperparameter_names.index("se_sigma_f"),)
-    assert keys["periodic_signal_variance"] == (model.hyperparameter_names.index("periodic_variance"),)
+    assert model.hyperparameter_names == ["se_lengthscale", "se_signal_std", "periodic_lengthscale", "periodic_period",
+                                          "periodic_signal_variance", "noise_variance"]
+    keys = priors.hyperparameter_keys(model.hyperparameters, model._legacy_names(), model.param_names,
+                                      priors.kernel_aliases(k))
+    assert keys["se_signal_std"] == ((1,), 1, None) and keys["se_sigma_f"] == ((1,), 1, "se_signal_std")
+    assert keys["periodic_signal_variance"] == ((4,), 1, None)
     m52 = gb.GPRegressor(X, y, kernel=Matern52(2, ard=True), prior={"signal_variance": HN, "lengthscale": HN})
     assert [c is HN for c in m52.prior.components] == [True, True, True, False]
     from gpbayes.kernels import stationary
@@ -209,13 +250,14 @@ def test_a_prior_by_name_reaches_the_sampler():
     densities in the target): the recorded prior is the resolved one and the chain moves."""
     X, _ = _data(n=20, d=1)
     counts = np.random.default_rng(2).poisson(np.exp(np.sin(2 * X[:, 0])))
-    model = gb.PoissonGP(X, counts, prior={"lengthscale": priors.HalfNormal(1.0), "sigma": priors.HalfCauchy(1.0)})
+    model = gb.PoissonGP(X, counts, prior={"lengthscale": priors.HalfNormal(1.0),
+                                           "signal_variance": priors.HalfCauchy(1.0)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 30 draws: "not converged"
         idata = gb.sample(model, method="slice-surr-site", chains=1, draws=30, n_warmup=10, seed=4, progress=False)
     assert "HalfNormal(scale=1.0)" in idata.posterior.attrs["prior"]
     assert "HalfCauchy(scale=1.0)" in idata.posterior.attrs["prior"]
-    assert np.unique(idata.posterior["tau_0"].values).size > 5
+    assert np.unique(idata.posterior["lengthscale"].values).size > 5
 
 
 # ---------------------------------------------------------------------------

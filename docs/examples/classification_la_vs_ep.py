@@ -27,11 +27,11 @@ runs = {a: gb.sample(model, method=gb.PseudoMarginal(approximation=a, n_imp=8), 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
 for a, idata in runs.items():
     print(a, gb.summary(idata)[["mean", "ess_bulk", "r_hat", "n_cubic_per_draw"]], sep="\n")
-    ax1.plot(idata.posterior["sigma"].sel(chain=0), label=f"PM-{a.upper()}", lw=0.8)
+    ax1.plot(idata.posterior["signal_variance"].sel(chain=0), label=f"PM-{a.upper()}", lw=0.8)
 grid = np.linspace(-3, 3, 100)[:, None]
 ax2.plot(grid[:, 0], gb.predict(model, runs["ep"], grid)["probability"].values, label="P(y = True), PM-EP")
 ax2.plot(X[:, 0], y, "k|", label="data")
-ax1.set(xlabel="draw (chain 1)", ylabel="σ", yscale="log", title="trace")
+ax1.set(xlabel="draw (chain 1)", ylabel="signal_variance (F&G's σ)", yscale="log", title="trace")
 ax2.set(xlabel="x", title="posterior predictive")
 ax1.legend(), ax2.legend()
 fig.tight_layout()

@@ -26,10 +26,11 @@ default, recording the shift and scale):
 
 Every model uses the squared-exponential kernel in Filippone & Girolami's
 parameterisation (eq. 5: sigma exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2),
-ARD by default) and, unless given, their priors (Sec. 4.4, shape/rate):
-tau_d ~ Gamma(1, 1/sqrt(d)), sigma ~ Gamma(1.1, 0.1), and for regression
-lambda ~ Gamma(1, 1) on the standardised target.  Parameters are sampled as
-psi = log theta.
+ARD by default: tau_d is input d's lengthscale, sigma = k(x, x) the signal
+variance) and, unless given, their priors (Sec. 4.4, shape/rate):
+lengthscale_d ~ Gamma(1, 1/sqrt(d)), signal_variance ~ Gamma(1.1, 0.1), and for
+regression noise_variance ~ InverseGamma(1, 0.01) on the standardised target.
+Parameters are sampled as psi = log theta.
 
 Methods (``sample(model, method=...)``; ``methods(model)`` lists them):
 
@@ -70,12 +71,19 @@ are the options with their defaults, checked when it is made):
 ``sample(model, method=NUTS(max_tree_depth=8))``.
 
 The result follows the ArviZ schema.  ``posterior`` holds one variable per
-hyperparameter on its natural scale (``tau_0``.., or ``tau_<column>`` when X
-had column names, ``sigma``, ``noise_variance``; latent draws ``f``, ``v``,
-``Z`` where a method keeps them); ``unconstrained_posterior`` holds the same
-names on the sampled log scale psi = log theta (``gpbayes.api.psi_draws``
-stacks them over ``param``), so ``az.summary(idata)`` lists each
-hyperparameter once.  ``sample_stats``: per-draw statistics (``lp``,
+hyperparameter on its natural scale, one scheme across the models
+(``model.hyperparameters``): ``lengthscale`` over the dim ``feature`` (its
+coordinates X's column names, else 0..d-1; a scalar for an isotropic kernel),
+``signal_variance`` (k(x, x)), ``noise_variance``, and a name that says what a
+quantity is where it is none of these (``signal_std``, the GPLVM's
+``latent_inverse_squared_lengthscale``, ``noise_precision``); latent draws
+``f``, ``v``, ``Z`` where a method keeps them.  ``unconstrained_posterior``
+holds the same variables on the sampled log scale psi = log theta
+(``gpbayes.api.psi_draws`` stacks them over ``param``: ``lengthscale[0]``, ...),
+so ``az.summary(idata)`` lists each hyperparameter once, ``lengthscale[<feature>]``
+per input.  The names of before (``tau_0``, ``sigma``, ...) are still accepted,
+with a DeprecationWarning, in ``prior=`` and in a saved result given to ``predict``.
+``sample_stats``: per-draw statistics (``lp``,
 ``acceptance_rate``, ``step_size``, ``n_cubic``, ...) and, per chain, the
 tuning (``tuned_<name>``) and warm-up cost (``warmup_<name>``).
 ``constant_data``: X over ``(obs, feature)``; ``observed_data``: y over ``obs``.
@@ -101,7 +109,7 @@ from . import approx, linalg, parallel, predictive, threads
 from . import means as mean_functions
 from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
-from .io import psi_draws
+from .io import check_names, psi_draws, stack_hyperparameters
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .methods import METHOD_CLASSES, Method, methods
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, LatentGP, PoissonGP, SparseGPClassifier
@@ -112,7 +120,7 @@ __all__ = ["DEFAULT_BUDGET_DRAWS", "NotConvergedWarning", "PEER_NAMES", "converg
            "in_notebook", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
            "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
-           "hyperparameter_names", "Method", *METHOD_CLASSES]
+           "stack_hyperparameters", "hyperparameter_names", "check_names", "Method", *METHOD_CLASSES]
 globals().update(METHOD_CLASSES)  # the method objects, as gpbayes.methods' registry holds them
 
 _MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor, LatentGP)
@@ -348,8 +356,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         ``keep_latent=True``, and ``"pseudo-marginal"``, ``"nuts-is"``, ``"pm-amis"``,
         ``"ep-ml"`` do not.
     init : where each chain starts, instead of the method's own start (default None).  An array
-        (chains, p) of psi, one row per chain (p = ``len(model.param_names)``, psi = the
-        log-hyperparameters ``unconstrained_posterior`` holds); or a dict of such arrays: ``"psi"``
+        (chains, p) of psi, one row per chain (p = ``len(model.hyperparameter_labels)``, in their
+        order; psi = the log-hyperparameters ``unconstrained_posterior`` holds); or a dict of such arrays: ``"psi"``
         and, for AA/SURR and the slice representations (``LatentGibbs``, ``SliceSampler``), the
         latent values ``"f"`` (chains, n), for the sparse samplers (``JointHMC``, ``SparseGibbs``)
         the whitened inducing values ``"v"`` (chains, M, C); or a callable ``c -> start`` of
@@ -369,8 +377,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     Returns
     -------
     arviz.InferenceData with groups ``posterior`` (one variable per
-    hyperparameter on its natural scale), ``unconstrained_posterior`` (the
-    same names, psi = log theta), ``sample_stats`` (``lp``,
+    hyperparameter on its natural scale: ``lengthscale`` over ``feature``,
+    ``signal_variance``, ``noise_variance``, ...; ``model.hyperparameters``),
+    ``unconstrained_posterior`` (the same variables, psi = log theta), ``sample_stats`` (``lp``,
     ``acceptance_rate``, ``n_cubic`` O(n^3) operations per draw,
     ``wall_time``, tuned ``step_size``, ...), ``constant_data`` (the
     standardised X over ``(obs, feature)``) and ``observed_data`` (y over
@@ -682,7 +691,8 @@ def _weighted_summary(idata, names):
     unreliable, Vehtari et al. 2024); the unweighted chain's own columns (tail ESS, MCSE of the sd) are dropped."""
     from . import diagnostics
 
-    theta = np.stack([idata.posterior[n].values for n in names], axis=-1)
+    stacked = stack_hyperparameters(idata.posterior[names])  # one column per entry: lengthscale[age], ...
+    theta, names = stacked.values, [str(p) for p in stacked["param"].values]
     lw = idata.sample_stats["log_weight"].values
     summ = diagnostics.importance_corrected_summary(theta, lw)
     w = np.exp(lw - np.max(lw)).ravel()
@@ -705,7 +715,8 @@ def _weighted_summary(idata, names):
 
 def hyperparameter_names(idata) -> list[str]:
     """The hyperparameters of a ``gpbayes.sample`` result, in the model's order (the variables of
-    ``unconstrained_posterior``; ``posterior`` holds them on the natural scale theta = exp(psi))."""
+    ``unconstrained_posterior``: ``lengthscale`` over ``feature``, ``signal_variance``, ...;
+    ``posterior`` holds them on the natural scale theta = exp(psi); ``psi_draws`` stacks their entries)."""
     return [str(v) for v in idata.unconstrained_posterior.data_vars]
 
 
@@ -762,6 +773,7 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     """
     rng = np.random.default_rng(seed)
     Xs = model.transform(X_new)
+    check_names(model, idata, "gb.predict")
     if isinstance(model, LatentGP):
         return predictive.latent_gp_predict(model, idata, Xs, y_new=y_new, max_draws=max_draws, rng=rng)
     psi = _draw_matrix(idata, max_draws, rng)

@@ -18,6 +18,7 @@ the reproduction's own file conventions are ``gpbayes_repro.io``.)
 from __future__ import annotations
 
 import datetime as _dt
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -29,6 +30,8 @@ __all__ = [
     "to_inference_groups",
     "arviz_attrs",
     "psi_draws",
+    "stack_hyperparameters",
+    "check_names",
 ]
 
 
@@ -200,7 +203,55 @@ def concat_chains(parts: list[dict[str, xr.Dataset]]) -> dict[str, xr.Dataset]:
     return out
 
 
+def stack_hyperparameters(ds: xr.Dataset) -> xr.DataArray:
+    """One array ``(chain, draw, param)`` of a group holding the hyperparameters (``unconstrained_posterior``
+    or ``posterior``): its variables in order, a variable over a dim (``lengthscale`` over ``feature``)
+    giving one column per coordinate.  ``param`` labels the columns as ``arviz.summary`` labels its rows
+    (``lengthscale[age]``, ``signal_variance``); the columns are psi's coordinates in order."""
+    columns, labels = [], []
+    for name, da in ds.data_vars.items():
+        extra = [d for d in da.dims if d not in ("chain", "draw")]
+        if len(extra) > 1:
+            raise ValueError(f"hyperparameter {name!r} has dims {da.dims}: expected (chain, draw) and at most one more")
+        if not extra:
+            columns.append(da.transpose("chain", "draw").values[:, :, None])
+            labels.append(str(name))
+            continue
+        (dim,) = extra
+        columns.append(da.transpose("chain", "draw", dim).values)
+        values = da[dim].values if dim in da.coords else range(da.sizes[dim])
+        labels += [f"{name}[{c}]" for c in values]
+    stacked = np.concatenate(columns, axis=2)
+    coords = {d: ds[d].values if d in ds.coords else np.arange(ds.sizes[d]) for d in ("chain", "draw")}
+    return xr.DataArray(stacked, dims=("chain", "draw", "param"), coords={**coords, "param": labels})
+
+
 def psi_draws(idata) -> xr.DataArray:
     """The log-hyperparameters psi = log theta of a ``gpbayes.sample`` result as one array
-    ``(chain, draw, param)`` (from ``unconstrained_posterior``, exactly as sampled)."""
-    return idata.unconstrained_posterior.to_array("param").transpose("chain", "draw", "param")
+    ``(chain, draw, param)`` (from ``unconstrained_posterior``, exactly as sampled; :func:`stack_hyperparameters`:
+    ``param`` is ``lengthscale[0]``, ..., ``signal_variance``, ...).  A result of an earlier gpbayes (one
+    variable per coordinate: ``tau_0``, ``sigma``) is read the same way."""
+    return stack_hyperparameters(idata.unconstrained_posterior)
+
+
+def check_names(model, idata, what: str) -> None:
+    """An ``idata`` read with ``model`` (``predict``, ``sample_posterior_predictive``,
+    ``compute_log_likelihood``): the hyperparameters are read in psi's order, so their number must be the
+    model's; a result saved by an earlier gpbayes, with one variable per coordinate under the names of
+    before (``tau_0``, ``sigma``), is read as it is, with a DeprecationWarning naming the current ones."""
+    if "unconstrained_posterior" not in idata.groups():
+        raise ValueError(f"{what}: idata has no unconstrained_posterior group (psi = log theta, as gb.sample "
+                         f"writes it); {type(model).__name__} reads its hyperparameters {model.hyperparameter_labels} "
+                         "from there")
+    labels = [str(p) for p in psi_draws(idata)["param"].values]
+    if len(labels) != len(model.hyperparameter_labels):
+        raise ValueError(f"{what}: idata holds {len(labels)} hyperparameters {labels}, {type(model).__name__} has "
+                         f"{len(model.hyperparameter_labels)}: {model.hyperparameter_labels}; was it sampled from "
+                         "another model?")
+    legacy = model._legacy_names()
+    if labels == legacy and labels != model.hyperparameter_labels:
+        renamed = {o: n for o, n in zip(legacy, model.hyperparameter_labels) if o != n}
+        warnings.warn(f"{what}: idata has the hyperparameter names of an earlier gpbayes ({list(renamed)}); read "
+                      f"in psi's order as {list(renamed.values())}. gb.sample now writes the posterior as "
+                      f"{model.hyperparameter_names} (issue 33); sample again or rename the variables to drop "
+                      "this warning", DeprecationWarning, stacklevel=3)

@@ -398,8 +398,9 @@ def add_to_posterior(model, groups: dict, rng: np.random.Generator) -> None:
     (:func:`original_scale`): one draw of beta per posterior draw (:func:`draw_coefficients`, from
     ``posterior["f"]`` where the method keeps f).  The attribute ``mean_draws`` says how beta was drawn.
     """
-    unc = groups["unconstrained_posterior"]
-    psi = np.stack([unc[n].values for n in unc.data_vars], axis=-1)  # (chain, draw, p)
+    from .io import stack_hyperparameters
+
+    psi = stack_hyperparameters(groups["unconstrained_posterior"]).values  # (chain, draw, p)
     shape = psi.shape[:2]
     post = groups["posterior"]
     regression = hasattr(model, "gp")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import warnings
 from typing import Any
 
@@ -25,7 +26,8 @@ from .kernels import SquaredExponential
 from .likelihoods import Likelihood, Logistic, Poisson, Probit
 from .regression import GPRegression
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP"]
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
+           "Hyperparameter", "hyperparameter_layout"]
 
 
 # relative diagonal term of the latent covariance (an F&G deviation:
@@ -83,7 +85,9 @@ def _feature_names(X) -> list[str] | None:
 
 
 def _named_after_features(names: list[str], kernel, feature_names: list[str] | None) -> list[str]:
-    """``tau_0``.. renamed ``tau_<column>`` when X had column names and the kernel has one scale per input."""
+    """The posterior's names before the one scheme (issue 33): ``param_names`` with ``tau_0``.. renamed
+    ``tau_<column>`` when X had column names and the kernel has one scale per input.  Still accepted, with a
+    DeprecationWarning, in ``prior=`` and in an ``idata`` given to ``gb.predict``."""
     if feature_names is None or not getattr(kernel, "ard", False):
         return list(names)
     out = list(names)
@@ -93,6 +97,82 @@ def _named_after_features(names: list[str], kernel, feature_names: list[str] | N
         if idx == str(j):
             out[j] = f"{prefix}_{feature_names[j]}"
     return out if len(set(out)) == len(out) else list(names)
+
+
+# ---------------------------------------------------------------------------
+# the hyperparameters' names in the posterior (one scheme across the models)
+# ---------------------------------------------------------------------------
+#: a parameter name indexed by an input column or a latent dimension: ``tau_3``, ``se_lengthscale_0``
+_INDEXED = re.compile(r"(.+)_(\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Hyperparameter:
+    """One variable of ``gb.sample``'s ``posterior``: a hyperparameter, or one per input column / latent
+    dimension over the dim ``dim``.
+
+    ``name``: the posterior's variable (``lengthscale``, ``signal_variance``, ``noise_variance``, ...);
+    ``index``: its coordinates in psi, in order; ``dim``/``coords``: None/() for a scalar, else the dim
+    (``feature`` over X's columns, named after them when X had names, else 0..d-1; ``latent`` over the
+    GPLVM's latent dimensions) and its coordinate values; ``raw``: the kernel's or model's own names of
+    the same coordinates (``param_names``: ``tau_0``, ``sigma``, ...).
+    """
+
+    name: str
+    index: tuple
+    dim: str | None = None
+    coords: tuple = ()
+    raw: tuple = ()
+
+    @property
+    def labels(self) -> list[str]:
+        """One per coordinate of psi, as ``arviz.summary`` labels the rows: ``lengthscale[age]``, ``signal_variance``."""
+        return [self.name] if self.dim is None else [f"{self.name}[{c}]" for c in self.coords]
+
+
+def hyperparameter_layout(raw_names, aliases=(), *, index_dims=None, group: bool = True) -> tuple:
+    """The posterior's variables (:class:`Hyperparameter`) for parameters named ``raw_names`` (psi's order).
+
+    A name is its descriptive alias when it has one (``gpbayes.priors.kernel_aliases``: F&G's ``sigma``
+    is ``signal_variance``), else its own.  With ``group``, a run of names ``<stem>_<j>`` (one per input
+    column j: ``tau_0, tau_1``) becomes one variable named after the stem's alias (``lengthscale``) over
+    a dim: ``index_dims[stem]`` = (dim, coordinate values of j = 0, 1, ...) if given, else
+    ``index_dims[None]``; the dim is the variable's own ``<name>_<dim>`` when it covers only some of
+    them or in another order (a kernel's ``active_dims``).  Names that do not fit (a run split in two,
+    an index past the coordinates, two variables of one name) stay one scalar variable each, as named.
+    """
+    raw_names = list(raw_names)
+    aliases = list(aliases) + [None] * (len(raw_names) - len(aliases))
+    index_dims = dict(index_dims or {})
+    runs: list[list] = []  # [name, stem, dim, all coords, [(psi index, j)], raws] or [name, None, ..., [(i, None)]]
+    for i, (raw, alias) in enumerate(zip(raw_names, aliases)):
+        m = _INDEXED.fullmatch(raw) if group else None
+        if m is not None:
+            stem, j = m.group(1), int(m.group(2))
+            dim, coords = index_dims.get(stem, index_dims.get(None, (None, ())))
+            a = _INDEXED.fullmatch(alias) if alias else None
+            if dim is not None and j < len(coords) and (alias is None or (a is not None and int(a.group(2)) == j)):
+                name = a.group(1) if a else stem
+                if runs and runs[-1][1] == stem:
+                    runs[-1][4].append((i, j))
+                    runs[-1][5].append(raw)
+                else:
+                    runs.append([name, stem, dim, coords, [(i, j)], [raw]])
+                continue
+        runs.append([alias or raw, None, None, (), [(i, None)], [raw]])
+    out = []
+    for name, stem, dim, coords, members, raws in runs:
+        index = tuple(i for i, _ in members)
+        if stem is None:
+            out.append(Hyperparameter(name, index, raw=tuple(raws)))
+            continue
+        js = [j for _, j in members]
+        own = js != list(range(len(coords)))
+        out.append(Hyperparameter(name, index, f"{name}_{dim}" if own else dim, tuple(coords[j] for j in js),
+                                  tuple(raws)))
+    if len({h.name for h in out}) < len(out):  # two variables of one name: every parameter as it is named
+        return tuple(Hyperparameter(n, (i,), raw=(n,)) for i, n in enumerate(raw_names))
+    return tuple(out)
 
 
 #: n x n float64 matrices a dense model holds at once (K, its Cholesky factor, a solve or an inverse)
@@ -192,14 +272,14 @@ def _renamed(new: str, old: str) -> property:
     return property(get, doc=f"Deprecated read-only alias of ``{new}``.")
 
 
-def _resolve_prior(model, defaults, aliases=None):
+def _resolve_prior(model, defaults):
     """``model.prior`` (None, an IndependentPrior or ``{name: prior}``) resolved against ``defaults``
-    (``gpbayes.priors.resolve``): the names are the posterior's (``hyperparameter_names``), their
-    descriptive aliases the kernel's (``gpbayes.priors.kernel_aliases``) unless ``aliases`` is given."""
-    if aliases is None:
-        aliases = priors.kernel_aliases(model.kernel)
-    return priors.resolve(model.prior, defaults, model.hyperparameter_names, raw_names=model.param_names,
-                          aliases=aliases, owner=type(model).__name__)
+    (``gpbayes.priors.resolve``): the keys are the posterior's names (``hyperparameters``: a variable, or
+    one entry ``lengthscale[age]`` of one over ``feature``); the names of before (``tau_0``, ``sigma``,
+    ``lengthscale_0``, ...) with a DeprecationWarning naming the new one (``gpbayes.priors.hyperparameter_keys``)."""
+    keys = priors.hyperparameter_keys(model.hyperparameters, model._legacy_names(), model.param_names,
+                                      model._aliases())
+    return priors.resolve(model.prior, defaults, model.hyperparameter_labels, keys=keys, owner=type(model).__name__)
 
 
 # ---------------------------------------------------------------------------
@@ -267,10 +347,51 @@ class _Model:
     def param_names(self) -> list[str]:
         return list(self.kernel.param_names)
 
+    def _aliases(self) -> list:
+        """The descriptive name of each of ``param_names`` (``gpbayes.priors.kernel_aliases``; None where the
+        name says what it is already)."""
+        return priors.kernel_aliases(self.kernel)
+
+    def _index_dims(self) -> dict:
+        """:func:`hyperparameter_layout`'s dims: per-input parameters over ``feature`` (X's column names, else
+        0..d-1, as in ``constant_data``)."""
+        return {None: ("feature", tuple(getattr(self, "feature_names", None) or range(self.X.shape[1])))}
+
+    @property
+    def hyperparameters(self) -> tuple:
+        """The variables of ``gpbayes.sample``'s ``posterior`` (:class:`Hyperparameter`, in the order of psi).
+
+        One scheme across the models: ``lengthscale`` (one variable over ``feature`` with ARD, a scalar
+        without), ``signal_variance`` (k(x, x)), ``noise_variance``; a quantity that is not one of these
+        keeps a name that says what it is (``signal_std``, ``inverse_squared_lengthscale``,
+        ``noise_precision``, ``period``, ...; ``gpbayes.priors.kernel_aliases``).  A kernel of the library
+        (or one with ``ard``) has its per-input parameters grouped over ``feature``; another kernel's
+        parameters keep their own names.
+        """
+        return hyperparameter_layout(self.param_names, self._aliases(), index_dims=self._index_dims(),
+                                     group=self._per_input_names())
+
+    def _per_input_names(self) -> bool:
+        """Are the kernel's names ``<stem>_<j>`` per input column j?  The library's kernels' are (and a
+        ``gb.means`` mean's wrapping one); another kernel's when it says it has ``ard``."""
+        kernel = self.kernel
+        inner = kernel.kernel if type(kernel).__name__ == "MeanKernel" else kernel
+        return type(inner).__module__.startswith("gpbayes.") or bool(getattr(kernel, "ard", False))
+
     @property
     def hyperparameter_names(self) -> list[str]:
-        """The names of ``gpbayes.sample``'s posterior variables: ``param_names`` with ``tau_<i>`` (one
-        lengthscale per input) named after X's columns when X had column names (e.g. a DataFrame)."""
+        """The names of ``gpbayes.sample``'s posterior variables (:attr:`hyperparameters`), e.g.
+        ``["lengthscale", "signal_variance", "noise_variance"]``."""
+        return [h.name for h in self.hyperparameters]
+
+    @property
+    def hyperparameter_labels(self) -> list[str]:
+        """One label per coordinate of psi, as ``arviz.summary`` names the rows (``lengthscale[age]``,
+        ``lengthscale[0]``, ``signal_variance``): the ``param`` coordinate of ``gpbayes.api.psi_draws``."""
+        return [label for h in self.hyperparameters for label in h.labels]
+
+    def _legacy_names(self) -> list[str]:
+        """The posterior's names before the one scheme, one per coordinate of psi (:func:`_named_after_features`)."""
         return _named_after_features(self.param_names, self.kernel, getattr(self, "feature_names", None))
 
     def _attrs(self) -> dict:
@@ -286,7 +407,9 @@ class GPRegressor(_Model):
     """GP regression with the exact marginal likelihood (R&W Alg. 2.1).
 
     y = f(x) + e, f ~ GP(0, k_psi), e ~ N(0, lambda).  Parameters psi =
-    (log tau_1..d, log sigma, log lambda) with F&G's eq. 5 kernel; default
+    (log tau_1..d, log sigma, log lambda) with F&G's eq. 5 kernel, in the
+    posterior ``lengthscale`` (tau_d, over ``feature``), ``signal_variance``
+    (sigma = k(x, x)) and ``noise_variance`` (lambda); default
     priors F&G Sec. 4.4 plus lambda ~ InverseGamma(1, 0.01) on the
     standardised target (proper posterior even with repeated inputs; a
     warning names duplicated (x, y) rows).
@@ -338,7 +461,8 @@ class GPClassifier(_Model):
     one is the positive class); ``classes`` holds (negative, positive) and
     the mapping is reported in a warning.  The latent covariance gets a relative nugget of
     1e-6 (as in our F&G reproduction) so that long lengthscales stay
-    factorisable.  Priors: F&G Sec. 4.4.  EP (and so ``"ep-ml"`` and EP
+    factorisable.  Priors: F&G Sec. 4.4.  Posterior: ``lengthscale`` (F&G's
+    tau_d, over ``feature``) and ``signal_variance`` (their sigma).  EP (and so ``"ep-ml"`` and EP
     importance densities) is offered for the probit; with the logistic
     likelihood the Gaussian approximation is Laplace's.  ``likelihood`` may
     also be any binary ``gpbayes.likelihoods.Likelihood`` instance for labels
@@ -427,9 +551,10 @@ class SparseGPClassifier(_Model):
     from X and then optimised with the Gaussian (SVGP) approximation; the
     sampler then targets log q*(v, theta) (poster, "Optimal q*(u, theta)", in
     whitened coordinates, "Tricks: whiten/center"; Gauss-Hermite expectations).  Kernel: M&A's SE
-    parameterisation (lengthscales, sigma_f), isotropic by default; priors
-    (ours, as in our reproduction's image study) lengthscale, sigma_f ~
-    Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
+    parameterisation sigma_f^2 exp(-1/2 sum (x_d - x'_d)^2 / l_d^2), isotropic by default; in the
+    posterior ``lengthscale`` (l, over ``feature`` with ``ard=True``) and ``signal_std`` (sigma_f, a
+    standard deviation: k(x, x) = sigma_f^2); priors (ours, as in our reproduction's image study)
+    lengthscale, signal_std ~ Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
     two: the robust-max likelihood (their MNIST study; label-noise probability
     ``epsilon``), classes sorted and mapped to 0..K-1 (``classes``).  The Gaussian
     (SVGP) fit that places the inducing inputs and starts the chains is ``svgp_fit``:
@@ -531,7 +656,11 @@ class GPLVMRegressor(_Model):
     an SE-ARD kernel on z (precisions theta_j, amplitude theta_S) plus noise of
     precision beta; q(Z) is fitted by variational Bayes with ``n_inducing``
     inducing points (their Alg. 1).  Parameters psi = log(sigma_1..k_x,
-    theta_1..k_z, theta_S, beta).  Default priors (ours, as in our
+    theta_1..k_z, theta_S, beta); in the posterior, named for what they are
+    (``gpbayes.priors.gplvm_aliases``): ``latent_inverse_squared_lengthscale``
+    (sigma_l = 1 / l^2 of k_z, over ``feature``), ``output_inverse_squared_lengthscale``
+    (theta_j of k_f, over ``latent``), ``signal_variance`` (theta_S = k_f(z, z)) and
+    ``noise_precision`` (beta = 1 / noise variance).  Default priors (ours, as in our
     reproduction; the paper says only "a Gamma prior on all hyperparameters,
     with a suitably large support"): Gamma(1, 0.1) on sigma, theta, theta_S and
     Gamma(1, 0.001) on beta.  X's columns and Y's columns are standardised by
@@ -564,8 +693,7 @@ class GPLVMRegressor(_Model):
         self.gplvm = SupervisedGPLVM(self.X, self.y, int(latent_dim), int(n_inducing))
         names = self.gplvm.param_names
         self.prior = _resolve_prior(self, priors.IndependentPrior(tuple(priors.Gamma(1.0, 0.001 if n == "beta" else 0.1)
-                                                                        for n in names)),
-                                    aliases=priors.gplvm_aliases(names))
+                                                                        for n in names)))
         if len(self.prior) != len(names):
             raise ValueError(f"prior has {len(self.prior)} components, the model {len(names)}: {names}")
         if ml_fit is not None:  # a fit made elsewhere
@@ -580,6 +708,18 @@ class GPLVMRegressor(_Model):
     def param_names(self) -> list[str]:
         """The names of psi's coordinates: ``sigma_*`` (z | x), ``theta_*`` (y | z), ``theta_S``, ``beta``."""
         return list(self.gplvm.param_names)
+
+    def _aliases(self) -> list:
+        """``gpbayes.priors.gplvm_aliases``: what Gadd et al.'s sigma_l, theta_j, theta_S and beta are."""
+        return priors.gplvm_aliases(self.param_names)
+
+    def _per_input_names(self) -> bool:
+        return True  # sigma_l per column of X, theta_j per latent dimension
+
+    def _index_dims(self) -> dict:
+        """sigma_l over X's columns (``feature``), theta_j over the latent dimensions (``latent``, as Z's)."""
+        return {"sigma": ("feature", tuple(self.feature_names or range(self.X.shape[1]))),
+                "theta": ("latent", tuple(range(self.gplvm.latent_dim)))}
 
     def blocks(self) -> tuple:
         """Gadd et al.'s two Gibbs blocks: the kernel of z | x with theta_1..k_z, then (theta_S, beta)."""

@@ -127,8 +127,10 @@ def compute_log_likelihood(model, idata, *, extend: bool = True):
     (F&G eq. 2 / M&A Sec. 5).  Returns ``idata`` with the group added (or only the
     group, ``extend=False``); then ``az.loo(idata)`` applies.
     """
+    from .io import check_names
     from .models import GPRegressor
 
+    check_names(model, idata, "gb.compute_log_likelihood")
     psi, shape = _draws(idata)
     if isinstance(model, GPRegressor):
         def loo(p):
@@ -179,6 +181,9 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
     if predictions and X_new is None:
         raise ValueError("predictions=True writes the out-of-sample groups: give X_new")
     rng = np.random.default_rng(seed)
+    from .io import check_names
+
+    check_names(model, idata, "gb.sample_posterior_predictive")
     psi, shape = _draws(idata)
     if X_new is not None:
         Xs = model.transform(X_new)

@@ -14,8 +14,13 @@ of PyMC / NumPyro, stated on theta as those libraries state them.
 A model's ``prior=`` is either one :class:`IndependentPrior` over all of its
 hyperparameters (in the order of ``param_names``) or a mapping from
 hyperparameter names to priors, which replaces those defaults and keeps the
-others (:func:`resolve`; the names it accepts, descriptive aliases and group
-names included, are listed by :func:`prior_names`).
+others (:func:`resolve`).  The names are the posterior's, one scheme across the
+models (:func:`hyperparameter_keys`): a variable (``lengthscale`` sets every
+input's, ``signal_variance``, ``noise_variance``, or what :func:`kernel_aliases`
+and :func:`gplvm_aliases` name a quantity that is none of these) or one entry
+of a variable over ``feature`` (``lengthscale[age]``); the names of before
+(``tau_0``, ``sigma``, ``lengthscale_0``, ...: :func:`prior_names`) with a
+DeprecationWarning.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import dataclasses
 import difflib
 import math
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -31,7 +37,7 @@ from scipy.special import gammaln
 
 __all__ = ["Gamma", "InverseGamma", "LogNormal", "LogUniform", "Uniform", "HalfNormal", "Exponential", "HalfCauchy",
            "IndependentPrior", "make_prior", "vectorised_log_density", "fg_scale_prior", "FG_AMPLITUDE_PRIOR",
-           "default_kernel_prior", "resolve", "prior_names", "kernel_aliases", "gplvm_aliases"]
+           "default_kernel_prior", "resolve", "prior_names", "hyperparameter_keys", "kernel_aliases", "gplvm_aliases"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _LOG_2_OVER_PI = math.log(2.0 / math.pi)
@@ -559,8 +565,45 @@ def _prior_keys(names, raw_names, aliases) -> tuple[dict, set]:
     return keys, group_keys
 
 
+def hyperparameter_keys(variables, legacy_names: Sequence[str] = (), raw_names: Sequence[str] | None = None,
+                        aliases: Sequence = ()) -> dict:
+    """Every key ``prior=`` accepts for a model whose posterior has ``variables``, with what it sets.
+
+    ``variables``: the posterior's variables in the order of psi (``gpbayes.models.Hyperparameter``: a
+    ``name``, its ``index`` into psi, a ``dim`` or None, its ``labels``).  The current keys: each
+    variable's name (over a dim it sets every entry, as a group) and, over a dim, each entry's label
+    (``lengthscale[age]``).  The keys of before the one scheme (issue 33), still accepted with a
+    DeprecationWarning: ``legacy_names`` (one per coordinate of psi: ``tau_0`` or ``tau_age``), the
+    descriptive ``aliases`` of ``raw_names`` (``lengthscale_0``, ``signal_variance``) and the group names
+    (``tau``) -- :func:`prior_names` of them.
+
+    Returns
+    -------
+    dict
+        key -> (indices into psi, level: 0 a group, 1 one hyperparameter, the current key to use instead or
+        None for a current key).
+    """
+    keys: dict[str, tuple] = {}
+    labels: list[str] = []
+    for v in variables:
+        keys[v.name] = (tuple(v.index), 1 if v.dim is None else 0, None)
+        labels += v.labels
+        if v.dim is not None:
+            for i, label in zip(v.index, v.labels):
+                keys[label] = ((i,), 1, None)
+    if legacy_names:
+        by_index = {tuple(v.index): v.name for v in variables}
+        old, groups = _prior_keys(legacy_names, raw_names, aliases)
+        for k, idx in old.items():
+            if k in keys:
+                continue
+            new = labels[idx[0]] if len(idx) == 1 else by_index.get(tuple(idx), ", ".join(labels[i] for i in idx))
+            keys[k] = (tuple(idx), 0 if k in groups else 1, new)
+    return keys
+
+
 def resolve(prior, defaults, names: Sequence[str], *, raw_names: Sequence[str] | None = None,
-            aliases: Sequence = (), owner: str = "the model") -> IndependentPrior:
+            aliases: Sequence = (), owner: str = "the model", keys: Mapping | None = None) -> IndependentPrior:
     """A model's prior from its ``prior=`` argument: the defaults with the named components replaced.
 
     Parameters
@@ -570,8 +613,11 @@ def resolve(prior, defaults, names: Sequence[str], *, raw_names: Sequence[str] |
         hyperparameter names, their descriptive aliases or group names (:func:`prior_names`).  A group
         sets every member; a member's own key overrides its group's.
     defaults : an :class:`IndependentPrior` or a sequence of components, one per hyperparameter.
-    names, raw_names, aliases : as for :func:`prior_names`.
+    names, raw_names, aliases : as for :func:`prior_names` (``names``: one per coordinate of psi).
     owner : the model's name, for the error messages.
+    keys : the accepted keys with what they set (:func:`hyperparameter_keys`: a model's posterior names,
+        and the names of before with the current one to use, given in a DeprecationWarning); default
+        :func:`prior_names` of ``names``, ``raw_names``, ``aliases``.
 
     Raises
     ------
@@ -588,25 +634,32 @@ def resolve(prior, defaults, names: Sequence[str], *, raw_names: Sequence[str] |
         return defaults if isinstance(defaults, IndependentPrior) else IndependentPrior(tuple(comps))
     if not isinstance(prior, Mapping):
         return prior
-    keys, groups = _prior_keys(names, raw_names, aliases)
+    if keys is None:
+        table, groups = _prior_keys(names, raw_names, aliases)
+        keys = {k: (idx, 0 if k in groups else 1, None) for k, idx in table.items()}
+    current = [k for k, (_, _, instead) in keys.items() if instead is None]
     unknown = [k for k in prior if k not in keys]
     if unknown:
         k = unknown[0]
-        close = difflib.get_close_matches(str(k), list(keys), n=3, cutoff=0.6)
+        close = difflib.get_close_matches(str(k), current, n=3, cutoff=0.6)
         hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
         for this, (other, why) in _RELATED.items():  # the same quantity in another form
             if this in str(k) and str(k).replace(this, other) in keys:
                 hint += f"; this model samples {str(k).replace(this, other)!r} instead ({why})"
                 break
-        raise ValueError(f"{owner}: unknown hyperparameter {k!r} in prior={hint}; the names are {list(names)}, "
-                         f"their descriptive aliases and group names {[a for a in keys if a not in names]}")
+        entries = [c for c in current if c in names and c.endswith("]")]
+        raise ValueError(f"{owner}: unknown hyperparameter {k!r} in prior={hint}; the names are "
+                         f"{[c for c in current if c not in entries]}"
+                         + (f", and one entry of a vector each: {entries}" if entries else ""))
     set_by: dict[int, tuple] = {}  # index -> (level, key): level 0 a group, 1 a hyperparameter's own key
     for k, value in prior.items():
         if not all(callable(getattr(value, m, None)) for m in ("log_density", "grad_log_density", "sample_theta")):
             raise TypeError(f"{owner}: prior[{k!r}] must be a prior on one positive hyperparameter (e.g. "
                             f"gpbayes.priors.HalfNormal(1.0)), got {value!r}")
-        idx = keys[k]
-        level = 0 if k in groups else 1
+        idx, level, instead = keys[k]
+        if instead is not None:
+            warnings.warn(f"{owner}: prior key {k!r} is deprecated; use {instead!r} (the name of the posterior's "
+                          "variable, issue 33)", DeprecationWarning, stacklevel=4)
         for i in idx:
             if i in set_by and set_by[i][0] == level:
                 raise ValueError(f"{owner}: prior= sets {names[i]!r} twice, as {set_by[i][1]!r} and {k!r}; "

@@ -394,13 +394,20 @@ _LATENT_DIMS = {"f": ("obs",), "v": ("inducing", "latent_gp"), "Z": ("obs", "lat
 
 
 def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.Dataset]:
-    """``posterior``: one variable per hyperparameter on its natural scale, theta = exp(psi);
+    """``posterior``: the model's hyperparameters (``model.hyperparameters``: ``lengthscale`` over
+    ``feature``, ``signal_variance``, ...) on their natural scale, theta = exp(psi);
     ``unconstrained_posterior`` (ArviZ's group for the sampled, transformed space): the same
-    names holding psi = log theta exactly as sampled.  ``psi`` is (chain, draw, p)."""
-    names = model.hyperparameter_names
+    variables holding psi = log theta exactly as sampled.  ``psi`` is (chain, draw, p)."""
     coords = {"chain": np.arange(psi.shape[0]), "draw": np.arange(psi.shape[1])}
-    post = xr.Dataset({n: (("chain", "draw"), np.exp(psi[:, :, j])) for j, n in enumerate(names)}, coords=coords)
-    unc = xr.Dataset({n: (("chain", "draw"), psi[:, :, j]) for j, n in enumerate(names)}, coords=coords)
+    unc_vars = {}
+    for h in model.hyperparameters:
+        if h.dim is None:
+            unc_vars[h.name] = (("chain", "draw"), psi[:, :, h.index[0]])
+        else:
+            unc_vars[h.name] = (("chain", "draw", h.dim), psi[:, :, list(h.index)])
+            coords[h.dim] = list(h.coords)
+    unc = xr.Dataset(unc_vars, coords=coords)
+    post = xr.Dataset({n: (dims, np.exp(v)) for n, (dims, v) in unc_vars.items()}, coords=coords)
     full = {**io.arviz_attrs(), **attrs}
     post.attrs.update(full)
     unc.attrs.update(full)
@@ -411,7 +418,7 @@ def posterior_groups(model, chains: list[Chain], attrs: dict) -> dict[str, xr.Da
     """The ArviZ groups of MCMC chains (or a point estimate): ``posterior``, ``unconstrained_posterior``,
     ``sample_stats`` (per-draw statistics; per chain the tuning and warm-up cost), ``constant_data``,
     ``observed_data``."""
-    groups = io.to_inference_groups(chains, var_name="psi", coords={"param": model.hyperparameter_names},
+    groups = io.to_inference_groups(chains, var_name="psi", coords={"param": model.hyperparameter_labels},
                                     attrs=attrs, per_chain_tuning=True)
     kept = groups["posterior"]
     groups.update(_hyperparameter_groups(model, kept["psi"].values, attrs))

@@ -81,7 +81,7 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
       Measured once on the gallery's Student-t LatentGP (n = 40, 2 hyperparameters, 2 chains x (200 +
       300)): slice surr-site 8.2, nuts-whitened 3.0 min bulk ESS per CPU-second (AMD EPYC, shared).
     """
-    p = len(model.hyperparameter_names)
+    p = len(model.hyperparameter_labels)  # the number of coordinates of psi
     if isinstance(model, GPRegressor):
         if p <= MAX_RANDOM_WALK_HYPERPARAMETERS:
             return RandomWalkMH(), (

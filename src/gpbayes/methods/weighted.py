@@ -33,7 +33,7 @@ def weighted_groups(model, res: amis_mod.AMISResult, rng, n_resample: int, attrs
     and, per posterior draw, ``resample_index`` (which importance draw it is).
     Attributes: Kish's ``ess`` = 1 / sum w^2, ``n_cubic``, ``n_target_evals``.
     """
-    names = model.hyperparameter_names
+    names = model.hyperparameter_labels
     w = res.normalised_weights
     X = np.asarray(res.samples)
     idx = rng.choice(w.size, size=n_resample, replace=True, p=w)
