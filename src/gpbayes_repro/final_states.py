@@ -27,7 +27,13 @@ of :data:`STATES`:
 One projection, :func:`project`, computes every count: the sequential designs'
 futility checks use it at 50 % power (the count at which the interval would just
 exclude the threshold if the estimate stayed where it is: the optimistic end), the
-final state at 80 % power.
+final state at 80 % power, Hensman claim 2's test points that would decide it
+(``what_would_decide``) at 50 %.  One check is not a count and stays where it is: the AMIS
+designs' futility (``experiments.amis.analysis._futile`` / ``_pooled_futile``) asks whether the
+interval *at the cap* around the current estimate would decide, with the IQR-ratio pivot's own
+quantiles at the cap's replicate count, which are not normal at 12-48 replicates (a t(3)
+reference); a normal-theory count in their place would change which replicate blocks the
+committed runs drew.
 """
 
 from __future__ import annotations

@@ -591,10 +591,14 @@ def sparse_claims(equiv: pd.DataFrame, sweep: pd.DataFrame, coal: pd.DataFrame, 
     for k, d in diffs.items():
         from scipy import stats  # the claims only (lazy: the chain jobs do not load scipy.stats)
 
+        from .. import final_states
+
         q = float(stats.t.ppf(0.975, dfs[k][0])) if dfs[k][0] >= 1 else math.nan
         floor = q * se_test[k]
-        need = (n_test[k] * (floor / abs(d)) ** 2 if d != 0 and math.isfinite(floor) and math.isfinite(n_test[k])
-                else math.inf)
+        # the count: the one projection of the final states (issue 32), at 50 % power -- the test points at which
+        # the test-set term alone would just exclude 0 were the difference to stay put (normal quantile)
+        need = (final_states.project(d, se_test[k], 0.0, n_test[k], level=0.95, power=0.5)
+                if math.isfinite(se_test[k]) and math.isfinite(n_test[k]) else math.inf)
         what_decides[k] = {"dominant_term": ("test set" if not math.isfinite(se_mc[k]) or se_test[k] >= se_mc[k]
                                              else "Monte Carlo"),
                            "half_width_with_infinitely_many_chains": _num(floor),
