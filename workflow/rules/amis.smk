@@ -36,6 +36,8 @@ AMIS_KEYS = [
     for k in AMIS_KERNELS
     for s in AMIS_SET["classification_samplers"]
 ]
+# the looks' directory keyed by the design (common.smk: design_key): a decide run plans its looks afresh
+AMIS_LOOK_DIR = f"results/amis/looks/{design_key(AMIS['claims'], AMIS_SET)}"
 AMIS_CAP = {t: amis_design.cap(AMIS_SEQ, t) for t in ("regression", "classification")}
 AMIS_WORK_CAP = {
     t: amis_design.cap(work_block("amis")["sequential"], t)
@@ -53,7 +55,9 @@ AMIS_CONFIRM_RUNS = {
     claim: [
         amis_design.confirm_file(ds, spec["kernel"], s, b)
         for ds in AMIS_REG
-        for s in amis_design.confirm_samplers(claim, AMIS_SET["samplers"][spec["kernel"]])
+        for s in amis_design.confirm_samplers(
+            claim, AMIS_SET["samplers"][spec["kernel"]]
+        )
         for b in amis_design.confirm_blocks(spec)
     ]
     for claim, spec in AMIS_CONFIRM.items()
@@ -318,7 +322,7 @@ checkpoint amis_look:
     input:
         runs=lambda wc: amis_runs_at(int(wc.look)),
     output:
-        "results/amis/looks/look{look}.json",
+        f"{AMIS_LOOK_DIR}/look{{look}}.json",
     log:
         "logs/amis/looks/look{look}.log",
     benchmark:
@@ -370,6 +374,9 @@ rule amis_curves:
     resources:
         mem_mb=mem(2000),
         runtime=runtime_min(10),
+    params:
+        # the look design it was planned from (a changed design re-runs it: common.smk design_key)
+        design=AMIS_LOOK_DIR,
     script:
         "../scripts/amis_curves.py"
 
@@ -488,6 +495,8 @@ rule amis_claims:
         mem_mb=mem(1000),
         runtime=runtime_min(5),
     params:
+        # the look design it was planned from (a changed design re-runs it: common.smk design_key)
+        design=AMIS_LOOK_DIR,
         claims={**AMIS["claims"], "sequential": AMIS_SEQ},
         scale=SCALE,
         seed=SEED,

@@ -55,6 +55,22 @@ def work_block(owner):
     return scale_block(owner, WORK_SCALE)
 
 
+def design_key(*parts):
+    """A short hash of a sequential design's settings, for the directory of its looks' checkpoint files.
+
+    Snakemake's ``checkpoints.<rule>.get()`` returns a checkpoint's output whenever the file exists, even when
+    the job is about to re-run (its params changed): an input function reading it then plans from the old
+    design's look.  A decide run on top of a default run did exactly that (it ran the first look and stopped).
+    With the design's settings in the path, a changed design has no look files yet, so each look is planned
+    from its own checkpoint.  (A change of the look code alone is not covered: Snakemake re-runs the job, but
+    an input function may already have read the old file; re-run the design's final rule with -R.)
+    """
+    import hashlib
+
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
 def job_settings(owner, ignoring=()):
     """The settings a job gets: the base scale's block when the run's block differs from it only in
     `ignoring` (keys the job does not read), so that the job's params equal the base run's and its

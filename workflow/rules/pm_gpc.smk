@@ -13,7 +13,9 @@ REAL = PMG["real"]
 REAL_SET = scale_block("pm_gpc.real")
 # claim table1-ep-ge-la's sequential design (issue 26 section 4): PM chains per scheme at each look
 EP_LA_LOOKS = pm_gpc_check_looks(TAB_SET["ep_la_looks"], TAB_SET["chains_per_job"])
-EP_LA_DIR = "results/pm_gpc/tables/sequential"
+# the looks' directory is keyed by the design (common.smk: design_key): a decide run on top of a default run
+# plans its looks afresh
+EP_LA_DIR = f"results/pm_gpc/tables/sequential/{design_key(EP_LA_LOOKS, TAB_SET)}"
 
 
 rule pm_gpc_fig2_data:
@@ -259,6 +261,8 @@ rule pm_gpc_tables:
         mem_mb=mem(2000),
         runtime=runtime_min(10),
     params:
+        # the look design it was planned from (a changed design re-runs it: common.smk design_key)
+        design=EP_LA_DIR,
         settings=TAB_SET,
     script:
         "../scripts/pm_gpc_tables.py"

@@ -18,6 +18,10 @@ CAP_SIZES = {
 }
 # the claim's sequential design over splits (issue 26 section 4): splits per size at each look
 CAP_SPLIT_LOOKS = pm_gpc_check_looks(CAP_SET["split_looks"], 1, "split_looks")
+# the looks' directory keyed by the design (common.smk: design_key)
+CAP_LOOK_DIR = (
+    f"{CAP_DIR}/sequential/{design_key(CAP_SPLIT_LOOKS, CAP['datasets'], CAP_SET)}"
+)
 
 
 # rows of Figs. 6-7: configured data sets with at least one size
@@ -87,7 +91,7 @@ checkpoint pm_gpc_capacity_look:
             for f in cap_split_files(ds, CAP_SPLIT_LOOKS[int(wc.look)])
         ],
     output:
-        f"{CAP_DIR}/sequential/look{{look}}.json",
+        f"{CAP_LOOK_DIR}/look{{look}}.json",
     log:
         "logs/pm_gpc/capacity/look{look}.log",
     benchmark:
@@ -126,6 +130,8 @@ rule pm_gpc_capacity_collect:
         mem_mb=mem(1000),
         runtime=runtime_min(5),
     params:
+        # the look design it was planned from (a changed design re-runs it: common.smk design_key)
+        design=CAP_LOOK_DIR,
         seed=SEED,
         scale=WORK_SCALE,
     script:
@@ -248,7 +254,7 @@ rule pm_gpc_capacity_claims:
     """Claim 5 (MCMC PM EP best, SVM worst overall), PASS/FAIL with the mean ranks."""
     input:
         scores=expand(f"{CAP_DIR}/{{dataset}}/scores.nc", dataset=CAP["datasets"]),
-        seq=lambda wc: f"{CAP_DIR}/sequential/look{cap_final_look()}.json",
+        seq=lambda wc: f"{CAP_LOOK_DIR}/look{cap_final_look()}.json",
     output:
         f"{CAP_DIR}/claims.json",
     log:
@@ -262,6 +268,8 @@ rule pm_gpc_capacity_claims:
         mem_mb=mem(1000),
         runtime=runtime_min(5),
     params:
+        # the look design it was planned from (a changed design re-runs it: common.smk design_key)
+        design=CAP_LOOK_DIR,
         cfg=CAP,
         seed=SEED,
         scale=SCALE,

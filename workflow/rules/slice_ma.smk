@@ -200,6 +200,8 @@ rule slice_ma_extend:
 # data set; each look adds draws_per_look draws (surr-site and post-site chains on each) until the
 # Bonferroni-over-looks interval decides or max_looks are spent (0: only Fig. 3's draw).
 SMA_DRAWS = SMA_SET.get("synthetic_draws") or {"max_looks": 0}
+# the looks' directory keyed by the design (common.smk: design_key)
+SMA_DRAWS_LOOK_DIR = f"results/slice/draws/looks-{design_key(SMA_DRAWS, SMA['claims']['surr_post_factor'])}"
 SMA_DRAW_SETTINGS = {
     "n_chains": SMA_DRAWS.get("n_chains", 1),
     "chains_per_job": SMA_DRAWS.get("n_chains", 1),
@@ -257,7 +259,7 @@ checkpoint slice_ma_draws_look:
             )
         ],
     output:
-        "results/slice/draws/look{look}.json",
+        f"{SMA_DRAWS_LOOK_DIR}/look{{look}}.json",
     log:
         "logs/slice/draws/look{look}.log",
     benchmark:
@@ -304,6 +306,8 @@ rule slice_ma_claims:
         mem_mb=mem(1000),
         runtime=runtime_min(5),
     params:
+        # the look design it was planned from (a changed design re-runs it: common.smk design_key)
+        design=SMA_DRAWS_LOOK_DIR,
         claims=SMA["claims"],
         draws=SMA_DRAWS,
         scale=SCALE,
