@@ -394,12 +394,16 @@ _LATENT_DIMS = {"f": ("obs",), "v": ("inducing", "latent_gp"), "Z": ("obs", "lat
 
 
 def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.Dataset]:
-    """``posterior``: one variable per hyperparameter on its natural scale, theta = exp(psi);
-    ``unconstrained_posterior`` (ArviZ's group for the sampled, transformed space): the same
-    names holding psi = log theta exactly as sampled.  ``psi`` is (chain, draw, p)."""
+    """``posterior``: one variable per hyperparameter on its natural scale, theta = exp(psi), except the
+    coordinates the model samples on their own scale (``model.unlogged_names``: a LatentGP's sampled
+    constant ``mean_constant``, M&A Sec. 5), reported as they are; ``unconstrained_posterior``
+    (ArviZ's group for the sampled, transformed space): the same names holding psi exactly as
+    sampled.  ``psi`` is (chain, draw, p)."""
     names = model.hyperparameter_names
+    unlogged = set(getattr(model, "unlogged_names", ()))
     coords = {"chain": np.arange(psi.shape[0]), "draw": np.arange(psi.shape[1])}
-    post = xr.Dataset({n: (("chain", "draw"), np.exp(psi[:, :, j])) for j, n in enumerate(names)}, coords=coords)
+    post = xr.Dataset({n: (("chain", "draw"), psi[:, :, j].copy() if n in unlogged else np.exp(psi[:, :, j]))
+                       for j, n in enumerate(names)}, coords=coords)
     unc = xr.Dataset({n: (("chain", "draw"), psi[:, :, j]) for j, n in enumerate(names)}, coords=coords)
     full = {**io.arviz_attrs(), **attrs}
     post.attrs.update(full)
