@@ -290,7 +290,7 @@ def _new_input_draws(model, idata, psi, Xs, rng) -> np.ndarray:
         Ks, Kss = model.kernel(kp, model.X, Xs), model.kernel(kp, Xs)
         out[s] = _gp_conditional_draw(rng, factors[key], Ks, Kss, f[s], 0.0, "K_** - K_*^T K^-1 K_*")
     if isinstance(model, LatentGP):  # y_* from f_* + m (m per draw with sample_offset, M&A Sec. 5; else 0)
-        out = out + _offset(model, flat)[:, None]
+        out = out + _offset(model, flat)
         return np.asarray(model.likelihood.sample_targets(rng, out), dtype=np.float64)
     if isinstance(model, PoissonGP):  # unit exposure: counts at the rate per unit exposure, exp(f_* + m)
         return rng.poisson(np.exp(out + model.offset)).astype(np.float64)
