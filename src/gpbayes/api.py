@@ -57,7 +57,8 @@ method              models                         what
 
 A :class:`LatentGP` takes the latent-model methods that keep f: ``"nuts-whitened"``,
 ``"slice-<rep>"``, ``"aa"``, ``"surr"`` (and ``"pseudo-marginal"`` / ``"nuts-is"`` never, as they
-keep none).
+keep none); with ``sample_offset=True`` (M&A Sec. 5's sampled constant m) ``"slice-<rep>"``,
+``"aa"`` and ``"surr"`` alone.
 
 Each string is an alias of a method object (``gpbayes.methods``; its fields
 are the options with their defaults, checked when it is made):
@@ -71,7 +72,8 @@ are the options with their defaults, checked when it is made):
 
 The result follows the ArviZ schema.  ``posterior`` holds one variable per
 hyperparameter on its natural scale (``tau_0``.., or ``tau_<column>`` when X
-had column names, ``sigma``, ``noise_variance``; latent draws ``f``, ``v``,
+had column names, ``sigma``, ``noise_variance``; a LatentGP's sampled constant ``mean_constant``
+as it is, not exp; latent draws ``f``, ``v``,
 ``Z`` where a method keeps them); ``unconstrained_posterior`` holds the same
 names on the sampled log scale psi = log theta (``gpbayes.api.psi_draws``
 stacks them over ``param``), so ``az.summary(idata)`` lists each
@@ -705,7 +707,8 @@ def _weighted_summary(idata, names):
 
 def hyperparameter_names(idata) -> list[str]:
     """The hyperparameters of a ``gpbayes.sample`` result, in the model's order (the variables of
-    ``unconstrained_posterior``; ``posterior`` holds them on the natural scale theta = exp(psi))."""
+    ``unconstrained_posterior``; ``posterior`` holds them on the natural scale theta = exp(psi), a
+    LatentGP's ``mean_constant`` as sampled)."""
     return [str(v) for v in idata.unconstrained_posterior.data_vars]
 
 

@@ -132,8 +132,9 @@ def compute_log_likelihood(model, idata, *, extend: bool = True):
     GPRegressor: log p(y_i | y_-i, theta) (R&W eqs. 5.10-5.12; Buerkner et al.
     2021 eq. 8 for non-factorised models), on the original scale of y.
     GPClassifier / PoissonGP / LatentGP: log p(y_i | f_i) at the latent draws ``f``
-    (F&G eq. 2 / M&A Sec. 5; a LatentGP with ``sample_offset`` at f_i + m, m the draw's constant).  Returns ``idata`` with the group added (or only the
-    group, ``extend=False``); then ``az.loo(idata)`` applies.
+    (F&G eq. 2 / M&A Sec. 5; a LatentGP with ``sample_offset`` at f_i + m, m the draw's constant).
+    Returns ``idata`` with the group added (or only the group, ``extend=False``); then
+    ``az.loo(idata)`` applies.
     """
     from .models import GPRegressor
 

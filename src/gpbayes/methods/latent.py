@@ -484,7 +484,9 @@ class LatentGibbs(_Latent):
     variables, Murray & Adams' ancillary augmentation) or ``"surr"`` (surrogate data, M&A eqs. 9-11)
     alternating with ``n_latent_updates`` elliptical slice updates of f (Murray et al. 2010); the MH
     scale tuned towards ``target_accept`` (Robbins-Monro, from ``initial_scale``) in warm-up.
-    ``keep_latent`` stores f per draw (always on a :class:`~gpbayes.models.LatentGP`).
+    ``keep_latent`` stores f per draw (always on a :class:`~gpbayes.models.LatentGP`).  On a LatentGP with
+    ``sample_offset=True`` psi's last coordinate is the constant m of f (M&A Sec. 5), moved by the same
+    MH update with the representation's auxiliaries held fixed.
 
     Parameters
     ----------
@@ -566,7 +568,10 @@ class SliceSampler(_Latent):
     ``"fixed"`` (f held fixed), ``"prior-white"`` (whitened by the prior, eq. 5), ``"surr-site"`` /
     ``"surr-taylor"`` (surrogate data, eqs. 9-11, noise from site moments or a Taylor fit, eqs. 12-13),
     ``"post-site"`` / ``"post-taylor"`` (the approximate posterior's whitening, eq. 14), each sweep
-    followed by ``n_latent_updates`` elliptical slice updates of f; widths from the prior.
+    followed by ``n_latent_updates`` elliptical slice updates of f; widths from the prior.  On a
+    :class:`~gpbayes.models.LatentGP` with ``sample_offset=True`` the sweep also slice-samples the
+    constant m of f, psi's last coordinate, as M&A Sec. 5 do on the Cox-process data ("fixed": target
+    eq. 4 times L(f + m); the others: their eq. 6 / 11 / 14 with the likelihood at f + m).
 
     Parameters
     ----------
