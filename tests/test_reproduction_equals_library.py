@@ -36,11 +36,14 @@ Where the reproduction starts a chain from a stream of its own, the test passes 
   ``GPLVMRegressor(..., ml_fit=<the reproduction's fit_ml>)``, init = psi_0 from the ``"start"``
   stream.
 
-Left out: M&A's count data sets (mining, the Redwoods stand-in), whose model samples the log-rate
-offset with psi (``PoissonGP`` fixes it; ``gb.means.Constant`` integrates it out, another chain): the
-library cannot express it yet, and ``test_ma_cox_process_chains`` is a strict xfail until
-``LatentGP(sample_offset=True)`` exists; Hensman et al.'s coal study (a Poisson likelihood, no
-library model) and MNIST study (robust-max; not tested here).
+  M&A's count data sets (mining, the Redwoods stand-in), whose model samples the log-rate offset m
+  with psi (Sec. 5): ``LatentGP(..., likelihood=Poisson(), sample_offset=True)`` (m is its
+  ``mean_constant``; ``PoissonGP`` fixes m and ``gb.means.Constant`` integrates it out, other chains).
+
+Left out: Hensman et al.'s coal study (a sparse target with a Poisson likelihood, exposure the mean
+training count and the offset fixed: ``SparseTarget`` takes any likelihood, but
+``SparseGPClassifier``, the one sparse model, takes labels only -- probit or robust-max) and MNIST
+study (robust-max; not tested here).
 """
 
 from __future__ import annotations
@@ -411,12 +414,6 @@ def _ma_count_data(name: str) -> xr.Dataset:
                                           tolerance=float(c["tolerance"]))
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "issue 33: the library has no model whose psi holds the log-rate offset m of M&A Sec. 5 ('We sampled "
-    "the hyperparameters in (2) and a mean offset to the log-rate'); the reproduction's "
-    "LatentGaussianModel(sample_offset=True) slice-samples m as psi's last coordinate, but LatentGP / "
-    "PoissonGP take no sample_offset (PoissonGP fixes m; gb.means.Constant integrates it out, another "
-    "chain). Passes once LatentGP(sample_offset=True) reaches representations.LatentGaussianModel"))
 @pytest.mark.parametrize("name, rep", [("mining", "fixed"), ("mining", "surr-site"), ("mining", "post-taylor"),
                                        ("redwoods_standin", "prior-white"), ("redwoods_standin", "surr-taylor"),
                                        ("redwoods_standin", "post-site")])
@@ -426,7 +423,8 @@ def test_ma_cox_process_chains(name, rep):
     slice-sampled with the kernel's log-parameters (in "fixed" its target is N(f; 0, Sigma) L(f + m),
     eq. 4 with the likelihood); each chain from (psi_0, f_0) of the data set's "init" stream.
     gb.LatentGP(..., sample_offset=True) with the reproduction's kernel, priors and likelihood and
-    gb.sample(SliceSampler, init=that start) would give the reproduction's chain."""
+    gb.sample(SliceSampler, init=that start) give the reproduction's chain (issue 33); the posterior
+    reports m itself as ``mean_constant``."""
     from gpbayes_repro.experiments import slice_ma
 
     cfg = CONFIG["slice_ma"]
@@ -434,10 +432,9 @@ def test_ma_cox_process_chains(name, rep):
     lgm = slice_ma.build_model(ds, cfg)  # the reproduction's model: kernel, priors (the offset's last), Poisson
     assert lgm.sample_offset and lgm.param_names[-1] == "offset"
     X, y = ds["X"].values, ds["y"].values
-    # today: TypeError (no such parameter) -- the xfail's reason; nothing below runs
     model = gb.LatentGP(X, y, likelihood=lgm.likelihood, kernel=lgm.kernel, prior=lgm.prior, standardize=False,
                         sample_offset=True)
-    assert model.param_names == lgm.param_names
+    assert model.param_names == lgm.param_names[:-1] + ["mean_constant"]  # the reproduction calls m "offset"
 
     settings = {"n_chains": 2, "chains_per_job": 2, name: {"n_burn": 4, "n_draws": 8}}
     groups = slice_ma.run_block(ds, method=rep, block=0, cfg=cfg, settings=settings, seed=SEED)
@@ -447,6 +444,9 @@ def test_ma_cox_process_chains(name, rep):
     lib = psi_draws(idata).values
     assert _moves(ours) and _moves(ours[:, :, -1:])  # the offset itself moves
     assert np.array_equal(ours, lib)
+    # m is reported as it is (not exp(m)) in both groups
+    assert np.array_equal(idata.posterior["mean_constant"].values, ours[:, :, -1])
+    assert np.array_equal(idata.posterior[model.param_names[0]].values, np.exp(ours[:, :, 0]))
 
 
 # ---------------------------------------------------------------------------

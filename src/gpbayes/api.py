@@ -58,7 +58,8 @@ method              models                         what
 
 A :class:`LatentGP` takes the latent-model methods that keep f: ``"nuts-whitened"``,
 ``"slice-<rep>"``, ``"aa"``, ``"surr"`` (and ``"pseudo-marginal"`` / ``"nuts-is"`` never, as they
-keep none).
+keep none); with ``sample_offset=True`` (M&A Sec. 5's sampled constant m) ``"slice-<rep>"``,
+``"aa"`` and ``"surr"`` alone.
 
 Each string is an alias of a method object (``gpbayes.methods``; its fields
 are the options with their defaults, checked when it is made):
@@ -74,7 +75,8 @@ The result follows the ArviZ schema.  ``posterior`` holds one variable per
 hyperparameter on its natural scale, one scheme across the models
 (``model.hyperparameters``): ``lengthscale`` over the dim ``feature`` (its
 coordinates X's column names, else 0..d-1; a scalar for an isotropic kernel),
-``signal_variance`` (k(x, x)), ``noise_variance``, and a name that says what a
+``signal_variance`` (k(x, x)), ``noise_variance``, a LatentGP's sampled constant ``mean_constant``
+(as it is, not exp), and a name that says what a
 quantity is where it is none of these (``signal_std``, the GPLVM's
 ``latent_inverse_squared_lengthscale``, ``noise_precision``); latent draws
 ``f``, ``v``, ``Z`` where a method keeps them.  ``unconstrained_posterior``
@@ -716,7 +718,8 @@ def _weighted_summary(idata, names):
 def hyperparameter_names(idata) -> list[str]:
     """The hyperparameters of a ``gpbayes.sample`` result, in the model's order (the variables of
     ``unconstrained_posterior``: ``lengthscale`` over ``feature``, ``signal_variance``, ...;
-    ``posterior`` holds them on the natural scale theta = exp(psi); ``psi_draws`` stacks their entries)."""
+    ``posterior`` holds them on the natural scale theta = exp(psi), a LatentGP's ``mean_constant`` as
+    sampled; ``psi_draws`` stacks their entries)."""
     return [str(v) for v in idata.unconstrained_posterior.data_vars]
 
 

@@ -44,8 +44,10 @@ from the above by the shared helpers of this module:
   Default: none (a NotImplementedError naming the likelihood): a likelihood
   of your own defines it to get y-level draws; the four here have closed
   forms;
-* ``with_offset(m)``: the likelihood of f + m (``LatentGaussianModel``'s
-  sampled log-rate offset); the default has none and says so;
+* ``with_offset(m)``: the likelihood of f + m (the sampled constant m of
+  ``LatentGP(sample_offset=True)`` and ``LatentGaussianModel``, M&A Sec. 5);
+  the default has none and says so; ``offset_moments(y)``: a centre and scale
+  for that m (its default prior and start), by default (0, 1);
 * ``approximations``: the Gaussian approximations this likelihood supports,
   its default first (class attribute; the protocol's default is
   ("laplace", "ep")).  ``ep_approximation`` refuses a likelihood that does
@@ -66,8 +68,8 @@ The four likelihoods here (R&W Sec. 3.4, eqs. 3.15-3.16 for probit/logistic)
   d1 = t - pi, d2 = -pi (1 - pi), d3 = -pi (1 - pi)(1 - 2 pi).
   Site fit by 1-D adaptive quadrature (``site_approximations.logistic_site_noise``);
   predictive and tilted moments by the Gauss-Hermite fallbacks.
-* Gaussian(noise variance s2): -1/2 log(2 pi s2) - (y - f)^2 / (2 s2).  Every
-  fit is exact: tilted log Z = log N(y; mu, s2 + v), site S = s2, centre y.
+* Gaussian(noise variance s2, offset c): -1/2 log(2 pi s2) - (y - f - c)^2 / (2 s2).
+  Every fit is exact: tilted log Z = log N(y; mu + c, s2 + v), site S = s2, centre y - c.
 * Poisson with exposure E and offset m: rate = E exp(f + m);
   y log rate - rate - log y!; d1 = y - rate, d2 = d3 = -rate.  Site fit by
   Laplace (M&A Sec. 5), Taylor fit at f^ = log(y / E) - m; predictive mean
@@ -318,6 +320,13 @@ class Likelihood(Protocol):
         """The likelihood of f + m.  Default: none (only a likelihood with an offset parameter has one)."""
         raise NotImplementedError(f"the {self.name} likelihood has no offset on f")
 
+    def offset_moments(self, y) -> tuple[float, float]:
+        """(centre, scale) of a constant m added to f (``with_offset``) for the targets y: the default
+        prior of ``LatentGP(sample_offset=True)`` is m ~ N(centre, scale^2) and its chains start at the
+        centre (M&A Sec. 5's "mean offset to the log-rate").  The centre is the inverse link at the mean
+        response (the m whose mean of y at f = 0 is y's mean).  Default: (0, 1)."""
+        return 0.0, 1.0
+
 
 # ---------------------------------------------------------------------------
 # the likelihoods
@@ -464,28 +473,35 @@ class Logistic(Likelihood):
 
 @dataclasses.dataclass(frozen=True)
 class Gaussian(Likelihood):
-    """p(y | f) = N(y; f, noise_variance); every fit is exact."""
+    """p(y | f) = N(y; f + offset, noise_variance); every fit is exact.
+
+    ``offset`` (default 0) is a fixed constant added to f, what ``with_offset`` moves (the sampled
+    constant mean of ``LatentGP(sample_offset=True)``).
+    """
 
     noise_variance: float = 1.0
+    offset: float = 0.0
     name = "gaussian"
     approximations = ("laplace",)
 
     def __post_init__(self):
         if not (np.isfinite(self.noise_variance) and self.noise_variance > 0):
             raise ValueError(f"gaussian likelihood: noise_variance must be > 0, got {self.noise_variance}")
+        if not np.isfinite(self.offset):
+            raise ValueError(f"gaussian likelihood: offset must be a finite number, got {self.offset}")
 
     def check_targets(self, y):
         """y as floats; NaN or infinite targets stop with a ValueError."""
         return _finite(self.name, y)
 
     def log_lik(self, y, f):
-        """log N(y; f, noise_variance)."""
+        """log N(y; f + offset, noise_variance)."""
         s2 = self.noise_variance
-        return -0.5 * np.log(s2) - _LOG_SQRT_2PI - 0.5 * (y - f) ** 2 / s2
+        return -0.5 * np.log(s2) - _LOG_SQRT_2PI - 0.5 * (y - f - self.offset) ** 2 / s2
 
     def d1(self, y, f):
-        """(y - f) / noise_variance."""
-        return (y - f) / self.noise_variance
+        """(y - f - offset) / noise_variance."""
+        return (y - f - self.offset) / self.noise_variance
 
     def d2(self, y, f):
         """-1 / noise_variance (constant: W = I / noise_variance)."""
@@ -496,27 +512,37 @@ class Gaussian(Likelihood):
         return np.zeros(np.shape(f))
 
     def tilted_moments(self, y, mu, s2):
-        """Exact: Z = N(y; mu, s2 + noise), d1 = (y - mu) / (s2 + noise), d2 = -1 / (s2 + noise)."""
+        """Exact: Z = N(y; mu + offset, s2 + noise), d1 = (y - mu - offset) / (s2 + noise), d2 = -1 / (s2 + noise)."""
         t = s2 + self.noise_variance
-        r = y - mu
+        r = y - mu - self.offset
         return -0.5 * np.log(t) - _LOG_SQRT_2PI - 0.5 * r * r / t, r / t, -1.0 / t + 0.0 * r
 
     def predictive_mean(self, mean, var):
-        """E[y_* | D] = the latent predictive mean (the noise has mean zero; R&W eq. 2.25)."""
-        return np.asarray(mean, dtype=np.float64)
+        """E[y_* | D] = the latent predictive mean plus the offset (the noise has mean zero; R&W eq. 2.25)."""
+        return np.asarray(mean, dtype=np.float64) + self.offset
 
     def site_fit(self, y, prior_var, *, max_noise_ratio=sites.DEFAULT_MAX_NOISE_RATIO):
-        """The site posterior is exact: S = noise variance, centre g = y (h = y / S), never thresholded."""
+        """The site posterior is exact: S = noise variance, centre g = y - offset (h = g / S), never thresholded."""
         y = np.asarray(y, dtype=np.float64)
         s = np.full(y.shape, float(self.noise_variance))
-        return s, y / s
+        return s, (y - self.offset) / s
 
     taylor_fit = site_fit  # the log-likelihood is quadratic: its Taylor fit is itself
 
     def sample_targets(self, rng, f):
-        """y = f + e, e ~ N(0, noise_variance) (R&W eq. 2.1's noise model), one normal per entry of f."""
+        """y = f + offset + e, e ~ N(0, noise_variance) (R&W eq. 2.1's noise model), one normal per entry of f."""
         f = np.asarray(f, dtype=np.float64)
-        return f + np.sqrt(self.noise_variance) * rng.standard_normal(f.shape)
+        return f + self.offset + np.sqrt(self.noise_variance) * rng.standard_normal(f.shape)
+
+    def with_offset(self, m: float):
+        """Gaussian(noise_variance, offset + m): y ~ N(f + offset + m, noise_variance), a constant mean m of f."""
+        return dataclasses.replace(self, offset=self.offset + float(m))
+
+    def offset_moments(self, y) -> tuple[float, float]:
+        """(mean(y) - offset, sd(y)) (the identity link's inverse at the mean response; scale 1 for constant y)."""
+        y = np.asarray(y, dtype=np.float64)
+        sd = float(np.std(y))
+        return float(np.mean(y)) - self.offset, sd if sd > 0 else 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -577,6 +603,14 @@ class Poisson(Likelihood):
     def with_offset(self, m: float):
         """Poisson(exposure, offset + m): the sampled mean offset of the log-rate (M&A Sec. 5)."""
         return dataclasses.replace(self, offset=self.offset + m)
+
+    def offset_moments(self, y) -> tuple[float, float]:
+        """(log(sum y / sum exposure exp(offset)), 1): the log link's inverse at the mean rate (sum y floored
+        at 0.5, as ``PoissonGP``'s fixed offset), with M&A Sec. 5's m ~ N(log mean count, 1) scale
+        (the reproduction's ``offset_sd``)."""
+        y = np.asarray(y, dtype=np.float64)
+        base = np.broadcast_to(np.asarray(self.exposure, dtype=np.float64) * np.exp(self.offset), y.shape)
+        return float(np.log(max(float(y.sum()), 0.5) / float(base.sum()))), 1.0
 
 
 def make_likelihood(name: str, **kwargs):

@@ -5,7 +5,8 @@
 * :class:`PoissonGP` -- a log-Gaussian Cox process on binned counts (M&A Sec. 5).
 * :class:`SparseGPClassifier` -- sparse variational GP classification sampled by MCMC (Hensman et al. 2015).
 * :class:`GPLVMRegressor` -- the supervised GPLVM (Gadd et al.), multi-output y from x through a latent z.
-* :class:`LatentGP` -- a latent GP with any ``gpbayes.likelihoods.Likelihood`` (M&A eq. 3), f kept.
+* :class:`LatentGP` -- a latent GP with any ``gpbayes.likelihoods.Likelihood`` (M&A eq. 3), f kept, optionally
+  with a sampled constant m of f (M&A Sec. 5's log-rate offset).
 
 Inputs are checked (shapes, NaN/inf, labels) and standardised by default, the
 shift and scale recorded; ``gpbayes.api.sample`` runs a method on a model.
@@ -790,19 +791,48 @@ class LatentGP(_Model):
         relative nugget of 1e-6, ARD by default; priors F&G Sec. 4.4.
     standardize : bool, default True
         Centre and scale X's columns (y is never standardised).
+    sample_offset : bool, default False
+        Sample a constant m added to f, y_i ~ p(y_i | f_i + m), jointly with psi: Murray & Adams
+        2010 Sec. 5's Cox-process model ("We sampled the hyperparameters in (2) and a mean offset to
+        the log-rate"), m slice-sampled as psi's last coordinate by Alg. 4 in every representation
+        (with "fixed" its target is eq. 4 times L(f + m)).  m is the likelihood's ``with_offset``
+        (the Poisson's log-rate, the Gaussian's mean; others refuse).  It is the posterior variable
+        ``mean_constant`` -- the name of ``gb.means.Constant``'s constant elsewhere -- reported as it
+        is (``posterior`` and ``unconstrained_posterior`` both hold m, not exp(m)), and added to
+        the likelihood's own fixed offset, if any.  Default prior m ~ N(c, s^2) with (c, s) =
+        ``likelihood.offset_moments(y)`` (Poisson: c = log of the mean count per unit exposure, the
+        log link's inverse at the mean response, s = 1; Gaussian: mean and sd of y), written
+        ``gpbayes.priors.LogNormal(c, s)`` (its density on psi is the Gaussian of psi = m itself);
+        ``prior={"mean_constant": LogNormal(mu, sd)}`` sets another.  Chains start at m = c (plus
+        the N(0, 0.1^2) noise of ``init="kernel"``) or at a prior draw (``init="prior"``).
+        ``gb.predict`` and ``gb.sample_posterior_predictive`` add m per draw to f (``f_mean``, ...
+        are of f + m).  Methods: ``"slice-<representation>"``, ``"aa"``, ``"surr"`` (the others
+        refuse, naming these).
 
     Notes
     -----
     The default method keeps f: slice sampling in the surrogate-data representation (M&A Alg. 4)
     with few hyperparameters, NUTS on the whitened joint posterior above
-    (:func:`gpbayes.methods.default_method`).
+    (:func:`gpbayes.methods.default_method`); with ``sample_offset`` always the slice sampler.
+
+    Examples
+    --------
+    >>> import numpy as np, gpbayes as gb
+    >>> t = np.linspace(0.0, 1.0, 8)[:, None]
+    >>> model = gb.LatentGP(t, [3, 5, 4, 6, 2, 3, 5, 4], likelihood="poisson", sample_offset=True)
+    >>> model.param_names
+    ['tau_0', 'sigma', 'mean_constant']
     """
 
     _nugget = _NUGGET
 
-    def __init__(self, X, y, *, likelihood, kernel=None, prior=None, ard: bool = True, standardize: bool = True):
+    def __init__(self, X, y, *, likelihood, kernel=None, prior=None, ard: bool = True, standardize: bool = True,
+                 sample_offset: bool = False):
         from .likelihoods import make_likelihood
 
+        if not isinstance(sample_offset, (bool, np.bool_)):
+            raise TypeError(f"LatentGP: sample_offset must be True or False, got {sample_offset!r}")
+        self.sample_offset = bool(sample_offset)
         if isinstance(likelihood, str):
             likelihood = make_likelihood(likelihood)
         elif not isinstance(likelihood, Likelihood):
@@ -815,10 +845,58 @@ class LatentGP(_Model):
         _check_dense_size(self.n, "LatentGP", "subsample or bin the data")
         self.likelihood = likelihood
         self.y = np.asarray(self.likelihood.check_targets(y), dtype=np.float64)
-        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel))
-        if len(self.prior) != self.kernel.n_params:
-            raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}: "
-                             f"{self.kernel.param_names}")
+        extra = ()
+        if self.sample_offset:
+            try:
+                self.likelihood.with_offset(0.0)
+            except NotImplementedError:
+                raise ValueError(f"LatentGP: sample_offset=True needs a likelihood with an offset on f "
+                                 f"(with_offset: the Poisson's log-rate, the Gaussian's mean); the "
+                                 f"{self.likelihood.name} likelihood has none -- use 'poisson' or 'gaussian', "
+                                 "define with_offset(m) on your class, or sample_offset=False") from None
+            centre, scale = (float(v) for v in self.likelihood.offset_moments(self.y))
+            self.offset_centre = centre
+            # m ~ N(centre, scale^2): LogNormal's density on psi is the Gaussian of psi = m itself
+            extra = (priors.LogNormal(centre, scale),)
+        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel, extra))
+        if len(self.prior) != self.n_params:
+            raise ValueError(f"prior has {len(self.prior)} components, psi {self.n_params}: {self.param_names}")
+
+    @property
+    def n_params(self) -> int:
+        """The length of psi: the kernel's log-parameters, then m with ``sample_offset``."""
+        return self.kernel.n_params + int(self.sample_offset)
+
+    @property
+    def param_names(self) -> list[str]:
+        """The names of psi's coordinates: the kernel's, then ``mean_constant`` (m) with ``sample_offset``."""
+        return list(self.kernel.param_names) + (["mean_constant"] if self.sample_offset else [])
+
+    @property
+    def unlogged_names(self) -> tuple[str, ...]:
+        """Coordinates of psi sampled on their own scale, not as log theta: ``posterior`` reports them as
+        they are (``mean_constant`` with ``sample_offset``), not exp(psi)."""
+        return ("mean_constant",) if self.sample_offset else ()
+
+    def kernel_params(self, psi) -> np.ndarray:
+        """The kernel's log-parameters of psi (..., n_params): psi without m."""
+        return np.asarray(psi, dtype=np.float64)[..., : self.kernel.n_params]
+
+    def latent_offset(self, psi) -> np.ndarray | float:
+        """m of psi (..., n_params) with ``sample_offset`` (its last coordinate), else 0: f + m is what the
+        likelihood sees (M&A Sec. 5)."""
+        psi = np.asarray(psi, dtype=np.float64)
+        return psi[..., -1] if self.sample_offset else np.zeros(psi.shape[:-1])
+
+    def initial_psi(self) -> np.ndarray:
+        """The chains' start before ``init="kernel"``'s noise: the kernel's ``initial_psi(X)``, then, with
+        ``sample_offset``, m = the centre of ``likelihood.offset_moments(y)`` (Poisson: the log of the mean
+        count per unit exposure)."""
+        psi = np.asarray(self.kernel.initial_psi(self.X), dtype=np.float64)
+        return np.append(psi, self.offset_centre) if self.sample_offset else psi
 
     def _attrs(self) -> dict:
-        return {**super()._attrs(), "likelihood": self.likelihood.name, "likelihood_object": repr(self.likelihood)}
+        out = {**super()._attrs(), "likelihood": self.likelihood.name, "likelihood_object": repr(self.likelihood)}
+        if self.sample_offset:
+            out["sample_offset"] = 1
+        return out

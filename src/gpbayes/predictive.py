@@ -87,6 +87,14 @@ def _latent(model, idata, what: str) -> np.ndarray:
     return idata.posterior["f"].values
 
 
+def _offset(model, psi: np.ndarray) -> np.ndarray | float:
+    """m per draw, broadcast against f (..., n): a LatentGP's sampled constant (``sample_offset``, M&A
+    Sec. 5; psi's last coordinate), 0 for every other model and a LatentGP without it."""
+    if not getattr(model, "sample_offset", False):
+        return 0.0
+    return np.asarray(model.latent_offset(psi))[..., None]
+
+
 def _refuse(model, what: str) -> None:
     """The models without y-level draws here: name the model and the alternative."""
     from .models import GPLVMRegressor, SparseGPClassifier
@@ -123,9 +131,10 @@ def compute_log_likelihood(model, idata, *, extend: bool = True):
 
     GPRegressor: log p(y_i | y_-i, theta) (R&W eqs. 5.10-5.12; Buerkner et al.
     2021 eq. 8 for non-factorised models), on the original scale of y.
-    GPClassifier / PoissonGP: log p(y_i | f_i) at the latent draws ``f``
-    (F&G eq. 2 / M&A Sec. 5).  Returns ``idata`` with the group added (or only the
-    group, ``extend=False``); then ``az.loo(idata)`` applies.
+    GPClassifier / PoissonGP / LatentGP: log p(y_i | f_i) at the latent draws ``f``
+    (F&G eq. 2 / M&A Sec. 5; a LatentGP with ``sample_offset`` at f_i + m, m the draw's constant).
+    Returns ``idata`` with the group added (or only the group, ``extend=False``); then
+    ``az.loo(idata)`` applies.
     """
     from .io import check_names
     from .models import GPRegressor
@@ -139,7 +148,7 @@ def compute_log_likelihood(model, idata, *, extend: bool = True):
 
         values = _per_draw(psi, loo) - np.log(model.y_scale)
     else:
-        f = _latent(model, idata, "the log-likelihood")
+        f = _latent(model, idata, "the log-likelihood") + _offset(model, psi)
         values = model.likelihood.log_lik(model.y[None, None, :], f)
     return _extend(idata, "log_likelihood", _group(values, shape, model.n), extend)
 
@@ -154,7 +163,7 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
     (R&W eqs. 2.23-2.24 plus the noise), on the original scale of y.  GPClassifier: y_rep_i in
     {-1, +1} with P(+1) = p(+1 | f_i) (F&G eq. 2) at the latent draws ``f``; PoissonGP:
     y_rep_i ~ Poisson(exposure_i exp(f_i + m)) (M&A Sec. 5); LatentGP: y_rep_i from its
-    likelihood's ``sample_targets`` at f_i.
+    likelihood's ``sample_targets`` at f_i (at f_i + m, the draw's constant, with ``sample_offset``).
 
     New inputs (``X_new``, m rows on the scale the model was given), dims ``(chain, draw, point)``
     (``point`` as in ``gpbayes.predict``), per posterior draw jointly over the m points:
@@ -165,7 +174,8 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
       latent f and theta (the GP conditional, R&W eq. 2.19 with K in place of K + sigma^2 I; K and
       K_** with the model's nugget), then y_* from the likelihood: labels in {-1, +1} from
       p(+1 | f_*) (GPClassifier), counts with unit exposure, i.e. rates per unit exposure as in
-      ``gpbayes.predict`` (PoissonGP), ``likelihood.sample_targets`` (LatentGP).  The latent
+      ``gpbayes.predict`` (PoissonGP), ``likelihood.sample_targets`` at f_* + m (LatentGP; m the draw's
+      sampled constant with ``sample_offset``, else 0).  The latent
       models need ``f`` in the posterior (a method that keeps it; the error names them).
 
     Not for SparseGPClassifier or GPLVMRegressor (an error names ``gpbayes.predict``, which covers
@@ -226,8 +236,8 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
         if isinstance(model, PoissonGP):
             exposure = np.broadcast_to(np.asarray(model.likelihood.exposure, dtype=float), (n,))
             values = rng.poisson(exposure * np.exp(f + model.offset)).astype(np.float64)
-        elif isinstance(model, LatentGP):
-            values = np.asarray(model.likelihood.sample_targets(rng, f), dtype=np.float64)
+        elif isinstance(model, LatentGP):  # f + m: the sampled constant of sample_offset (M&A Sec. 5), else 0
+            values = np.asarray(model.likelihood.sample_targets(rng, f + _offset(model, psi)), dtype=np.float64)
         else:  # binary: P(y = +1 | f) from the likelihood itself
             p_pos = np.exp(model.likelihood.log_lik(np.ones(n), f))
             values = np.where(rng.uniform(size=f.shape) < p_pos, 1.0, -1.0)
@@ -280,11 +290,13 @@ def _new_input_draws(model, idata, psi, Xs, rng) -> np.ndarray:
     factors = {}
     for s, p in enumerate(flat):
         key = p.tobytes()
+        kp = p[: model.kernel.n_params]  # the kernel's part of psi (a LatentGP's m is its last coordinate)
         if key not in factors:
-            factors = {key: linalg.cholesky(model.kernel(p, model.X), name="K")}
-        Ks, Kss = model.kernel(p, model.X, Xs), model.kernel(p, Xs)
+            factors = {key: linalg.cholesky(model.kernel(kp, model.X), name="K")}
+        Ks, Kss = model.kernel(kp, model.X, Xs), model.kernel(kp, Xs)
         out[s] = _gp_conditional_draw(rng, factors[key], Ks, Kss, f[s], 0.0, "K_** - K_*^T K^-1 K_*")
-    if isinstance(model, LatentGP):
+    if isinstance(model, LatentGP):  # y_* from f_* + m (m per draw with sample_offset, M&A Sec. 5; else 0)
+        out = out + _offset(model, flat)
         return np.asarray(model.likelihood.sample_targets(rng, out), dtype=np.float64)
     if isinstance(model, PoissonGP):  # unit exposure: counts at the rate per unit exposure, exp(f_* + m)
         return rng.poisson(np.exp(out + model.offset)).astype(np.float64)
@@ -297,7 +309,9 @@ def latent_gp_predict(model, idata, Xs, *, y_new=None, max_draws: int = 200, rng
     draw (psi_s, f_s), up to ``max_draws`` of them, at the standardised new inputs ``Xs``.
 
     Per draw, f_* | f_s, psi_s ~ N(m_s, v_s) with m_s = K_*^T K^-1 f_s and v_s = k_** - diag(K_*^T
-    K^-1 K_*) (the GP conditional, R&W eq. 2.19 with the noise-free K).  Returns, over ``point``:
+    K^-1 K_*) (the GP conditional, R&W eq. 2.19 with the noise-free K); with ``sample_offset`` the draw's
+    constant m (M&A Sec. 5) is added, m_s = K_*^T K^-1 f_s + m, so f_* below is f_* + m, what the
+    likelihood sees (the log-rate of a Poisson).  Returns, over ``point``:
     ``f_mean`` and ``f_sd`` (moments of the mixture over draws, law of total variance), ``f_lower`` /
     ``f_upper`` (its 2.5 % and 97.5 % quantiles, from 2,000 draws of the mixture), ``y_mean`` (the
     average over draws of ``likelihood.predictive_mean(m_s, v_s)``; left out, with a warning, when
@@ -321,10 +335,11 @@ def latent_gp_predict(model, idata, Xs, *, y_new=None, max_draws: int = 200, rng
         psi, f = psi[pick], f[pick]
     means, variances = [], []
     for p, fs in zip(psi, f):
-        L = linalg.cholesky(model.kernel(p, model.X), name="K")
-        A = linalg.solve_triangular(L, model.kernel(p, model.X, Xs), lower=True)
-        means.append(A.T @ linalg.solve_triangular(L, fs, lower=True))
-        variances.append(np.maximum(model.kernel.diag(p, Xs) - np.einsum("ij,ij->j", A, A), 0.0))
+        kp, m = model.kernel_params(p), float(model.latent_offset(p))
+        L = linalg.cholesky(model.kernel(kp, model.X), name="K")
+        A = linalg.solve_triangular(L, model.kernel(kp, model.X, Xs), lower=True)
+        means.append(A.T @ linalg.solve_triangular(L, fs, lower=True) + m)
+        variances.append(np.maximum(model.kernel.diag(kp, Xs) - np.einsum("ij,ij->j", A, A), 0.0))
     means, variances = np.array(means), np.array(variances)
     f_mean = means.mean(axis=0)
     f_var = np.maximum((variances + means**2).mean(axis=0) - f_mean**2, 0.0)

@@ -395,9 +395,12 @@ _LATENT_DIMS = {"f": ("obs",), "v": ("inducing", "latent_gp"), "Z": ("obs", "lat
 
 def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.Dataset]:
     """``posterior``: the model's hyperparameters (``model.hyperparameters``: ``lengthscale`` over
-    ``feature``, ``signal_variance``, ...) on their natural scale, theta = exp(psi);
-    ``unconstrained_posterior`` (ArviZ's group for the sampled, transformed space): the same
-    variables holding psi = log theta exactly as sampled.  ``psi`` is (chain, draw, p)."""
+    ``feature``, ``signal_variance``, ...) on their natural scale, theta = exp(psi), except the
+    coordinates the model samples on their own scale (``model.unlogged_names``: a LatentGP's sampled
+    constant ``mean_constant``, M&A Sec. 5), reported as they are; ``unconstrained_posterior``
+    (ArviZ's group for the sampled, transformed space): the same variables holding psi exactly as
+    sampled.  ``psi`` is (chain, draw, p)."""
+    unlogged = set(getattr(model, "unlogged_names", ()))
     coords = {"chain": np.arange(psi.shape[0]), "draw": np.arange(psi.shape[1])}
     unc_vars = {}
     for h in model.hyperparameters:
@@ -407,7 +410,8 @@ def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.
             unc_vars[h.name] = (("chain", "draw", h.dim), psi[:, :, list(h.index)])
             coords[h.dim] = list(h.coords)
     unc = xr.Dataset(unc_vars, coords=coords)
-    post = xr.Dataset({n: (dims, np.exp(v)) for n, (dims, v) in unc_vars.items()}, coords=coords)
+    post = xr.Dataset({n: (dims, v.copy() if n in unlogged else np.exp(v)) for n, (dims, v) in unc_vars.items()},
+                      coords=coords)
     full = {**io.arviz_attrs(), **attrs}
     post.attrs.update(full)
     unc.attrs.update(full)

@@ -80,6 +80,8 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
       :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS` hyperparameters, :class:`WhitenedNUTS` above.
       Measured once on the gallery's Student-t LatentGP (n = 40, 2 hyperparameters, 2 chains x (200 +
       300)): slice surr-site 8.2, nuts-whitened 3.0 min bulk ESS per CPU-second (AMD EPYC, shared).
+      A LatentGP with ``sample_offset=True``: :class:`SliceSampler` ``"surr-site"`` whatever p (M&A
+      Sec. 5 slice-samples m with psi; :class:`WhitenedNUTS` does not take m).
     """
     p = len(model.hyperparameter_labels)  # the number of coordinates of psi
     if isinstance(model, GPRegressor):
@@ -102,6 +104,11 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
     name = type(model).__name__
     if keep_latent or isinstance(model, LatentGP):
         why = "its results keep f" if isinstance(model, LatentGP) else "f is to be kept (log_likelihood/posterior_predictive)"
+        if getattr(model, "sample_offset", False):
+            return SliceSampler(representation="surr-site", keep_latent=True), (
+                f"{name} with sample_offset=True ({p} hyperparameters, m among them): slice sampling in the "
+                "surrogate-data representation (M&A Alg. 4, surr-site), M&A Sec. 5's sampler of the mean "
+                "offset; nuts-whitened cannot sample m")
         if p > MAX_PSEUDO_MARGINAL_HYPERPARAMETERS:
             return WhitenedNUTS(), (
                 f"{name} with {p} hyperparameters (> {MAX_PSEUDO_MARGINAL_HYPERPARAMETERS}), {why}: NUTS on the "

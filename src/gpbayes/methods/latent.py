@@ -42,14 +42,22 @@ class _Latent(Method, register=False):
     init_components: ClassVar = ("psi",)
     #: the method keeps f per draw on every model (WhitenedNUTS, SliceSampler)
     _keeps_latent: ClassVar[bool] = False
+    #: the method samples the constant m of ``LatentGP(sample_offset=True)`` with psi (M&A Sec. 5): the
+    #: samplers built on ``representations.LatentGaussianModel`` (SliceSampler, LatentGibbs)
+    takes_offset: ClassVar[bool] = False
 
     def keeps_latent(self, model) -> bool:
         """Does a run on ``model`` keep f per draw (``posterior["f"]``)?"""
         return self._keeps_latent
 
     def why_not(self, model):
-        """Also refused: a :class:`~gpbayes.models.LatentGP` with a method that keeps no f."""
+        """Also refused: a :class:`~gpbayes.models.LatentGP` with ``sample_offset=True`` and a method that
+        cannot sample m (:attr:`takes_offset` False), and a LatentGP with a method that keeps no f."""
         reason = super().why_not(model)
+        if reason is None and getattr(model, "sample_offset", False) and not self.takes_offset:
+            return (f"method {self.label!r} cannot sample the constant m of LatentGP(sample_offset=True) (M&A "
+                    "Sec. 5's mean offset, slice-sampled with psi); use 'slice-<representation>' (e.g. "
+                    "'slice-surr-site'), 'aa' or 'surr', or sample_offset=False")
         if reason is None and isinstance(model, LatentGP) and not self.keeps_latent(model):
             return (f"method {self.label!r} keeps no latent f, which a LatentGP result holds (gb.predict reads "
                     "it); use 'nuts-whitened', 'slice-<representation>', 'aa' or 'surr'")
@@ -58,28 +66,32 @@ class _Latent(Method, register=False):
     def _psi0(self, model, rng, c: int):
         """Chain c's first psi: the psi given to ``gb.sample(init=...)`` (no draw), else drawn from the
         chain's generator: ``model.prior.sample_psi(rng)`` when the method's ``init`` is ``"prior"``,
-        else the kernel's initial psi plus N(0, 0.1^2) noise."""
+        else the kernel's initial psi (and for a LatentGP with ``sample_offset`` its m,
+        ``LatentGP.initial_psi``) plus N(0, 0.1^2) noise."""
         given = self._start(c)
         if given is not None:
             return given["psi"].copy()
         if getattr(self, "init", "kernel") == "prior":
             return np.asarray(model.prior.sample_psi(rng), dtype=np.float64)
-        psi_init = model.kernel.initial_psi(model.X)
+        psi_init = model.initial_psi() if isinstance(model, LatentGP) else model.kernel.initial_psi(model.X)
         return psi_init + 0.1 * rng.standard_normal(psi_init.size)
 
     def _f0(self, model, psi0, rng, c: int):
         """Chain c's first f: the f given to ``gb.sample(init=...)`` (no draw), else f_0 ~ N(0, K(psi_0))
-        from the chain's generator."""
+        from the chain's generator (K at the kernel's part of psi_0, without m)."""
         given = self._start(c)
         if given is not None and "f" in given:
             return given["f"].copy()
-        K = model.kernel(psi0, model.X)
+        K = model.kernel(psi0[: model.kernel.n_params], model.X)
         return linalg.cholesky(K, name="K(psi0)", count=False) @ rng.standard_normal(model.n)
 
     def _lgm(self, model):
+        """The model as ``representations.LatentGaussianModel`` (with ``sample_offset``, m psi's last
+        coordinate, added to f by ``likelihood.with_offset``: M&A Sec. 5)."""
         from ..representations import LatentGaussianModel
 
-        return LatentGaussianModel(model.kernel, model.X, model.likelihood, model.y, model.prior)
+        return LatentGaussianModel(model.kernel, model.X, model.likelihood, model.y, model.prior,
+                                   sample_offset=getattr(model, "sample_offset", False))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -472,7 +484,9 @@ class LatentGibbs(_Latent):
     variables, Murray & Adams' ancillary augmentation) or ``"surr"`` (surrogate data, M&A eqs. 9-11)
     alternating with ``n_latent_updates`` elliptical slice updates of f (Murray et al. 2010); the MH
     scale tuned towards ``target_accept`` (Robbins-Monro, from ``initial_scale``) in warm-up.
-    ``keep_latent`` stores f per draw (always on a :class:`~gpbayes.models.LatentGP`).
+    ``keep_latent`` stores f per draw (always on a :class:`~gpbayes.models.LatentGP`).  On a LatentGP with
+    ``sample_offset=True`` psi's last coordinate is the constant m of f (M&A Sec. 5), moved by the same
+    MH update with the representation's auxiliaries held fixed.
 
     Parameters
     ----------
@@ -504,6 +518,7 @@ class LatentGibbs(_Latent):
 
     aliases: ClassVar = {"aa": {"representation": "aa"}, "surr": {"representation": "surr"}}
     init_components: ClassVar = ("psi", "f")
+    takes_offset: ClassVar[bool] = True
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
     library: ClassVar = {f: _lazy("mcmc.latent_gibbs", "chain_spec")
@@ -553,7 +568,10 @@ class SliceSampler(_Latent):
     ``"fixed"`` (f held fixed), ``"prior-white"`` (whitened by the prior, eq. 5), ``"surr-site"`` /
     ``"surr-taylor"`` (surrogate data, eqs. 9-11, noise from site moments or a Taylor fit, eqs. 12-13),
     ``"post-site"`` / ``"post-taylor"`` (the approximate posterior's whitening, eq. 14), each sweep
-    followed by ``n_latent_updates`` elliptical slice updates of f; widths from the prior.
+    followed by ``n_latent_updates`` elliptical slice updates of f; widths from the prior.  On a
+    :class:`~gpbayes.models.LatentGP` with ``sample_offset=True`` the sweep also slice-samples the
+    constant m of f, psi's last coordinate, as M&A Sec. 5 do on the Cox-process data ("fixed": target
+    eq. 4 times L(f + m); the others: their eq. 6 / 11 / 14 with the likelihood at f + m).
 
     Parameters
     ----------
@@ -580,6 +598,7 @@ class SliceSampler(_Latent):
 
     aliases: ClassVar = {f"slice-{r}": {"representation": r} for r in _REPRESENTATIONS}
     init_components: ClassVar = ("psi", "f")
+    takes_offset: ClassVar[bool] = True
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
     library: ClassVar = {"n_latent_updates": _lazy("mcmc.hyper_slice", "chain_spec")}
