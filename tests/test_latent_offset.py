@@ -136,7 +136,9 @@ def test_m_is_reported_as_it_is_and_the_kernel_parameters_as_exp_psi(short_run):
     psi = gb.api.psi_draws(idata).values
     assert np.array_equal(idata.posterior["mean_constant"].values, psi[:, :, -1])
     assert np.array_equal(idata.unconstrained_posterior["mean_constant"].values, psi[:, :, -1])
-    assert np.allclose(idata.posterior["tau_0"].values, np.exp(psi[:, :, 0]))
+    assert model.hyperparameter_names == ["lengthscale", "signal_variance", "mean_constant"]
+    assert np.allclose(idata.posterior["lengthscale"].values[..., 0], np.exp(psi[:, :, 0]))
+    assert np.allclose(idata.posterior["signal_variance"].values, np.exp(psi[:, :, 1]))
     assert idata.posterior["mean_constant"].values.min() > 2.0  # m near the data's level, not log of it
     assert int(idata.posterior.attrs["sample_offset"]) == 1
 

@@ -446,7 +446,9 @@ def test_ma_cox_process_chains(name, rep):
     assert np.array_equal(ours, lib)
     # m is reported as it is (not exp(m)) in both groups
     assert np.array_equal(idata.posterior["mean_constant"].values, ours[:, :, -1])
-    assert np.array_equal(idata.posterior[model.param_names[0]].values, np.exp(ours[:, :, 0]))
+    for h in model.hyperparameters[:-1]:  # the kernel's parameters as exp(psi), under the one naming scheme
+        want = np.exp(ours[:, :, list(h.index)] if h.dim else ours[:, :, h.index[0]])
+        assert np.array_equal(idata.posterior[h.name].values, want), h.name
 
 
 # ---------------------------------------------------------------------------
