@@ -249,12 +249,21 @@ def paper_block(key: str, default: dict, decide: dict | None = None) -> str:
             lines.append(f"| `{c['id']}` | {q} | {_state_cell(c)} | "
                          f"{_state_cell(dec.get(c['id'])) if key in (decide or {}) else 'not run'} |")
     reg = registry.load(key)
-    states = [(c.get("final_state") or {}).get("state", c.get("verdict")) for c in doc["claims"]
-              if reg_of.get(c["id"], {}).get("kind", c.get("kind", "claim")) == "claim"]
-    codes = sorted({s for s in states if s in REASON_CODES})
+
+    def states_of(claims):
+        return [(c.get("final_state") or {}).get("state", c.get("verdict")) for c in claims
+                if reg_of.get(c["id"], {}).get("kind", c.get("kind", "claim")) == "claim"]
+
+    def counted(st):
+        return "(" + ", ".join(f"{st.count(x)} {x}" for x in dict.fromkeys(st)) + ")" if st else ""
+
+    states = states_of(doc["claims"])
+    dec_states = states_of(dec.values()) if dec else []
+    codes = sorted({s for s in states + dec_states if s in REASON_CODES})
     text = "\n".join(lines) + "\n\n"
     text += (f"In scope: {len(states)} claims of the paper"
-             + (" (" + ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states)) + ")" if states else "")
+             + (f" -- default scale {counted(states)}; decide tier {counted(dec_states)}" if dec_states else
+                f" {counted(states)}" if states else "")
              + f"; {len(doc['claims']) - len(states)} checks. ")
     if codes:
         text += "Reason codes: " + "; ".join(f"**{s}** — {REASON_CODES[s]}" for s in codes) + ". "
