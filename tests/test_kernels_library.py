@@ -407,3 +407,74 @@ def test_stationary_fused_traces_equal_the_fallback_on_hard_inputs(cls, ard):
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(k.gradient_traces(psi, X, W.copy(order="F"), K, overwrite_W=True), want,
                                rtol=1e-9, atol=1e-9)
+
+
+@dataclasses.dataclass(frozen=True)
+class _NoOwnTraces:
+    """A library kernel seen through the bare protocol: every method but ``gradient_traces`` (so a Sum
+    around it takes the protocol's fallback, ``traces_from_gradients``, for its parameters)."""
+
+    inner: Kernel
+
+    def __getattr__(self, name):
+        if name == "gradient_traces":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __call__(self, psi, X, X2=None):
+        return self.inner(psi, X, X2)
+
+
+@pytest.mark.parametrize("ard", [True, False])
+def test_periodic_fused_traces_equal_the_fallback(ard):
+    """Periodic's own ``gradient_traces`` (B = W o K and two sines per input dimension, no n x n derivative
+    matrices) against the protocol's fallback to 1e-10: inputs far from the origin with duplicated rows,
+    periods shorter and longer than the spacing, a nugget, active columns, K + D passed for K, W overwritten
+    only when allowed; and inside a Sum with a SquaredExponential against the same Sum with the periodic
+    component behind the bare protocol."""
+    rng = np.random.default_rng(12)
+    X = 1e3 + 2.0 * rng.normal(size=(35, 4))
+    X[5] = X[4]
+    k = Periodic(ard=ard, active_dims=(0, 2, 3), nugget=1e-3)
+    for log_p in (-1.5, 0.0, 2.0):
+        psi = rng.normal(scale=0.5, size=k.n_params)
+        psi[-2] = log_p
+        K = k(psi, X)
+        W = rng.normal(size=K.shape)
+        W = W + W.T
+        want = kernels.traces_from_gradients(k, psi, X, W, K)
+        W0 = W.copy()
+        got = k.gradient_traces(psi, X, W, K + 0.3 * np.eye(len(X)))
+        np.testing.assert_array_equal(W, W0)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+        np.testing.assert_allclose(k.gradient_traces(psi, X, W.copy(order="F"), K, overwrite_W=True), want,
+                                   rtol=1e-10, atol=1e-10 * np.abs(want).max())
+    t = np.arange(60.0) / 12.0  # monthly, in years (the CO2 problem's inputs)
+    se, per = SquaredExponential(1, parameterisation="ma"), Periodic(1)
+    fused, fallback = se + per, Sum((se, _NoOwnTraces(per)))
+    psi = np.array([1.2, 0.1, 0.3, 0.02, -0.4])
+    K = fused(psi, t)
+    W = rng.normal(size=K.shape)
+    W = W + W.T
+    want = fallback.gradient_traces(psi, t, W, K)
+    np.testing.assert_allclose(want, kernels.traces_from_gradients(fused, psi, t, W, K), rtol=1e-12)
+    np.testing.assert_allclose(fused.gradient_traces(psi, t, W, K), want, rtol=1e-10)
+
+
+def test_periodic_regression_gradient_equals_the_per_parameter_gradient_and_finite_differences():
+    """GP regression's gradient (R&W eq. 5.9) on SE + periodic through the fused traces equals the
+    per-parameter fallback's (the same value to the bit) and central differences of log p(y | psi)."""
+    from gpbayes.regression import GPRegression
+
+    rng = np.random.default_rng(13)
+    t = (np.arange(48.0) / 12.0)[:, None]
+    y = 0.3 * t[:, 0] + np.sin(2 * math.pi * t[:, 0]) + 0.1 * rng.normal(size=48)
+    k = SquaredExponential(1, parameterisation="ma") + Periodic(1)
+    psi = np.array([1.0, 0.0, 0.2, 0.01, -0.5, math.log(0.01)])
+    v_f, g_f = GPRegression(t, y, k).log_marginal_and_grad(psi)
+    v_p, g_p = GPRegression(t, y, k, gradient="per_parameter").log_marginal_and_grad(psi)
+    assert v_f == v_p
+    np.testing.assert_allclose(g_f, g_p, rtol=1e-10, atol=1e-10 * np.abs(g_p).max())
+    lm = GPRegression(t, y, k).log_marginal
+    for i in range(psi.size):
+        assert g_f[i] == pytest.approx(_fd(lm, psi, i, h=1e-5), rel=1e-6, abs=1e-5), k.param_names[i]

@@ -10,6 +10,9 @@ With u_d = pi (x_d - x'_d) / p and K = k(x, x'):
     dK/dlog p       = K 2 sum_d u_d sin(2 u_d) / l_d^2,
     dK/dx_d         = -K (2 pi / (p l_d^2)) sin(2 u_d),
     dK/dlog sigma^2 = K.
+
+``gradient_traces`` forms tr(W dK/dpsi_i) from these without the n x n derivative matrices (R&W
+eq. 5.9's traces for GP regression; the Laplace, EP and whitened gradients call it too).
 """
 
 from __future__ import annotations
@@ -105,6 +108,49 @@ class Periodic(Leaf):
         out = scale if self.ard else [sum(scale)]
         out.append(2.0 * K * sum(u * np.sin(2.0 * u) / ell[j] ** 2 for j, u in enumerate(U)))
         out.append(K)
+        return out
+
+    def gradient_traces(self, psi, X, W: np.ndarray, K: np.ndarray, overwrite_W: bool = False) -> np.ndarray:
+        """tr(W dK(X, X)/dpsi_i) for each i (R&W eq. 5.9's traces) without the n x n derivative matrices.
+
+        W is symmetric.  With B = W o K, zero on the diagonal (there u_d = 0, so every derivative but the variance's is
+        zero), and the module docstring's derivatives:
+
+            tr(W dK/dlog l_d)     = (4 / l_d^2) sum(B o sin^2(U_d)),
+            tr(W dK/dlog p)       = sum_d (2 / l_d^2) sum(B o U_d o sin(2 U_d)),
+            tr(W dK/dlog sigma^2) = sum(B) + sigma^2 (1 + eps) tr W
+
+        (dK/dlog sigma^2 = K, whose diagonal is sigma^2 (1 + eps)).  One product B and, per input
+        dimension, U_d and two sines, where ``gradients`` makes n_params n x n matrices and the caller
+        a pass over each.  Only the off-diagonal entries of ``K`` are read, so K + D may be passed; with
+        ``overwrite_W`` B is formed in W's memory.  The same numbers as the protocol's fallback
+        (``traces_from_gradients``) up to rounding (sums in another order).
+        """
+        psi = self._check_psi(psi)
+        A = self._x(X)
+        n = A.shape[0]
+        if W.shape != (n, n) or np.shape(K) != (n, n):
+            raise ValueError(f"W and K: expected shape {(n, n)}, got {W.shape} and {np.shape(K)}")
+        ell, p, a = self._parts(psi)
+        out = np.empty(self.n_params)
+        tr_W = float(np.trace(W))  # read before W may be overwritten
+        B = np.multiply(W, K, out=W if overwrite_W and W.dtype == np.float64 else None)
+        B[np.diag_indices(n)] = 0.0
+        out[-1] = float(B.sum()) + a * (1.0 + self.nugget) * tr_W
+        scale = np.empty(self.input_dim)
+        g_period = 0.0
+        for j in range(self.input_dim):
+            U = np.subtract.outer(A[:, j], A[:, j])
+            U *= math.pi / p
+            T = np.sin(U)
+            T *= T  # sin^2(U_d)
+            scale[j] = 4.0 / ell[j] ** 2 * float(np.einsum("ij,ij->", B, T))
+            np.multiply(U, 2.0, out=T)
+            np.sin(T, out=T)
+            T *= U  # U_d sin(2 U_d)
+            g_period += 2.0 / ell[j] ** 2 * float(np.einsum("ij,ij->", B, T))
+        out[: self.n_scale] = scale if self.ard else scale.sum()
+        out[-2] = g_period
         return out
 
     def _input_grads(self, psi, A, B, K):
