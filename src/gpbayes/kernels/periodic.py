@@ -11,8 +11,10 @@ With u_d = pi (x_d - x'_d) / p and K = k(x, x'):
     dK/dx_d         = -K (2 pi / (p l_d^2)) sin(2 u_d),
     dK/dlog sigma^2 = K.
 
-``gradient_traces`` forms tr(W dK/dpsi_i) from these without the n x n derivative matrices (R&W
-eq. 5.9's traces for GP regression; the Laplace, EP and whitened gradients call it too).
+K is formed with sin(u_d) = sin v_d cos v'_d - cos v_d sin v'_d, v = pi x / p (x centred), so an n x m
+matrix costs 2 (n + m) sines and cosines and one exp per entry; ``gradient_traces`` forms tr(W dK/dpsi_i)
+from the same difference formulas without the n x n derivative matrices (R&W eq. 5.9's traces for GP
+regression; the Laplace, EP and whitened gradients call it too).
 """
 
 from __future__ import annotations
@@ -97,9 +99,22 @@ class Periodic(Leaf):
         return ell, p, a, U
 
     def _cov(self, psi, A, B):
-        ell, p, a, U = self._angles(psi, A, B)
-        E = sum(np.sin(u) ** 2 / ell[j] ** 2 for j, u in enumerate(U))
-        return a * np.exp(-2.0 * E)
+        # sin(u_d) = sin v_d cos v'_d - cos v_d sin v'_d with v = pi x / p (the inputs centred on A's mean:
+        # the kernel is translation invariant): 2 (n + m) sines and cosines, not n m
+        ell, p, a = self._parts(psi)
+        centre = A.mean(axis=0)
+        VA, VB = (math.pi / p) * (A - centre), (math.pi / p) * (B - centre)
+        sA, cA, sB, cB = np.sin(VA), np.cos(VA), np.sin(VB), np.cos(VB)
+        E = np.zeros((A.shape[0], B.shape[0]))
+        for j in range(self.input_dim):
+            S = sA[:, j, None] * cB[None, :, j]
+            S -= cA[:, j, None] * sB[None, :, j]
+            S *= S
+            S *= -2.0 / ell[j] ** 2
+            E += S
+        np.exp(E, out=E)
+        E *= a
+        return E
 
     def _cov_grads(self, psi, A, B, K):
         ell, p, a, U = self._angles(psi, A, B)
@@ -113,22 +128,32 @@ class Periodic(Leaf):
     def gradient_traces(self, psi, X, W: np.ndarray, K: np.ndarray, overwrite_W: bool = False) -> np.ndarray:
         """tr(W dK(X, X)/dpsi_i) for each i (R&W eq. 5.9's traces) without the n x n derivative matrices.
 
-        W is symmetric.  With B = W o K, zero on the diagonal (there u_d = 0, so every derivative but the variance's is
-        zero), and the module docstring's derivatives:
+        W is symmetric.  With B = W o K, zero on the diagonal (there u_d = 0, so every derivative but the
+        variance's is zero), and the module docstring's derivatives:
 
             tr(W dK/dlog l_d)     = (4 / l_d^2) sum(B o sin^2(U_d)),
             tr(W dK/dlog p)       = sum_d (2 / l_d^2) sum(B o U_d o sin(2 U_d)),
             tr(W dK/dlog sigma^2) = sum(B) + sigma^2 (1 + eps) tr W
 
-        (dK/dlog sigma^2 = K, whose diagonal is sigma^2 (1 + eps)).  One product B and, per input
-        dimension, U_d and two sines, where ``gradients`` makes n_params n x n matrices and the caller
-        a pass over each.  Only the off-diagonal entries of ``K`` are read, so K + D may be passed; with
-        ``overwrite_W`` B is formed in W's memory.  The same numbers as the protocol's fallback
-        (``traces_from_gradients``) up to rounding (sums in another order).
+        (dK/dlog sigma^2 = K, whose diagonal is sigma^2 (1 + eps)).  With v_i = pi x_id / p (x centred:
+        the kernel is translation invariant), s = sin v, c = cos v, the difference formulas make each
+        matrix of low rank: sin(U_d) = s c^T - c s^T, so sin^2(U_d) = s^2 (c^2)^T + c^2 (s^2)^T - 2 (s c)
+        (s c)^T; U_d = v 1^T - 1 v^T and sin(2 U_d) = s_2 c_2^T - c_2 s_2^T (s_2 = sin 2v, c_2 = cos 2v).
+        For B symmetric, then,
+
+            sum(B o sin^2(U_d))        = 2 (s^2)^T B c^2 - 2 (s c)^T B (s c),
+            sum(B o U_d o sin(2 U_d)) = 2 (v s_2)^T B c_2 - 2 (v c_2)^T B s_2,
+
+        all from one product B [c^2, s c, c_2, s_2] (n x 4d): O(n^2 d) in one pass over B after the
+        elementwise product, with 4n sines and cosines where ``gradients`` takes n_params n x n matrices
+        (n^2 sines each) and the caller a pass over each.  Only the off-diagonal entries of ``K`` are
+        read, so K + D may be passed; with ``overwrite_W`` B is formed in W's memory.  The same numbers as
+        the protocol's fallback (``traces_from_gradients``) up to rounding (tests/test_kernels_library.py
+        bounds the difference).
         """
         psi = self._check_psi(psi)
         A = self._x(X)
-        n = A.shape[0]
+        n, d = A.shape
         if W.shape != (n, n) or np.shape(K) != (n, n):
             raise ValueError(f"W and K: expected shape {(n, n)}, got {W.shape} and {np.shape(K)}")
         ell, p, a = self._parts(psi)
@@ -137,20 +162,17 @@ class Periodic(Leaf):
         B = np.multiply(W, K, out=W if overwrite_W and W.dtype == np.float64 else None)
         B[np.diag_indices(n)] = 0.0
         out[-1] = float(B.sum()) + a * (1.0 + self.nugget) * tr_W
-        scale = np.empty(self.input_dim)
-        g_period = 0.0
-        for j in range(self.input_dim):
-            U = np.subtract.outer(A[:, j], A[:, j])
-            U *= math.pi / p
-            T = np.sin(U)
-            T *= T  # sin^2(U_d)
-            scale[j] = 4.0 / ell[j] ** 2 * float(np.einsum("ij,ij->", B, T))
-            np.multiply(U, 2.0, out=T)
-            np.sin(T, out=T)
-            T *= U  # U_d sin(2 U_d)
-            g_period += 2.0 / ell[j] ** 2 * float(np.einsum("ij,ij->", B, T))
+        V = (math.pi / p) * (A - A.mean(axis=0))
+        s, c = np.sin(V), np.cos(V)
+        s2, c2 = np.sin(2.0 * V), np.cos(2.0 * V)
+        Q = np.concatenate([c * c, s * c, c2, s2], axis=1)  # (n, 4d)
+        BQ = B @ Q
+        sin2 = 2.0 * np.einsum("nd,nd->d", s * s, BQ[:, :d]) - 2.0 * np.einsum("nd,nd->d", s * c, BQ[:, d:2 * d])
+        usin = (2.0 * np.einsum("nd,nd->d", V * s2, BQ[:, 2 * d:3 * d])
+                - 2.0 * np.einsum("nd,nd->d", V * c2, BQ[:, 3 * d:]))
+        scale = 4.0 / ell ** 2 * sin2
         out[: self.n_scale] = scale if self.ard else scale.sum()
-        out[-2] = g_period
+        out[-2] = float(np.sum(2.0 / ell ** 2 * usin))
         return out
 
     def _input_grads(self, psi, A, B, K):
