@@ -288,9 +288,9 @@ def concrete_model(X, y):
 
 
 #: co2-seasonal's priors, on theta in years and in units of the standardised CO2 (docstring of co2_model)
-CO2_PRIORS = {"se_lengthscale": ("Gamma", 4.0, 1.0), "se_sigma_f": ("HalfNormal", 2.0),
+CO2_PRIORS = {"se_lengthscale": ("Gamma", 4.0, 1.0), "se_signal_std": ("HalfNormal", 2.0),
               "periodic_lengthscale": ("Gamma", 4.0, 3.0), "periodic_period": ("LogNormal", 0.0, 0.05),
-              "periodic_variance": ("HalfNormal", 1.0)}
+              "periodic_signal_variance": ("HalfNormal", 1.0)}
 
 
 def co2_model(t, ppm):
@@ -614,17 +614,17 @@ def user_numpyro_model(problem: str, model):
 
         def co2():
             ell = numpyro.sample("se_lengthscale", dist.Gamma(4.0, 1.0))
-            sf = numpyro.sample("se_sigma_f", dist.HalfNormal(2.0))  # a standard deviation
+            sf = numpyro.sample("se_signal_std", dist.HalfNormal(2.0))  # a standard deviation
             lp = numpyro.sample("periodic_lengthscale", dist.Gamma(4.0, 3.0))
             per = numpyro.sample("periodic_period", dist.LogNormal(0.0, 0.05))
-            v = numpyro.sample("periodic_variance", dist.HalfNormal(1.0))  # a variance
+            v = numpyro.sample("periodic_signal_variance", dist.HalfNormal(1.0))  # a variance
             noise = numpyro.sample("noise_variance", dist.InverseGamma(1.0, 0.01))
             K = (sf**2 * jnp.exp(-0.5 * (D / ell) ** 2)
                  + v * jnp.exp(-2.0 * jnp.sin(math.pi * D / per) ** 2 / lp**2) + noise * eye)
             numpyro.sample("y", dist.MultivariateNormal(jnp.zeros(n), covariance_matrix=K), obs=y)
 
-        names = ["se_lengthscale", "se_sigma_f", "periodic_lengthscale", "periodic_period", "periodic_variance",
-                 "noise_variance"]
+        names = ["se_lengthscale", "se_signal_std", "periodic_lengthscale", "periodic_period",
+                 "periodic_signal_variance", "noise_variance"]
         return co2, [(nm, 1) for nm in names]
     raise SystemExit(f"bench_peers: no NumPyro model for {problem!r}; the user problems are {USER_PROBLEMS}")
 
@@ -871,6 +871,72 @@ def report_extra(results, out) -> None:
         out(row)
 
 
+def run_method(m: str, prob: dict, args, out):
+    """One method on a built problem: the raw result (draws, CPU time, ...), or None where it does not apply
+    (the reason goes to ``out``)."""
+    model, starts, latent, user = prob["model"], prob["starts"], prob["latent"], prob.get("user")
+    if m == PEER:
+        return run_numpyro(model, starts, args.warmup, args.draws, args.seed, latent, user)
+    if m == SAMPLE_NUTS:
+        if latent:
+            out(f"{m}: skipped (gb.NUTS samples the exact marginal of a regression)")
+            return None
+        import gpbayes as gb
+
+        return run_gb_sample(model, gb.NUTS(), args.chains, args.warmup, args.draws, args.seed)
+    if m == DEFAULT:
+        res = run_gb_sample(model, None, args.chains, None, None, args.seed)
+        out(f"{m}: gb.sample(model) chose {res['method']!r}, stopped: {res['stopped']} "
+            f"({res['draws'].shape[1]} draws per chain)")
+        return res
+    if not latent:
+        if m not in REGRESSION_METHODS:
+            out(f"{m}: skipped (not a method of the regression problem; it has {REGRESSION_METHODS + (PEER,)})")
+            return None
+        return run_gpbayes_nuts(model, prob["starts"], args.warmup, args.draws, args.seed,
+                                before=m.endswith("before"))
+    meth, why = latent_method(m, model)
+    if meth is None:
+        out(f"{m}: skipped, {why}")
+        return None
+    return run_gb_sample(model, meth, args.chains, args.warmup, args.draws, args.seed)
+
+
+def _method_worker(problem: str, m: str, args):
+    """``--jobs``: one method in its own process (spawned, so the one-thread settings above hold and no
+    JAX state is forked): the problem is rebuilt here (deterministic given ``--seed``) and the summary
+    returned with the lines the method printed."""
+    lines = []
+    prob = build_problem(problem, args)
+    t0 = time.time()
+    res = run_method(m, prob, args, lines.append)
+    if res is None:
+        return None, lines
+    lines.append(f"{m}: done in {time.time() - t0:.0f} s wall, load average {load_average()}")
+    return summarise(m, res, list(prob["model"].hyperparameter_labels)), lines
+
+
+def run_parallel(problem: str, methods, args, out) -> list:
+    """The methods of one problem in ``args.jobs`` processes, one method per process; each method's CPU
+    time is its own process's, as in the sequential run.  Results in the order of ``methods``."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # the peer usually runs longest: it starts first
+    order = sorted(methods, key=lambda m: m != PEER)
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=mp.get_context("spawn")) as pool:
+        futures = {m: pool.submit(_method_worker, problem, m, args) for m in order}
+        done = {m: f.result() for m, f in futures.items()}
+    results = []
+    for m in methods:
+        summary, lines = done[m]
+        for line in lines:
+            out(line)
+        if summary is not None:
+            results.append(summary)
+    return results
+
+
 def run_problem(problem: str, methods, args) -> list[str]:
     lines = []
 
@@ -882,7 +948,8 @@ def run_problem(problem: str, methods, args) -> list[str]:
     model, starts, latent, user = prob["model"], prob["starts"], prob["latent"], prob.get("user")
     names = list(model.hyperparameter_labels)
     out(f"bench_peers --problem {problem}: {prob['title']}, {args.chains} chains x ({args.warmup} + {args.draws}), "
-        f"sequential, one BLAS/XLA thread, seed {args.seed}")
+        f"{'sequential' if getattr(args, 'jobs', 1) <= 1 else f'{args.jobs} processes, one method each'}, "
+        f"one BLAS/XLA thread, seed {args.seed}")
     out(f"CPU: {cpu_name()}, {os.cpu_count()} cores; load average at start {load_average()} (machine shared)")
     versions = {"numpy": np.__version__}
     try:
@@ -901,35 +968,16 @@ def run_problem(problem: str, methods, args) -> list[str]:
         except ImportError as err:
             out(f"{PEER}: not installed ({err})")
             methods = [m for m in methods if m != PEER]
-    results = []
-    for m in methods:
-        t0 = time.time()
-        if m == PEER:
-            res = run_numpyro(model, starts, args.warmup, args.draws, args.seed, latent, user)
-        elif m == SAMPLE_NUTS:
-            if latent:
-                out(f"{m}: skipped (gb.NUTS samples the exact marginal of a regression)")
-                continue
-            import gpbayes as gb
-
-            res = run_gb_sample(model, gb.NUTS(), args.chains, args.warmup, args.draws, args.seed)
-        elif m == DEFAULT:
-            res = run_gb_sample(model, None, args.chains, None, None, args.seed)
-            out(f"{m}: gb.sample(model) chose {res['method']!r}, stopped: {res['stopped']} "
-                f"({res['draws'].shape[1]} draws per chain)")
-        elif not latent:
-            if m not in REGRESSION_METHODS:
-                out(f"{m}: skipped (not a method of the regression problem; it has {REGRESSION_METHODS + (PEER,)})")
-                continue
-            res = run_gpbayes_nuts(model, starts, args.warmup, args.draws, args.seed, before=m.endswith("before"))
-        else:
-            meth, why = latent_method(m, model)
-            if meth is None:
-                out(f"{m}: skipped, {why}")
-                continue
-            res = run_gb_sample(model, meth, args.chains, args.warmup, args.draws, args.seed)
-        results.append(summarise(m, res, names))
-        out(f"{m}: done in {time.time() - t0:.0f} s wall, load average {load_average()}")
+    if getattr(args, "jobs", 1) > 1 and len(methods) > 1:
+        results = run_parallel(problem, methods, args, out)
+    else:
+        results = []
+        for m in methods:
+            t0 = time.time()
+            res = run_method(m, prob, args, out)
+            if res is not None:
+                results.append(summarise(m, res, names))
+                out(f"{m}: done in {time.time() - t0:.0f} s wall, load average {load_average()}")
     report(results, names, out)
     report_extra(results, out)
     out(f"load average at end {load_average()}")
@@ -964,6 +1012,9 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="run a problem's methods in this many processes, one method per process (CPU time "
+                         "is still each method's own; default 1: sequential)")
     ap.add_argument("--methods", nargs="+", metavar="[PROBLEM:]METHOD",
                     help=f"methods ({', '.join(METHODS)}): a bare name runs on every problem given (skipped where "
                          "it does not apply), PROBLEM:METHOD on that problem only; a problem with no entry runs "
@@ -974,7 +1025,7 @@ def main(argv=None):
     ap.add_argument("--out-dir", type=Path, default=REPO / "benchmarks" / "results",
                     help="where bench_peers_<problem>_<chains>x<warmup+draws>.txt is written")
     args = ap.parse_args(argv)
-    for name in ("chains", "warmup", "draws"):
+    for name in ("chains", "warmup", "draws", "jobs"):
         if getattr(args, name) < (0 if name == "warmup" else 1):
             ap.error(f"--{name} must be >= {0 if name == 'warmup' else 1}, got {getattr(args, name)}")
     chosen = methods_per_problem(args.methods or [], args.problem, ap.error)
