@@ -40,10 +40,10 @@ Where the reproduction starts a chain from a stream of its own, the test passes 
   with psi (Sec. 5): ``LatentGP(..., likelihood=Poisson(), sample_offset=True)`` (m is its
   ``mean_constant``; ``PoissonGP`` fixes m and ``gb.means.Constant`` integrates it out, other chains).
 
-Left out: Hensman et al.'s coal study (a sparse target with a Poisson likelihood, exposure the mean
-training count and the offset fixed: ``SparseTarget`` takes any likelihood, but
-``SparseGPClassifier``, the one sparse model, takes labels only -- probit or robust-max) and MNIST
-study (robust-max; not tested here).
+  Hensman et al.'s coal study (a Poisson likelihood with exposure the mean training count):
+  ``JointHMC`` on ``SparseGP(..., likelihood=Poisson(exposure=...), svgp_fit=...)``; their MNIST
+  study (robust-max, 10 classes): on ``SparseGPClassifier(..., epsilon=...)`` and on ``SparseGP``
+  with ``RobustMax`` given.
 """
 
 from __future__ import annotations
@@ -505,6 +505,99 @@ def test_hensman_sparse_chains(sampler):
         other = gb.sample(model, method=method, chains=2, draws=10, n_warmup=12, progress=False, cores=1,
                           seed=rngmod.seed_sequence(SEED, "sparse_mcmc", "psrf", "rbf", sampler, "M", 5, "chain"))
     assert not np.array_equal(ours, psi_draws(other).values)
+
+
+def _hensman_library_chains(model, ds, fit, cfg, *, study: str, kernel: str, M: int, n_warmup: int, n_draws: int):
+    """gb.sample(model, method=JointHMC(config's settings)) from the reproduction's chain starts (v ~ q(v)
+    from its "init" stream, psi the fit's) with its chain streams: (psi, v) draws."""
+    from gpbayes.sparse import svgp
+    from gpbayes_repro.experiments import sparse_mcmc
+
+    params = svgp.SVGPParams(fit["q_mean"].values, fit["q_chol"].values, fit["Z"].values, fit["psi"].values)
+
+    def start(c):
+        x0 = sparse_mcmc.initial_position(rngmod.stream(SEED, "sparse_mcmc", study, kernel, "M", M, "init", c),
+                                          model.target, params)
+        v, psi = model.target.split(x0)
+        return {"psi": psi, "v": v}
+
+    hmc = cfg["hmc"]
+    method = gb.JointHMC(target_accept=float(hmc["target_accept"]), trajectory_length=float(hmc["trajectory_length"]),
+                         max_steps=int(hmc["max_steps"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(model, method=method, chains=2, draws=n_draws, n_warmup=n_warmup, init=start,
+                          progress=False, cores=1,
+                          seed=rngmod.seed_sequence(SEED, "sparse_mcmc", study, kernel, "joint", "M", M, "chain"))
+    return psi_draws(idata).values, idata.posterior["v"].values
+
+
+def test_hensman_coal_chains():
+    """Hensman et al. 2015's log-Gaussian Cox process on the coal-mining disasters (the coal study: bin
+    counts, Poisson likelihood with exposure the mean training count, so f is the log relative rate):
+    ``gb.SparseGP(X, counts, likelihood=Poisson(exposure=...), svgp_fit=<the reproduction's fit>)`` and
+    JointHMC at the config's settings give the reproduction's chains bit for bit."""
+    from gpbayes.sparse import svgp
+    from gpbayes_repro.experiments import sparse_mcmc
+
+    cfg = CONFIG["sparse_mcmc"]
+    events = np.sort(rngmod.stream(SEED, "hensman", "coal").uniform(1851.0, 1963.0, size=120))
+    source = xr.Dataset({"y": ("event", events)}, attrs={"window_start": 1851.0, "window_end": 1963.0})
+    ds = sparse_mcmc.coal_data(source, 40, int(cfg["coal"]["heldout_every"]), float(cfg["coal"]["years_per_unit"]))
+    fit = sparse_mcmc.fit_gaussian(ds, problem="coal", kernel="rbf", M=6, cfg=cfg, maxiter=20, seed=SEED)
+    run = {"n_chains": 2, "chains_per_job": 2, "n_warmup": 12, "n_draws": 10}
+    groups = sparse_mcmc.run_block(ds, fit, study="coal", problem="coal", kernel="rbf", sampler="joint", block=0,
+                                   cfg=cfg, run=run, seed=SEED)
+    ours = groups["posterior"]["psi"].values
+
+    X_train, y_train = sparse_mcmc.train_part(ds)
+    kernel = sparse_mcmc.build_kernel("rbf", 1)
+    params = svgp.SVGPParams(fit["q_mean"].values, fit["q_chol"].values, fit["Z"].values, fit["psi"].values)
+    model = gb.SparseGP(X_train, y_train, likelihood=gb.likelihoods.Poisson(exposure=float(np.mean(y_train))),
+                        kernel=kernel, prior=sparse_mcmc.build_prior("coal", cfg, kernel), standardize=False,
+                        n_quad=int(cfg["n_quad"]), jitter=float(cfg["jitter"]), svgp_fit=params)
+    psi, v = _hensman_library_chains(model, ds, fit, cfg, study="coal", kernel="rbf", M=6, n_warmup=12, n_draws=10)
+    assert _moves(ours)
+    assert np.array_equal(ours, psi)
+    assert np.array_equal(groups["posterior"]["v"].values, v)
+
+
+def test_hensman_mnist_chains():
+    """Hensman et al. 2015's MNIST study (robust-max, 10 classes, label noise epsilon from the config):
+    ``gb.SparseGPClassifier(X, labels 0..9, epsilon=...)`` -- or ``gb.SparseGP`` with the robust-max
+    likelihood given -- and JointHMC give the reproduction's chains bit for bit."""
+    from gpbayes.sparse import svgp
+    from gpbayes.sparse.multiclass import RobustMax
+    from gpbayes_repro.experiments import sparse_mcmc
+
+    cfg = CONFIG["sparse_mcmc"]
+    r = rngmod.stream(SEED, "hensman", "mnist")
+    y = np.r_[np.arange(10), r.integers(0, 10, size=30)].astype(float)  # every class present
+    X = r.normal(size=(40, 3)) + 0.5 * y[:, None]
+    test = np.r_[np.zeros(34), np.ones(6)].astype(np.int8)
+    ds = xr.Dataset({"X": (("n", "d"), X), "y": ("n", y), "test": ("n", test)}, attrs={"name": "mnist"})
+    fit = sparse_mcmc.fit_gaussian(ds, problem="mnist", kernel="rbf", M=4, cfg=cfg, maxiter=10, seed=SEED)
+    run = {"n_chains": 2, "chains_per_job": 2, "n_warmup": 20, "n_draws": 12}
+    groups = sparse_mcmc.run_block(ds, fit, study="mnist", problem="mnist", kernel="rbf", sampler="joint", block=0,
+                                   cfg=cfg, run=run, seed=SEED)
+    ours = groups["posterior"]["psi"].values
+
+    X_train, y_train = sparse_mcmc.train_part(ds)
+    kernel = sparse_mcmc.build_kernel("rbf", X_train.shape[1])
+    params = svgp.SVGPParams(fit["q_mean"].values, fit["q_chol"].values, fit["Z"].values, fit["psi"].values)
+    common = dict(kernel=kernel, prior=sparse_mcmc.build_prior("mnist", cfg, kernel), standardize=False,
+                  n_quad=int(cfg["n_quad"]), jitter=float(cfg["jitter"]), svgp_fit=params)
+    eps = float(cfg["mnist"]["epsilon"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "labels mapped": 0..9 to themselves
+        classifier = gb.SparseGPClassifier(X_train, y_train, epsilon=eps, **common)
+    generic = gb.SparseGP(X_train, y_train, likelihood=RobustMax(10, eps), **common)
+    assert _moves(ours)
+    for model in (classifier, generic):
+        psi, v = _hensman_library_chains(model, ds, fit, cfg, study="mnist", kernel="rbf", M=4, n_warmup=20,
+                                         n_draws=12)
+        assert np.array_equal(ours, psi)
+        assert np.array_equal(groups["posterior"]["v"].values, v)
 
 
 # ---------------------------------------------------------------------------

@@ -32,7 +32,8 @@ predictive   posterior-predictive draws of y, pointwise log-likelihood (az.loo)
 rng          per-experiment random streams
 
 The public API (``gpbayes.api``, re-exported here): models ``GPRegressor``,
-``GPClassifier``, ``PoissonGP``, ``SparseGPClassifier``, ``GPLVMRegressor``, ``LatentGP`` (any likelihood);
+``GPClassifier``, ``PoissonGP``, ``SparseGP`` (any likelihood) and ``SparseGPClassifier``, ``GPLVMRegressor``,
+``LatentGP`` (any likelihood);
 ``sample(model, method=...)``
 returning an ``arviz.InferenceData``, the method a string or a method object
 (``NUTS``, ``PseudoMarginal``, ... of ``gpbayes.methods``); ``summary``; ``predict``.
@@ -46,7 +47,7 @@ __version__ = "0.1.0"
 
 #: the public API's own names (``gpbayes.api``); the method objects (``NUTS``, ``PseudoMarginal``, ...)
 #: are read from the registry of ``gpbayes.methods``
-_API = ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP", "sample",
+_API = ("GPRegressor", "GPClassifier", "PoissonGP", "SparseGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP", "sample",
         "summary",
         "predict", "sample_posterior_predictive", "compute_log_likelihood", "NotConvergedWarning")
 _PACKAGES = ("methods", "kernels", "likelihoods", "priors", "means")

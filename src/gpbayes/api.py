@@ -16,8 +16,8 @@ default, recording the shift and scale):
   (R&W Alg. 2.1); the target is standardised too.
 * :class:`GPClassifier` -- probit classification (F&G eq. 3); labels in
   {-1, +1}, {0, 1}, booleans or two strings, with the mapping reported.
-* :class:`SparseGPClassifier` -- sparse variational GP classification
-  sampled by MCMC (Hensman et al. 2015).
+* :class:`SparseGP` -- a sparse variational GP with any likelihood sampled by
+  MCMC (Hensman et al. 2015); :class:`SparseGPClassifier` for labels.
 * :class:`PoissonGP` -- a log-Gaussian Cox process on binned counts with
   exposure (M&A Sec. 5): y_i ~ Poisson(exposure_i exp(f_i + m)), m the log
   mean rate.
@@ -50,8 +50,8 @@ method              models                         what
 ``"slice-<rep>"``   GPClassifier, PoissonGP        M&A Alg. 4 in representation <rep>: fixed, prior-white, surr-site, surr-taylor, post-site, post-taylor
 ``"type2-ml"``      GPRegressor                    type-II maximum likelihood (point estimate; one "draw")
 ``"ep-ml"``         GPClassifier                   EP type-II maximum likelihood (point estimate)
-``"joint-hmc"``     SparseGPClassifier             Hensman et al. 2015: HMC jointly on (v, psi) with Stan-style warm-up
-``"gibbs"``         SparseGPClassifier             their baseline: HMC on v | theta alternating with MH on psi | v
+``"joint-hmc"``     SparseGP(Classifier)           Hensman et al. 2015: HMC jointly on (v, psi) with Stan-style warm-up
+``"gibbs"``         SparseGP(Classifier)           their baseline: HMC on v | theta alternating with MH on psi | v
 ``"pm-within-gibbs"`` GPLVMRegressor               Gadd et al. Algs. 2-3: blockwise adaptive PM MH (eq. 6 estimate, q(Z) re-optimised per proposal) + ELL-SS of Z
 ``"type2-ml"``      GPLVMRegressor                 the variational bound maximised (point estimate)
 ==================  =============================  ==============================================
@@ -114,18 +114,18 @@ from .classification import mcmc_predictive
 from .io import check_names, psi_draws, stack_hyperparameters
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .methods import METHOD_CLASSES, Method, methods
-from .models import GPClassifier, GPLVMRegressor, GPRegressor, LatentGP, PoissonGP, SparseGPClassifier
+from .models import GPClassifier, GPLVMRegressor, GPRegressor, LatentGP, PoissonGP, SparseGP, SparseGPClassifier
 from .mcmc import runner
 from .mcmc.runner import Chain, Progress
 
 __all__ = ["DEFAULT_BUDGET_DRAWS", "NotConvergedWarning", "PEER_NAMES", "convergence_diagnostics", "fresh_seed",
-           "in_notebook", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
+           "in_notebook", "GPRegressor", "GPClassifier", "PoissonGP", "SparseGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
            "methods", "sample",
            "summary", "predict", "sample_posterior_predictive", "compute_log_likelihood", "psi_draws",
            "stack_hyperparameters", "hyperparameter_names", "check_names", "Method", *METHOD_CLASSES]
 globals().update(METHOD_CLASSES)  # the method objects, as gpbayes.methods' registry holds them
 
-_MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGPClassifier, GPLVMRegressor, LatentGP)
+_MODELS = (GPRegressor, GPClassifier, PoissonGP, SparseGP, SparseGPClassifier, GPLVMRegressor, LatentGP)
 
 
 # ---------------------------------------------------------------------------
@@ -282,7 +282,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     (:func:`gpbayes.methods.default_method`: for GPRegressor random-walk MH with few
     hyperparameters, NUTS with more; pseudo-marginal MH for a GPClassifier/PoissonGP with few
     hyperparameters, slice sampling in the surrogate-data representation with more; joint HMC for
-    SparseGPClassifier; the GPLVM's sampler) and runs it
+    SparseGP and SparseGPClassifier; the GPLVM's sampler) and runs it
     until converged -- split rank R-hat < 1.01 and bulk ESS > 400 on every hyperparameter --
     within ``budget`` (default :data:`DEFAULT_BUDGET_DRAWS` draws per chain).  The choice and its
     reason are shown once (a :class:`gpbayes.methods.DefaultMethodWarning`) and recorded in the
@@ -291,9 +291,10 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     Parameters
     ----------
-    model : one of the six models: :class:`GPRegressor` (exact marginal, R&W Alg. 2.1),
+    model : one of the seven models: :class:`GPRegressor` (exact marginal, R&W Alg. 2.1),
         :class:`GPClassifier` (probit or logistic, F&G eq. 3), :class:`PoissonGP` (log-Gaussian
-        Cox process, M&A Sec. 5), :class:`SparseGPClassifier` (Hensman et al. 2015),
+        Cox process, M&A Sec. 5), :class:`SparseGP` (any likelihood) and :class:`SparseGPClassifier`
+        (Hensman et al. 2015),
         :class:`GPLVMRegressor` (the supervised GPLVM of Gadd et al.) or :class:`LatentGP` (any
         ``Likelihood``, M&A eq. 3; f kept).
     method : a method object (``gb.NUTS(max_tree_depth=8)``, ``gb.PseudoMarginal(n_imp=64)``, ...;
@@ -773,6 +774,10 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     K: f_* | f ~ N(K_*^T K^-1 f, k_** - K_*^T K^-1 K_*)) -- ``f_mean``, ``f_sd``, a 95 % interval
     ``f_lower``/``f_upper`` of f_* -- and ``y_mean`` the draws' average of the likelihood's
     ``predictive_mean`` (:func:`gpbayes.predictive.latent_gp_predict`).
+    SparseGPClassifier: the class probabilities E[p(y_* | f_*)] under p(f_* | u = L v_s, theta_s)
+    (Hensman et al. 2015; Gauss-Hermite, or robust-max's ``predict_proba``) averaged over draws
+    (v_s, psi_s); a SparseGP with another likelihood: that latent predictive per draw, reported as
+    for a LatentGP (:func:`gpbayes.predictive.latent_mixture_predict`).
     """
     rng = np.random.default_rng(seed)
     Xs = model.transform(X_new)
@@ -814,21 +819,27 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
                          attrs={"note": "moments of the eq. 7 mixture (which can be multimodal, Gadd et al. Fig. 2)"})
         return predictive.y_level_gaussian(out, mix.mean * model.y_scale + model.y_shift,
                                            mix.var[:, :, None] * model.y_scale**2, y_new)
-    if isinstance(model, SparseGPClassifier):
-        from .sparse.target import predict_class_probabilities
+    if isinstance(model, SparseGP):
+        from .sparse.target import predict_class_probabilities, predict_latent_draws
 
         grp = idata.posterior
         v = grp["v"].values.reshape(-1, *grp["v"].shape[2:])
         all_psi = psi_draws(idata).values.reshape(v.shape[0], -1)
         pick = np.sort(rng.choice(v.shape[0], size=min(max_draws, v.shape[0]), replace=False))
+        if not isinstance(model, SparseGPClassifier) and not hasattr(model.likelihood, "predict_proba"):
+            # any likelihood: the latent predictive p(f_* | u = L v_s, theta_s) per draw, then the likelihood's
+            # predictive mean and density, as for a LatentGP
+            means, variances = predict_latent_draws(model.target, v[pick], all_psi[pick], Xs)
+            return predictive.latent_mixture_predict(model.likelihood, model.y, means[..., 0], variances, rng, y_new)
+        classes = model.classes if model.classes is not None else tuple(range(model.likelihood.n_latent))
         p = predict_class_probabilities(model.target, v[pick], all_psi[pick], Xs).mean(axis=0)
         if p.ndim == 2:  # robust-max: (point, class)
             return predictive.y_level_classes(xr.Dataset({"probability": (("point", "class"), p)},
-                                                         coords={"class": [str(c) for c in model.classes]}),
-                                              model.classes, y_new)
+                                                         coords={"class": [str(c) for c in classes]}),
+                                              classes, y_new)
         return predictive.y_level_classes(xr.Dataset({"probability": ("point", p)},
-                                                     attrs={"positive_class": str(model.classes[1])}),
-                                          model.classes, y_new)
+                                                     attrs={"positive_class": str(classes[1])}),
+                                          classes, y_new)
     if isinstance(model, GPClassifier):
         if model.likelihood.approximations[0] == "ep":
             p = mcmc_predictive(model.X, model.y, Xs, model.kernel, psi, approx="ep", likelihood=model.likelihood)

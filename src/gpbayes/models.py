@@ -3,7 +3,8 @@
 * :class:`GPRegressor` -- y = f(x) + e, e ~ N(0, lambda), exact marginal (R&W Alg. 2.1).
 * :class:`GPClassifier` -- probit classification (F&G eqs. 1-3).
 * :class:`PoissonGP` -- a log-Gaussian Cox process on binned counts (M&A Sec. 5).
-* :class:`SparseGPClassifier` -- sparse variational GP classification sampled by MCMC (Hensman et al. 2015).
+* :class:`SparseGP` -- a sparse variational GP with any likelihood, sampled by MCMC (Hensman et al. 2015);
+  :class:`SparseGPClassifier` chooses the likelihood from the labels (probit, robust-max).
 * :class:`GPLVMRegressor` -- the supervised GPLVM (Gadd et al.), multi-output y from x through a latent z.
 * :class:`LatentGP` -- a latent GP with any ``gpbayes.likelihoods.Likelihood`` (M&A eq. 3), f kept, optionally
   with a sampled constant m of f (M&A Sec. 5's log-rate offset).
@@ -27,7 +28,7 @@ from .kernels import SquaredExponential
 from .likelihoods import Likelihood, Logistic, Poisson, Probit
 from .regression import GPRegression
 
-__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
+__all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
            "Hyperparameter", "hyperparameter_layout"]
 
 
@@ -545,35 +546,77 @@ class PoissonGP(_Model):
         return {**super()._attrs(), "offset": self.offset, "likelihood": "poisson"}
 
 
-class SparseGPClassifier(_Model):
-    """Variationally sparse GP classification, sampled with MCMC (Hensman et al. 2015).
+class SparseGP(_Model):
+    """A variationally sparse GP with any factorised likelihood, sampled with MCMC (Hensman et al. 2015).
 
-    Probit likelihood, M = ``n_inducing`` inducing inputs chosen at random
-    from X and then optimised with the Gaussian (SVGP) approximation; the
-    sampler then targets log q*(v, theta) (poster, "Optimal q*(u, theta)", in
-    whitened coordinates, "Tricks: whiten/center"; Gauss-Hermite expectations).  Kernel: M&A's SE
-    parameterisation sigma_f^2 exp(-1/2 sum (x_d - x'_d)^2 / l_d^2), isotropic by default; in the
-    posterior ``lengthscale`` (l, over ``feature`` with ``ard=True``) and ``signal_std`` (sigma_f, a
-    standard deviation: k(x, x) = sigma_f^2); priors (ours, as in our reproduction's image study)
-    lengthscale, signal_std ~ Gamma(2, 0.5).  Two labels: as for :class:`GPClassifier` (probit).  More than
-    two: the robust-max likelihood (their MNIST study; label-noise probability
-    ``epsilon``), classes sorted and mapped to 0..K-1 (``classes``).  The Gaussian
-    (SVGP) fit that places the inducing inputs and starts the chains is ``svgp_fit``:
-    fitted here (M = ``n_inducing`` random rows of X from ``seed``, psi from the kernel's
-    ``initial_psi``, then ``maxiter`` L-BFGS-B iterations, half with Z fixed), or made elsewhere
-    and given as ``svgp_fit=`` (a ``gpbayes.sparse.svgp.SVGPFit``, or its ``SVGPParams``: m (M, C),
-    R (C, M, M), Z (M, d), psi), e.g. a fit started from other inducing inputs or hyperparameters;
-    the sparse target then uses its Z and the chains start from its q(v) and psi
-    (``n_inducing``, ``seed`` and ``maxiter`` are unused).
+    f ~ GP(0, k_psi), y_i ~ p(y_i | f_i) with the likelihood a ``gpbayes.likelihoods.Likelihood`` (or its
+    name; ``gpbayes.sparse.multiclass.RobustMax`` for several latent functions), M = ``n_inducing``
+    inducing inputs.  The sampler targets log q*(v, theta) of Hensman et al. (poster, "Optimal q*(u,
+    theta)"; eq. of the collapsed bound with the expected log-likelihood by ``n_quad``-point
+    Gauss-Hermite quadrature, whitened u = L v, "Tricks: whiten/center"), so the likelihood needs
+    ``log_lik`` and ``d1`` only.  Their coal-mining Cox process is ``SparseGP(X, counts,
+    likelihood=Poisson(exposure=...))``; for labels :class:`SparseGPClassifier` chooses the likelihood.
+
+    Parameters
+    ----------
+    X : (n, d) array or DataFrame
+        Inputs; standardised by default (``standardize``), shift and scale recorded.
+    y : (n,) array
+        Targets, passed to the likelihood as given (``likelihood.check_targets`` checks them).
+    likelihood : Likelihood, RobustMax or str
+        The observation model ('probit', 'logistic', 'gaussian', 'poisson' by name); its parameters
+        are fixed (not sampled).
+    n_inducing : int, default 20
+        M, the inducing inputs: M random rows of X from ``seed``, then optimised with the Gaussian
+        (SVGP) approximation, whose fit (``svgp_fit``) also starts the chains.
+    kernel, prior, ard :
+        Default kernel M&A's SE parameterisation sigma_f^2 exp(-1/2 sum (x_d - x'_d)^2 / l_d^2)
+        (``SquaredExponential(d, parameterisation="ma")``, isotropic unless ``ard``; the only kernel
+        whose form the sparse gradient supports); in the posterior ``lengthscale`` and ``signal_std``
+        (sigma_f, a standard deviation).  Default priors (ours, as in our reproduction's image study):
+        every kernel parameter ~ Gamma(2, 0.5); ``prior={"signal_std": ...}`` sets one by name.
+    standardize : bool, default True
+        Centre and scale X's columns (y is never standardised).
+    n_quad, jitter : int, float, default 20, 1e-6
+        Gauss-Hermite points of the expected log-likelihood; the jitter added to K_uu.
+    seed, maxiter : int, default 0, 300
+        The inducing inputs' draw and the L-BFGS-B iterations of the SVGP fit (half with Z fixed).
+    svgp_fit : SVGPFit or SVGPParams, optional
+        A Gaussian fit made elsewhere (m (M, C), R (C, M, M), Z (M, d), psi): the sparse target then
+        uses its Z and the chains start from its q(v) and psi (``n_inducing``, ``seed`` and ``maxiter``
+        are unused).
+
+    Examples
+    --------
+    >>> import numpy as np, gpbayes as gb
+    >>> t = np.linspace(0.0, 10.0, 40)[:, None]
+    >>> counts = np.random.default_rng(0).poisson(np.exp(np.sin(t[:, 0])))
+    >>> model = gb.SparseGP(t, counts, likelihood=gb.likelihoods.Poisson(), n_inducing=8, maxiter=40)
+    >>> model.target.Z.shape
+    (8, 1)
     """
 
-    def __init__(self, X, y, *, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
+    def __init__(self, X, y, *, likelihood, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
                  standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300,
-                 epsilon: float = 1e-3, svgp_fit=None):
-        from .sparse import svgp
+                 svgp_fit=None):
+        from .likelihoods import make_likelihood
         from .sparse.multiclass import RobustMax
-        from .sparse.target import SparseTarget
 
+        if isinstance(likelihood, str):
+            likelihood = make_likelihood(likelihood)
+        elif not isinstance(likelihood, (Likelihood, RobustMax)):
+            raise TypeError(f"{type(self).__name__}: likelihood must be a gpbayes.likelihoods.Likelihood instance, "
+                            "a gpbayes.sparse.multiclass.RobustMax, or one of the names 'probit', 'logistic', "
+                            f"'gaussian', 'poisson', got {type(likelihood).__name__}")
+        self._sparse_inputs(X, kernel, prior, standardize, ard)
+        y = _check_vector(y, self.n, "y")
+        self.likelihood = likelihood
+        self.y = np.asarray(likelihood.check_targets(y), dtype=np.float64)
+        self.classes = None
+        self._sparse_fit(n_inducing, n_quad, jitter, seed, maxiter, svgp_fit)
+
+    def _sparse_inputs(self, X, kernel, prior, standardize, ard):
+        """X checked and standardised; the kernel (M&A's SE by default; SE only)."""
         super().__init__(X, kernel, prior, standardize)
         self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
@@ -584,20 +627,16 @@ class SparseGPClassifier(_Model):
         elif not isinstance(self.kernel, SquaredExponential):
             # gpbayes.sparse.svgp's gradient adds the diagonal's and the jitter's derivative to the
             # amplitude, taken to be the last parameter: true of SquaredExponential only
-            raise TypeError(f"SparseGPClassifier: kernel must be a gpbayes.kernels.SquaredExponential (the sparse "
+            raise TypeError(f"{type(self).__name__}: kernel must be a gpbayes.kernels.SquaredExponential (the sparse "
                             f"GP's gradient assumes its form), got {type(self.kernel).__name__}; use "
-                            "gb.GPClassifier for the other kernels")
-        y = _check_vector(y, self.n, "y")
-        classes = np.unique(y)
-        if len(classes) > 2:  # robust-max multiclass (Hensman et al. 2015, MNIST)
-            self.classes = tuple(classes.tolist())
-            self.y = np.searchsorted(classes, y).astype(np.float64)
-            self.likelihood = RobustMax(len(classes), float(epsilon))
-            warnings.warn(f"labels mapped: classes {list(self.classes)} -> 0..{len(classes) - 1} (robust-max "
-                          "likelihood); classes holds them in order", UserWarning, stacklevel=2)
-        else:
-            self.y, self.classes = _binary_labels(y)
-            self.likelihood = Probit()
+                            "gb.GPClassifier or gb.LatentGP for the other kernels")
+
+    def _sparse_fit(self, n_inducing, n_quad, jitter, seed, maxiter, svgp_fit):
+        """The default prior, the Gaussian (SVGP) fit -- given, or from M random rows of X, half the
+        iterations with Z fixed -- and the sparse target on its Z."""
+        from .sparse import svgp
+        from .sparse.target import SparseTarget
+
         self.prior = _resolve_prior(self, priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params))
         if svgp_fit is not None:  # a fit made elsewhere: its Z places the target, its q(v) and psi start the chains
             self.svgp_fit = _given_svgp_fit(svgp_fit, self.X.shape[1], self.kernel.n_params,
@@ -616,12 +655,55 @@ class SparseGPClassifier(_Model):
                                    n_quad=n_quad, jitter=jitter)
 
     def _attrs(self) -> dict:
-        return {**super()._attrs(), "classes": [str(c) for c in self.classes],
+        classes = {} if self.classes is None else {"classes": [str(c) for c in self.classes]}
+        return {**super()._attrs(), **classes,
                 "likelihood": getattr(self.likelihood, "name", type(self.likelihood).__name__),
                 "n_inducing": int(self.target.Z.shape[0]), "svgp_elbo": float(self.svgp_fit.elbo)}
 
-    classes_ = _renamed("classes", "classes_")
     fit_ = _renamed("svgp_fit", "fit_")
+
+
+class SparseGPClassifier(SparseGP):
+    """Variationally sparse GP classification, sampled with MCMC (Hensman et al. 2015).
+
+    :class:`SparseGP` with the likelihood chosen from the labels.  Two labels: as for
+    :class:`GPClassifier` (probit).  More than two: the robust-max likelihood (their MNIST study;
+    label-noise probability ``epsilon``), classes sorted and mapped to 0..K-1 (``classes``).
+    M = ``n_inducing`` inducing inputs chosen at random from X and then optimised with the Gaussian
+    (SVGP) approximation; the sampler then targets log q*(v, theta) (poster, "Optimal q*(u, theta)",
+    in whitened coordinates, "Tricks: whiten/center"; Gauss-Hermite expectations).  Kernel: M&A's SE
+    parameterisation sigma_f^2 exp(-1/2 sum (x_d - x'_d)^2 / l_d^2), isotropic by default; in the
+    posterior ``lengthscale`` (l, over ``feature`` with ``ard=True``) and ``signal_std`` (sigma_f, a
+    standard deviation: k(x, x) = sigma_f^2); priors (ours, as in our reproduction's image study)
+    lengthscale, signal_std ~ Gamma(2, 0.5).  The Gaussian (SVGP) fit that places the inducing
+    inputs and starts the chains is ``svgp_fit``: fitted here (M = ``n_inducing`` random rows of X
+    from ``seed``, psi from the kernel's ``initial_psi``, then ``maxiter`` L-BFGS-B iterations, half
+    with Z fixed), or made elsewhere and given as ``svgp_fit=`` (a ``gpbayes.sparse.svgp.SVGPFit``,
+    or its ``SVGPParams``: m (M, C), R (C, M, M), Z (M, d), psi), e.g. a fit started from other
+    inducing inputs or hyperparameters; the sparse target then uses its Z and the chains start from
+    its q(v) and psi (``n_inducing``, ``seed`` and ``maxiter`` are unused).
+    """
+
+    def __init__(self, X, y, *, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
+                 standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300,
+                 epsilon: float = 1e-3, svgp_fit=None):
+        from .sparse.multiclass import RobustMax
+
+        self._sparse_inputs(X, kernel, prior, standardize, ard)
+        y = _check_vector(y, self.n, "y")
+        classes = np.unique(y)
+        if len(classes) > 2:  # robust-max multiclass (Hensman et al. 2015, MNIST)
+            self.classes = tuple(classes.tolist())
+            self.y = np.searchsorted(classes, y).astype(np.float64)
+            self.likelihood = RobustMax(len(classes), float(epsilon))
+            warnings.warn(f"labels mapped: classes {list(self.classes)} -> 0..{len(classes) - 1} (robust-max "
+                          "likelihood); classes holds them in order", UserWarning, stacklevel=2)
+        else:
+            self.y, self.classes = _binary_labels(y)
+            self.likelihood = Probit()
+        self._sparse_fit(n_inducing, n_quad, jitter, seed, maxiter, svgp_fit)
+
+    classes_ = _renamed("classes", "classes_")
 
 
 def _given_svgp_fit(fit, d: int, n_params: int, n_latent: int):

@@ -320,12 +320,6 @@ def latent_gp_predict(model, idata, Xs, *, y_new=None, max_draws: int = 200, rng
     p(y_new | m_s, v_s), each term ``likelihood.log_predictive_density`` (R&W eq. 3.80's integral;
     its sum in ``attrs["lpd"]``).
     """
-    import warnings
-
-    from scipy.special import logsumexp
-
-    from .likelihoods import Likelihood
-
     rng = np.random.default_rng(0) if rng is None else rng
     psi, _ = _draws(idata)
     f = _latent(model, idata, "gb.predict").reshape(-1, model.n)
@@ -340,29 +334,49 @@ def latent_gp_predict(model, idata, Xs, *, y_new=None, max_draws: int = 200, rng
         A = linalg.solve_triangular(L, model.kernel(kp, model.X, Xs), lower=True)
         means.append(A.T @ linalg.solve_triangular(L, fs, lower=True) + m)
         variances.append(np.maximum(model.kernel.diag(kp, Xs) - np.einsum("ij,ij->j", A, A), 0.0))
-    means, variances = np.array(means), np.array(variances)
+    return latent_mixture_predict(model.likelihood, model.y, np.array(means), np.array(variances), rng, y_new,
+                                  stacklevel=4)
+
+
+def latent_mixture_predict(lik, y, means, variances, rng, y_new=None, *, stacklevel: int = 3) -> xr.Dataset:
+    """What ``gpbayes.predict`` reports from per-draw latent predictives f_* ~ N(means_s, variances_s),
+    ``means`` and ``variances`` (S, m), for a model with likelihood ``lik`` and training targets ``y``
+    (a :class:`~gpbayes.models.LatentGP`, a :class:`~gpbayes.models.SparseGP`): over ``point``,
+    ``f_mean`` and ``f_sd`` (moments of the mixture over draws, law of total variance), ``f_lower`` /
+    ``f_upper`` (its 2.5 % and 97.5 % quantiles, from 2,000 draws of the mixture from ``rng``),
+    ``y_mean`` (the average over draws of ``lik.predictive_mean(means_s, variances_s)``; left out, with
+    a warning, when the likelihood inherits the protocol's binary default P(y = +1) while ``y`` are not
+    labels in {-1, +1}) and, given ``y_new``, ``log_predictive_density``: log mean_s p(y_new | means_s,
+    variances_s), each term ``lik.log_predictive_density`` (R&W eq. 3.80's integral; its sum in
+    ``attrs["lpd"]``).
+    """
+    import warnings
+
+    from scipy.special import logsumexp
+
+    from .likelihoods import Likelihood
+
     f_mean = means.mean(axis=0)
     f_var = np.maximum((variances + means**2).mean(axis=0) - f_mean**2, 0.0)
     k = rng.integers(0, means.shape[0], size=2000)
-    fs = means[k] + np.sqrt(variances[k]) * rng.standard_normal((2000, Xs.shape[0]))
+    fs = means[k] + np.sqrt(variances[k]) * rng.standard_normal((2000, means.shape[1]))
     lo, hi = np.quantile(fs, [0.025, 0.975], axis=0)
     out = xr.Dataset({"f_mean": ("point", f_mean), "f_sd": ("point", np.sqrt(f_var)), "f_lower": ("point", lo),
-                      "f_upper": ("point", hi)}, attrs={"likelihood": model.likelihood.name})
-    lik = model.likelihood
+                      "f_upper": ("point", hi)}, attrs={"likelihood": lik.name})
     inherited = getattr(type(lik), "predictive_mean", None) is Likelihood.predictive_mean
-    if inherited and not np.all(np.isin(model.y, (-1.0, 1.0))):
+    if inherited and not np.all(np.isin(y, (-1.0, 1.0))):
         warnings.warn(f"gb.predict: the {lik.name} likelihood inherits Likelihood.predictive_mean, which is "
                       "P(y = +1) for labels in {-1, +1}, but its targets are not such labels: y_mean is left out; "
                       "define predictive_mean(mean, var) (E[y_*] under f_* ~ N(mean, var)) to get it",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=stacklevel)
     else:
         out["y_mean"] = ("point", np.mean([lik.predictive_mean(mu, v) for mu, v in zip(means, variances)], axis=0))
     if y_new is None:
         return out
-    y = np.asarray(lik.check_targets(np.asarray(y_new, dtype=np.float64).ravel()), dtype=np.float64)
-    if y.shape != f_mean.shape:
-        raise ValueError(f"y_new must have one target per row of X_new ({f_mean.size}), got {y.size}")
-    lp = np.array([lik.log_predictive_density(y, mu, v) for mu, v in zip(means, variances)])
+    yn = np.asarray(lik.check_targets(np.asarray(y_new, dtype=np.float64).ravel()), dtype=np.float64)
+    if yn.shape != f_mean.shape:
+        raise ValueError(f"y_new must have one target per row of X_new ({f_mean.size}), got {yn.size}")
+    lp = np.array([lik.log_predictive_density(yn, mu, v) for mu, v in zip(means, variances)])
     return _lpd(out, logsumexp(lp, axis=0) - np.log(lp.shape[0]))
 
 

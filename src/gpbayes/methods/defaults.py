@@ -10,7 +10,7 @@ from .exact import NUTS, RandomWalkMH
 from .gplvm import GPLVMPseudoMarginal
 from .latent import ISCorrectedNUTS, PseudoMarginal, SliceSampler, WhitenedNUTS
 from .sparse import JointHMC
-from ..models import GPLVMRegressor, GPRegressor, LatentGP, SparseGPClassifier
+from ..models import GPLVMRegressor, GPRegressor, LatentGP, SparseGP
 
 __all__ = ["default_method", "DefaultMethodWarning", "MAX_RANDOM_WALK_HYPERPARAMETERS",
            "MAX_PSEUDO_MARGINAL_HYPERPARAMETERS"]
@@ -71,7 +71,7 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
       importance estimator does not apply) :class:`SliceSampler` ``"surr-site"`` up to
       :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS`, :class:`WhitenedNUTS` above (PoissonGP, p = 2:
       slice 11.6 vs 3.6 ESS/CPU-s; p = 5: 6.8 vs 13.1).
-    * SparseGPClassifier: :class:`JointHMC` -- Hensman et al.'s claim, reproduced
+    * SparseGP, SparseGPClassifier: :class:`JointHMC` -- Hensman et al.'s claim, reproduced
       (default_scale/sparse_mcmc.json: PSRF < 1.1 in 93 vs 922 iterations with the RBF kernel;
       Gibbs did not reach it with ARD).
     * GPLVMRegressor: :class:`GPLVMPseudoMarginal`, its only sampler.
@@ -95,8 +95,8 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
                         "fastest measured with many hyperparameters (Boston Housing ARD, 15: 3.13x NumPyro's NUTS in "
                         "min bulk ESS per CPU-second, benchmarks/results/bench_peers_housing_4x500.txt; random-walk "
                         "MH is not measured there)")
-    if isinstance(model, SparseGPClassifier):
-        return JointHMC(), ("SparseGPClassifier: joint HMC on (v, psi), Hensman et al.'s method, which reached "
+    if isinstance(model, SparseGP):
+        return JointHMC(), (f"{type(model).__name__}: joint HMC on (v, psi), Hensman et al.'s method, which reached "
                             "PSRF < 1.1 in fewer iterations than Gibbs (benchmarks/results/default_scale/"
                             "sparse_mcmc.json: 93 vs 922 with the RBF kernel; Gibbs not at all with ARD)")
     if isinstance(model, GPLVMRegressor):

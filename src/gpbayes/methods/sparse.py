@@ -1,5 +1,5 @@
-"""Methods of sparse GP classification (Hensman et al. 2015): joint HMC on (v, psi) of the sparse
-variational target and their Gibbs baseline.
+"""Methods of the sparse variational GP (``SparseGP``, ``SparseGPClassifier``; Hensman et al. 2015):
+joint HMC on (v, psi) of the sparse variational target and their Gibbs baseline.
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-from ..models import SparseGPClassifier
+from ..models import SparseGP
 from .base import Method, _bool, _choice, _float, _int, _lazy
 
 __all__ = ['JointHMC', 'SparseGibbs']
@@ -19,7 +19,7 @@ class _Sparse(Method, register=False):
     "initialize the sampler with a draw from a Gaussian approximation"), drawn from the chain's
     generator, or at the psi (and v) given to ``gb.sample(..., init=...)``."""
 
-    models: ClassVar = (SparseGPClassifier,)
+    models: ClassVar = (SparseGP,)
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
     init_components: ClassVar = ("psi", "v")
