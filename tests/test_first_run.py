@@ -23,7 +23,7 @@ import pytest
 import gpbayes as gb
 from gpbayes import api, approx, linalg
 from gpbayes.approx import ConvergenceWarning, ep_approximation, laplace_approximation
-from gpbayes.inference import DefaultMethodWarning
+from gpbayes.methods import DefaultMethodWarning
 from gpbayes.kernels import SquaredExponential
 from gpbayes.likelihoods import Probit
 

@@ -380,7 +380,7 @@ def test_a_bare_protocol_kernel_runs_through_the_default_classifier(small_data):
         assert grad[i] == pytest.approx(_fd(target.log_density, pos, i, h=1e-4), rel=1e-5, abs=1e-6)
     # the default method (3 hyperparameters: nuts-is) end to end
     model = gb.GPClassifier(X, labels, kernel=k)
-    with pytest.warns(gb.inference.DefaultMethodWarning, match="importance-sampling correction"):
+    with pytest.warns(gb.methods.DefaultMethodWarning, match="importance-sampling correction"):
         idata = gb.sample(model, chains=1, budget=30, seed=2, progress=False)
     _finite_draws(idata, ["l_a", "l_b", "s2"])
     _finite_draws(_run(model, "nuts-whitened"), ["l_a", "l_b", "s2"])
