@@ -507,7 +507,7 @@ def test_hensman_sparse_chains(sampler):
     assert not np.array_equal(ours, psi_draws(other).values)
 
 
-def _hensman_library_chains(model, ds, fit, cfg, *, study: str, kernel: str, M: int, n_warmup: int, n_draws: int):
+def _hensman_library_chains(model, fit, cfg, *, study: str, kernel: str, M: int, n_warmup: int, n_draws: int):
     """gb.sample(model, method=JointHMC(config's settings)) from the reproduction's chain starts (v ~ q(v)
     from its "init" stream, psi the fit's) with its chain streams: (psi, v) draws."""
     from gpbayes.sparse import svgp
@@ -532,31 +532,42 @@ def _hensman_library_chains(model, ds, fit, cfg, *, study: str, kernel: str, M: 
     return psi_draws(idata).values, idata.posterior["v"].values
 
 
+def _hensman_reproduction(ds, problem: str, *, M: int, maxiter: int, n_warmup: int, n_draws: int):
+    """The reproduction's joint-HMC block on ``ds`` (its SVGP fit first): the fit, the block's groups,
+    and the training part, kernel and fit parameters a library model is built from."""
+    from gpbayes.sparse import svgp
+    from gpbayes_repro.experiments import sparse_mcmc
+
+    cfg = CONFIG["sparse_mcmc"]
+    fit = sparse_mcmc.fit_gaussian(ds, problem=problem, kernel="rbf", M=M, cfg=cfg, maxiter=maxiter, seed=SEED)
+    run = {"n_chains": 2, "chains_per_job": 2, "n_warmup": n_warmup, "n_draws": n_draws}
+    groups = sparse_mcmc.run_block(ds, fit, study=problem, problem=problem, kernel="rbf", sampler="joint", block=0,
+                                   cfg=cfg, run=run, seed=SEED)
+    X_train, y_train = sparse_mcmc.train_part(ds)
+    kernel = sparse_mcmc.build_kernel("rbf", X_train.shape[1])
+    params = svgp.SVGPParams(fit["q_mean"].values, fit["q_chol"].values, fit["Z"].values, fit["psi"].values)
+    common = dict(kernel=kernel, prior=sparse_mcmc.build_prior(problem, cfg, kernel), standardize=False,
+                  n_quad=int(cfg["n_quad"]), jitter=float(cfg["jitter"]), svgp_fit=params)
+    return fit, groups, X_train, y_train, common
+
+
 def test_hensman_coal_chains():
     """Hensman et al. 2015's log-Gaussian Cox process on the coal-mining disasters (the coal study: bin
     counts, Poisson likelihood with exposure the mean training count, so f is the log relative rate):
     ``gb.SparseGP(X, counts, likelihood=Poisson(exposure=...), svgp_fit=<the reproduction's fit>)`` and
     JointHMC at the config's settings give the reproduction's chains bit for bit."""
-    from gpbayes.sparse import svgp
     from gpbayes_repro.experiments import sparse_mcmc
 
     cfg = CONFIG["sparse_mcmc"]
     events = np.sort(rngmod.stream(SEED, "hensman", "coal").uniform(1851.0, 1963.0, size=120))
     source = xr.Dataset({"y": ("event", events)}, attrs={"window_start": 1851.0, "window_end": 1963.0})
     ds = sparse_mcmc.coal_data(source, 40, int(cfg["coal"]["heldout_every"]), float(cfg["coal"]["years_per_unit"]))
-    fit = sparse_mcmc.fit_gaussian(ds, problem="coal", kernel="rbf", M=6, cfg=cfg, maxiter=20, seed=SEED)
-    run = {"n_chains": 2, "chains_per_job": 2, "n_warmup": 12, "n_draws": 10}
-    groups = sparse_mcmc.run_block(ds, fit, study="coal", problem="coal", kernel="rbf", sampler="joint", block=0,
-                                   cfg=cfg, run=run, seed=SEED)
+    fit, groups, X_train, y_train, common = _hensman_reproduction(ds, "coal", M=6, maxiter=20, n_warmup=12,
+                                                                  n_draws=10)
     ours = groups["posterior"]["psi"].values
-
-    X_train, y_train = sparse_mcmc.train_part(ds)
-    kernel = sparse_mcmc.build_kernel("rbf", 1)
-    params = svgp.SVGPParams(fit["q_mean"].values, fit["q_chol"].values, fit["Z"].values, fit["psi"].values)
     model = gb.SparseGP(X_train, y_train, likelihood=gb.likelihoods.Poisson(exposure=float(np.mean(y_train))),
-                        kernel=kernel, prior=sparse_mcmc.build_prior("coal", cfg, kernel), standardize=False,
-                        n_quad=int(cfg["n_quad"]), jitter=float(cfg["jitter"]), svgp_fit=params)
-    psi, v = _hensman_library_chains(model, ds, fit, cfg, study="coal", kernel="rbf", M=6, n_warmup=12, n_draws=10)
+                        **common)
+    psi, v = _hensman_library_chains(model, fit, cfg, study="coal", kernel="rbf", M=6, n_warmup=12, n_draws=10)
     assert _moves(ours)
     assert np.array_equal(ours, psi)
     assert np.array_equal(groups["posterior"]["v"].values, v)
@@ -566,9 +577,7 @@ def test_hensman_mnist_chains():
     """Hensman et al. 2015's MNIST study (robust-max, 10 classes, label noise epsilon from the config):
     ``gb.SparseGPClassifier(X, labels 0..9, epsilon=...)`` -- or ``gb.SparseGP`` with the robust-max
     likelihood given -- and JointHMC give the reproduction's chains bit for bit."""
-    from gpbayes.sparse import svgp
     from gpbayes.sparse.multiclass import RobustMax
-    from gpbayes_repro.experiments import sparse_mcmc
 
     cfg = CONFIG["sparse_mcmc"]
     r = rngmod.stream(SEED, "hensman", "mnist")
@@ -576,17 +585,9 @@ def test_hensman_mnist_chains():
     X = r.normal(size=(40, 3)) + 0.5 * y[:, None]
     test = np.r_[np.zeros(34), np.ones(6)].astype(np.int8)
     ds = xr.Dataset({"X": (("n", "d"), X), "y": ("n", y), "test": ("n", test)}, attrs={"name": "mnist"})
-    fit = sparse_mcmc.fit_gaussian(ds, problem="mnist", kernel="rbf", M=4, cfg=cfg, maxiter=10, seed=SEED)
-    run = {"n_chains": 2, "chains_per_job": 2, "n_warmup": 20, "n_draws": 12}
-    groups = sparse_mcmc.run_block(ds, fit, study="mnist", problem="mnist", kernel="rbf", sampler="joint", block=0,
-                                   cfg=cfg, run=run, seed=SEED)
+    fit, groups, X_train, y_train, common = _hensman_reproduction(ds, "mnist", M=4, maxiter=10, n_warmup=20,
+                                                                  n_draws=12)
     ours = groups["posterior"]["psi"].values
-
-    X_train, y_train = sparse_mcmc.train_part(ds)
-    kernel = sparse_mcmc.build_kernel("rbf", X_train.shape[1])
-    params = svgp.SVGPParams(fit["q_mean"].values, fit["q_chol"].values, fit["Z"].values, fit["psi"].values)
-    common = dict(kernel=kernel, prior=sparse_mcmc.build_prior("mnist", cfg, kernel), standardize=False,
-                  n_quad=int(cfg["n_quad"]), jitter=float(cfg["jitter"]), svgp_fit=params)
     eps = float(cfg["mnist"]["epsilon"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "labels mapped": 0..9 to themselves
@@ -594,8 +595,7 @@ def test_hensman_mnist_chains():
     generic = gb.SparseGP(X_train, y_train, likelihood=RobustMax(10, eps), **common)
     assert _moves(ours)
     for model in (classifier, generic):
-        psi, v = _hensman_library_chains(model, ds, fit, cfg, study="mnist", kernel="rbf", M=4, n_warmup=20,
-                                         n_draws=12)
+        psi, v = _hensman_library_chains(model, fit, cfg, study="mnist", kernel="rbf", M=4, n_warmup=20, n_draws=12)
         assert np.array_equal(ours, psi)
         assert np.array_equal(groups["posterior"]["v"].values, v)
 
