@@ -118,3 +118,22 @@ def test_the_default_run_of_a_classifier_with_many_hyperparameters_reaches_the_s
     s = importance_corrected_summary(gb.api.psi_draws(idata).values, idata.sample_stats["log_weight"].values)
     assert s["rhat"].max() <= 1.01 and s["ess_bulk"].min() >= 400
     assert idata.posterior.sizes["draw"] < 10_000
+
+
+def test_a_sum_product_or_periodic_kernel_gets_nuts_whatever_its_size():
+    """Random-walk MH is the default for one stationary kernel with few hyperparameters (measured on
+    the SE); a sum, a product or a periodic kernel -- with or without a mean -- gets NUTS, and the
+    reason names the co2-seasonal evidence (SE + periodic, 6 hyperparameters: random-walk MH had not
+    converged after 4 x 10,000 draws)."""
+    from gpbayes.kernels import Matern52, Periodic, SquaredExponential
+    from gpbayes.methods import NUTS, RandomWalkMH, default_method
+
+    t = np.linspace(0.0, 3.0, 25)[:, None]
+    y = np.sin(2 * np.pi * t[:, 0])
+    for kernel, want in [(Matern52(1), RandomWalkMH), (Periodic(1), NUTS),
+                         (SquaredExponential(1) + Periodic(1), NUTS), (SquaredExponential(1) * Periodic(1), NUTS)]:
+        for mean in (None, gb.means.Constant(0.0, 1.0)):
+            method, why = default_method(gb.GPRegressor(t, y, kernel=kernel, mean=mean))
+            assert isinstance(method, want), (kernel, mean, why)
+            if want is NUTS:
+                assert "co2-seasonal" in why and "random-walk MH" in why

@@ -39,6 +39,22 @@ MAX_RANDOM_WALK_HYPERPARAMETERS = 6
 MAX_PSEUDO_MARGINAL_HYPERPARAMETERS = 2
 
 
+def _random_walk_unmeasured(kernel) -> str:
+    """Why random-walk MH is not the default for this kernel, or "" where it may be: it is measured on
+    one stationary kernel (the SE, bench_default_method.txt); a sum, a product or a periodic kernel
+    -- whose period's posterior is far narrower than the other parameters' -- is left to NUTS (the
+    co2-seasonal peer problem, SE + periodic: random-walk MH R-hat 1.23 after 4 x 10,000 draws)."""
+    from ..kernels import Periodic, Product, Sum
+    from ..means import MeanKernel
+
+    kernel = kernel.kernel if isinstance(kernel, MeanKernel) else kernel  # a mean's kernel wraps the user's
+    if isinstance(kernel, (Sum, Product)):
+        return f"a {type(kernel).__name__.lower()} of kernels"
+    if isinstance(kernel, Periodic):
+        return "a periodic kernel"
+    return ""
+
+
 class DefaultMethodWarning(UserWarning):
     """Which method ``gb.sample(model)`` chose with no ``method`` given, and why (shown once per
     distinct choice by Python's default warning filter; filter this category to silence it)."""
@@ -61,7 +77,9 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
 
     * GPRegressor: :class:`RandomWalkMH` for p <= :data:`MAX_RANDOM_WALK_HYPERPARAMETERS` (3-9x
       faster to converge than NUTS at p = 3 and 6, bench_default_method.txt), :class:`NUTS` above
-      (Boston Housing ARD, p = 15: 3.13x NumPyro's NUTS, bench_peers_housing_4x500.txt).
+      (Boston Housing ARD, p = 15: 3.13x NumPyro's NUTS, bench_peers_housing_4x500.txt) and for a
+      sum, a product or a periodic kernel whatever p (SE + periodic on the CO2 series, p = 6:
+      random-walk MH R-hat 1.23 after 4 x 10,000 draws; bench_peers_co2-seasonal_4x800.txt).
     * GPClassifier, PoissonGP: :class:`PseudoMarginal` (Laplace, N_imp 64) for p <=
       :data:`MAX_PSEUDO_MARGINAL_HYPERPARAMETERS` (Pima, 300 rows, isotropic, p = 2: 10-13x NumPyro's
       joint NUTS in min bulk ESS per CPU-second in earlier runs of benchmarks/bench_peers.py, 23.2x in
@@ -85,6 +103,12 @@ def default_method(model, keep_latent: bool = False) -> tuple[Method, str]:
     """
     p = len(model.hyperparameter_labels)  # the number of coordinates of psi
     if isinstance(model, GPRegressor):
+        unmeasured = _random_walk_unmeasured(model.kernel)
+        if unmeasured:
+            return NUTS(), (f"GPRegressor with {p} hyperparameters and {unmeasured}: NUTS -- random-walk MH, the "
+                            "choice for one stationary kernel with few hyperparameters, had not converged after "
+                            "4 x 10,000 draws on an SE + periodic seasonal series with 6 (co2-seasonal: R-hat 1.23, "
+                            "bulk ESS 13), where NUTS converged (benchmarks/results/bench_peers_co2-seasonal_4x800.txt)")
         if p <= MAX_RANDOM_WALK_HYPERPARAMETERS:
             return RandomWalkMH(), (
                 f"GPRegressor with {p} hyperparameters (<= {MAX_RANDOM_WALK_HYPERPARAMETERS}): random-walk MH on "
