@@ -197,7 +197,9 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
     ``model.classes[0]``, +1 ``model.classes[1]``, as GPClassifier's draws and ``observed_data``),
     or robust-max classes 0..K-1 (indices into ``model.classes``; the group's ``attrs["classes"]``
     lists them): argmax_c f_*c with probability 1 - epsilon, otherwise one of the other K - 1
-    uniformly (``RobustMax.sample_targets``).  O(M^3 + m^3) per distinct psi for m inputs.
+    uniformly (``RobustMax.sample_targets``).  O(M^3 + m M^2 + m^3) per distinct psi for m inputs:
+    the joint draw factorises an m x m covariance -- the replicates an n x n one, the dense cost the
+    sparse model avoids elsewhere (a MemoryError names the way out when it cannot fit).
 
     GPLVMRegressor (Gadd et al.), dims ``(..., output)``, on the original scale of Y (y_shift +
     y_scale y; its ``observed_data`` holds the standardised Y):
@@ -215,12 +217,14 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
       variational posterior (``GPLVMRegressor.ml_fit``) at the draw's psi, one Z per draw, as
       ``gpbayes.predict``'s ``ml_predictive_mixture``.
 
-    O(n^3) per draw (plus O(m n^2) at X_new, O(n^3) for the replicate's covariance).
+    O(n^3) per draw for the GPLVM (Cholesky factors of K_z, K_f + beta^-1 I and, for the
+    replicates, of the n x n covariance).
+
     ``predictions=True`` (with ``X_new``) writes ArviZ's out-of-sample groups instead:
     ``predictions`` (the draws) and ``predictions_constant_data`` (X_new over ``(point, feature)``,
     standardised as the model's X).  Like ``pymc.sample_posterior_predictive`` it returns ``idata``
     with the group added (replacing one of the same name), or the group alone (``extend=False``).
-    O(n^3 + m^3) operations per distinct posterior draw.
+    O(n^3 + m^3) operations per distinct posterior draw for the dense models.
     """
     from .models import GPLVMRegressor, GPRegressor, LatentGP, PoissonGP
 
@@ -322,8 +326,13 @@ def _sparse_draws(model, idata, psi, Xs, rng) -> np.ndarray:
     2015), flattened over (chain, draw): f_* jointly from p(f_* | u = L v_s, theta_s) (C1 of
     ``gpbayes.sparse.svgp``, ``sample_latent_draws``), then ``model.likelihood.sample_targets``
     (at f_* (S, m) for one latent function, at (S, m, C) for C of them, e.g. robust-max)."""
+    from .models import _check_dense_size
     from .sparse.target import sample_latent_draws
 
+    # the joint draw factorises an m x m covariance: the dense cost the sparse model avoids elsewhere
+    _check_dense_size(Xs.shape[0], f"joint posterior predictive draws of {type(model).__name__} at {Xs.shape[0]} "
+                      "inputs", "give X_new in batches of fewer rows (draws at separate calls are independent "
+                      "given each posterior draw), or use gb.predict for the per-point class probabilities")
     if "v" not in idata.posterior:
         raise ValueError(f"posterior predictive draws of {type(model).__name__} need the whitened inducing values v "
                          "in the posterior (dims chain, draw, inducing, latent_gp): sample with method 'joint-hmc' "
