@@ -10,8 +10,9 @@ against closed forms within Monte Carlo error:
 * PoissonGP: E[y_*] = exp(m + offset + v / 2) (the log-normal mean), unit exposure.
 
 And the ArviZ layout: ``posterior_predictive`` over ``(chain, draw, point)``, or the out-of-sample
-groups ``predictions`` / ``predictions_constant_data`` with ``predictions=True``; the models without
-draws name ``gb.predict``.
+groups ``predictions`` / ``predictions_constant_data`` with ``predictions=True``; a result without the
+latent draws a model needs is refused, naming the methods that keep them.  (SparseGPClassifier and
+GPLVMRegressor: ``test_predictive_sparse_gplvm.py``.)
 """
 
 from __future__ import annotations
@@ -151,5 +152,5 @@ def test_the_arviz_layout_and_the_models_without_draws():
     with pytest.raises(ValueError, match="at X_new of GPClassifier needs the latent draws f.*nuts-whitened"):
         gb.sample_posterior_predictive(clf, pm, X_new=Xn)
     sparse = gb.SparseGPClassifier(X, y > 0, n_inducing=3, maxiter=10)
-    with pytest.raises(ValueError, match=r"not available for SparseGPClassifier.*gb.predict\(model, idata, X_new\)"):
-        gb.sample_posterior_predictive(sparse, pm, X_new=Xn)
+    with pytest.raises(ValueError, match=r"SparseGPClassifier need the whitened inducing values v.*'joint-hmc'"):
+        gb.sample_posterior_predictive(sparse, pm, X_new=Xn)  # a result without v (here another model's)

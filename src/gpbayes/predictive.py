@@ -23,9 +23,13 @@ which need the latent draws ``f`` in ``posterior``: method ``"nuts-whitened"``
 keeps them, ``"slice-<rep>"``, ``"aa"`` and ``"surr"`` with ``keep_latent=True``,
 and ``gb.sample(model, log_likelihood=True)`` with no method picks one that
 does; ``"pseudo-marginal"``, ``"nuts-is"``, ``"pm-amis"`` and ``"ep-ml"`` do not.
-A ``LatentGP`` result always holds f.  ``SparseGPClassifier`` and
-``GPLVMRegressor`` have no draws of y here (``gpbayes.predict`` gives their
-predictive probabilities and moments).
+A ``LatentGP`` result always holds f.  ``SparseGPClassifier`` (Hensman et al.
+2015) keeps the whitened inducing values v instead: its draws of y come from
+f_* ~ p(f_* | u = L v, theta) jointly at the inputs, then the likelihood.
+``GPLVMRegressor`` (Gadd et al.) keeps the latent Z per draw: its draws at new
+inputs come from the eq. 7 mixture (one component per posterior draw), its
+replicates from the GP of y given Z at the training inputs.  Neither has a
+pointwise log-likelihood here.
 
 Both take O(n^3) operations per distinct posterior draw (repeated draws, as in
 a resampled importance sample, are computed once).
@@ -95,25 +99,31 @@ def _offset(model, psi: np.ndarray) -> np.ndarray | float:
     return np.asarray(model.latent_offset(psi))[..., None]
 
 
-def _refuse(model, what: str) -> None:
-    """The models without y-level draws here: name the model and the alternative."""
-    from .models import GPLVMRegressor, SparseGPClassifier
+def _is_sparse(model) -> bool:
+    """Whether ``model`` is a sparse GP of Hensman et al. (2015) -- posterior draws (v, psi), no f;
+    ``model.target`` (a ``gpbayes.sparse.target.SparseTarget``: kernel, Z, jitter) and
+    ``model.likelihood`` (``sample_targets``) are all its draws of y use.  The one place that names
+    the sparse model class."""
+    from .models import SparseGPClassifier
 
-    if isinstance(model, SparseGPClassifier):
-        raise ValueError(f"{what} is not available for SparseGPClassifier (its samplers keep the whitened "
-                         "inducing values v, not f): use gb.predict(model, idata, X_new) for the class "
-                         "probabilities averaged over the posterior draws")
-    if isinstance(model, GPLVMRegressor):
-        raise ValueError(f"{what} is not available for GPLVMRegressor: use gb.predict(model, idata, X_new) for "
-                         "the mean and standard deviation of the eq. 7 mixture (Gadd et al.)")
+    return isinstance(model, SparseGPClassifier)
 
 
-def _group(values: np.ndarray, shape, n: int, dim: str = "obs") -> xr.Dataset:
+def _group(values: np.ndarray, shape, n: int, dim: str = "obs", n_out: int | None = None,
+           attrs: dict | None = None) -> xr.Dataset:
+    """y over ``(chain, draw, dim)``, or ``(chain, draw, dim, output)`` with ``n_out`` outputs."""
     from .io import arviz_attrs
 
-    ds = xr.Dataset({"y": (("chain", "draw", dim), values.reshape(*shape, n))},
-                    coords={"chain": np.arange(shape[0]), "draw": np.arange(shape[1]), dim: np.arange(n)})
+    dims, coords = ("chain", "draw", dim), {"chain": np.arange(shape[0]), "draw": np.arange(shape[1]),
+                                             dim: np.arange(n)}
+    if n_out is None:
+        values = values.reshape(*shape, n)
+    else:
+        values, dims = values.reshape(*shape, n, n_out), dims + ("output",)
+        coords["output"] = np.arange(n_out)
+    ds = xr.Dataset({"y": (dims, values)}, coords=coords)
     ds.attrs.update(arviz_attrs())
+    ds.attrs.update(attrs or {})
     return ds
 
 
@@ -178,16 +188,46 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
       sampled constant with ``sample_offset``, else 0).  The latent
       models need ``f`` in the posterior (a method that keeps it; the error names them).
 
-    Not for SparseGPClassifier or GPLVMRegressor (an error names ``gpbayes.predict``, which covers
-    them).  ``predictions=True`` (with ``X_new``) writes ArviZ's out-of-sample groups instead:
+    SparseGPClassifier (Hensman et al. 2015; its draws hold the whitened inducing values v (M, C)
+    and psi, no f), at the training inputs (``obs``) or at X_new (``point``) alike: per draw s,
+    f_* ~ N(K_*u K_uu^-1 u_s, K_** - K_*u K_uu^-1 K_u*) with u_s = L v_s, L L^T = K_uu + jitter
+    (the model's conditional p(f_* | u, theta_s), jointly over the inputs, each of the C latent
+    functions; ``gpbayes.sparse.target.sample_latent_draws``), then y_* from
+    ``model.likelihood.sample_targets``: labels in {-1, +1} from p(+1 | f_*) (probit; -1 is
+    ``model.classes[0]``, +1 ``model.classes[1]``, as GPClassifier's draws and ``observed_data``),
+    or robust-max classes 0..K-1 (indices into ``model.classes``; the group's ``attrs["classes"]``
+    lists them): argmax_c f_*c with probability 1 - epsilon, otherwise one of the other K - 1
+    uniformly (``RobustMax.sample_targets``).  O(M^3 + m M^2 + m^3) per distinct psi for m inputs:
+    the joint draw factorises an m x m covariance -- the replicates an n x n one, the dense cost the
+    sparse model avoids elsewhere (a MemoryError names the way out when it cannot fit).
+
+    GPLVMRegressor (Gadd et al.), dims ``(..., output)``, on the original scale of Y (y_shift +
+    y_scale y; its ``observed_data`` holds the standardised Y):
+
+    * at X_new, one component of the eq. 7 mixture per posterior draw (psi_s, Z_s), as
+      ``gpbayes.predict`` builds it (``gplvm.pseudo_marginal.predictive_mixture``): z_* from eq. 8 at
+      each point, then y_* ~ N(A y_:,i, S + beta^-1) for each output i.  Eq. 7 is the predictive of
+      one test input, so the points are drawn independently given the draw (psi_s, Z_s) (unlike
+      GPRegressor's joint draws); the outputs are independent given z_*, sharing the variance;
+    * at the training inputs, the replicate of Y given the draw: z at x_i is the draw's z_i (eq. 8
+      at a training input, s_* = 0), and y_rep_:,i ~ N(K_f C^-1 y_:,i, C - K_f C^-1 K_f) jointly over
+      the n points for each output i, C = K_f(Z_s) + beta^-1 I (eq. 1's GP given Z, as GPRegressor's
+      replicates; each point's marginal is the eq. 7 component at x_i);
+    * a result without Z (``"type2-ml"``, the type-II ML point estimate): Z_s ~ q(Z), the fit's
+      variational posterior (``GPLVMRegressor.ml_fit``) at the draw's psi, one Z per draw, as
+      ``gpbayes.predict``'s ``ml_predictive_mixture``.
+
+    O(n^3) per draw for the GPLVM (Cholesky factors of K_z, K_f + beta^-1 I and, for the
+    replicates, of the n x n covariance).
+
+    ``predictions=True`` (with ``X_new``) writes ArviZ's out-of-sample groups instead:
     ``predictions`` (the draws) and ``predictions_constant_data`` (X_new over ``(point, feature)``,
     standardised as the model's X).  Like ``pymc.sample_posterior_predictive`` it returns ``idata``
     with the group added (replacing one of the same name), or the group alone (``extend=False``).
-    O(n^3 + m^3) operations per distinct posterior draw.
+    O(n^3 + m^3) operations per distinct posterior draw for the dense models.
     """
-    from .models import GPClassifier, GPRegressor, LatentGP, PoissonGP
+    from .models import GPLVMRegressor, GPRegressor, LatentGP, PoissonGP
 
-    _refuse(model, "gb.sample_posterior_predictive" + (" at X_new" if X_new is not None else ""))
     if predictions and X_new is None:
         raise ValueError("predictions=True writes the out-of-sample groups: give X_new")
     rng = np.random.default_rng(seed)
@@ -198,7 +238,7 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
     if X_new is not None:
         Xs = model.transform(X_new)
         values = _new_input_draws(model, idata, psi, Xs, rng)
-        ds = _group(values, shape, Xs.shape[0], dim="point")
+        ds = _group(values, shape, Xs.shape[0], dim="point", n_out=_n_out(model), attrs=_label_attrs(model))
         if not predictions:
             return _extend(idata, "posterior_predictive", ds, extend)
         from .io import arviz_attrs
@@ -212,6 +252,12 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
         _extend(idata, "predictions", ds, True)
         return _extend(idata, "predictions_constant_data", const, True)
     n = model.n
+    if _is_sparse(model):
+        values = _sparse_draws(model, idata, psi, model.target.X, rng)
+        return _extend(idata, "posterior_predictive", _group(values, shape, n, attrs=_label_attrs(model)), extend)
+    if isinstance(model, GPLVMRegressor):
+        values = _gplvm_replicates(model, idata, psi, rng)
+        return _extend(idata, "posterior_predictive", _group(values, shape, n, n_out=_n_out(model)), extend)
     if isinstance(model, GPRegressor):
         flat = psi.reshape(-1, psi.shape[-1])
         moments = {}
@@ -263,10 +309,103 @@ def _gp_conditional_draw(rng, L, Ks, Kss, target, extra_var: float, name: str) -
     return out
 
 
+def _n_out(model) -> int | None:
+    """The number of outputs of a multi-output model (GPLVMRegressor's columns of Y), else None."""
+    from .models import GPLVMRegressor
+
+    return int(model.y.shape[1]) if isinstance(model, GPLVMRegressor) else None
+
+
+def _label_attrs(model) -> dict:
+    """A sparse classifier's labels, for its draws' coding (-1/+1 or 0..K-1 in the order of ``classes``)."""
+    return {"classes": [str(c) for c in model.classes]} if _is_sparse(model) and hasattr(model, "classes") else {}
+
+
+def _sparse_draws(model, idata, psi, Xs, rng) -> np.ndarray:
+    """y_* at the standardised inputs ``Xs`` per posterior draw (v_s, psi_s) of a sparse GP (Hensman et al.
+    2015), flattened over (chain, draw): f_* jointly from p(f_* | u = L v_s, theta_s) (C1 of
+    ``gpbayes.sparse.svgp``, ``sample_latent_draws``), then ``model.likelihood.sample_targets``
+    (at f_* (S, m) for one latent function, at (S, m, C) for C of them, e.g. robust-max)."""
+    from .models import _check_dense_size
+    from .sparse.target import sample_latent_draws
+
+    # the joint draw factorises an m x m covariance: the dense cost the sparse model avoids elsewhere
+    _check_dense_size(Xs.shape[0], f"joint posterior predictive draws of {type(model).__name__} at {Xs.shape[0]} "
+                      "inputs", "give X_new in batches of fewer rows (draws at separate calls are independent "
+                      "given each posterior draw), or use gb.predict for the per-point class probabilities")
+    if "v" not in idata.posterior:
+        raise ValueError(f"posterior predictive draws of {type(model).__name__} need the whitened inducing values v "
+                         "in the posterior (dims chain, draw, inducing, latent_gp): sample with method 'joint-hmc' "
+                         "or 'gibbs'")
+    target = model.target
+    v = idata.posterior["v"].values
+    flat = psi.reshape(-1, psi.shape[-1])
+    f = sample_latent_draws(rng, target, v.reshape(flat.shape[0], *v.shape[2:]), flat, Xs)  # (S, m, C)
+    f = f if target.n_latent > 1 else f[:, :, 0]
+    return np.asarray(model.likelihood.sample_targets(rng, f), dtype=np.float64)
+
+
+def _gplvm_latent_draws(model, idata, psi, rng) -> np.ndarray:
+    """Z per posterior draw (S, n, k_z): the kept Z, or for a result without it (the type-II ML point
+    estimate) Z_s ~ q(Z), the ML fit's variational posterior at psi_s (``gplvm.vb.latent_posterior``)."""
+    from .gplvm import pseudo_marginal as gpm
+    from .gplvm.vb import latent_posterior
+
+    gplvm = model.gplvm
+    if "Z" in idata.posterior:
+        return idata.posterior["Z"].values.reshape(psi.shape[0], gplvm.n, gplvm.latent_dim)
+    out, key, q = np.empty((psi.shape[0], gplvm.n, gplvm.latent_dim)), None, None
+    for s, p in enumerate(psi):
+        if p.tobytes() != key:
+            key, q = p.tobytes(), latent_posterior(gplvm, p, model.ml_fit.params)
+        out[s] = gpm.sample_latent(rng, q, 1)[0]
+    return out
+
+
+def _gplvm_new_input_draws(model, idata, psi, Xs, rng) -> np.ndarray:
+    """y_* (S, m, k_y) at the standardised new inputs ``Xs``: per posterior draw one component of Gadd et
+    al.'s eq. 7 mixture (z_* from eq. 8 per point, ``predictive_mixture``), then y_* ~ N(mean, S + beta^-1)
+    per point and output, on the original scale of Y."""
+    from .gplvm import pseudo_marginal as gpm
+
+    flat = psi.reshape(-1, psi.shape[-1])
+    Z = _gplvm_latent_draws(model, idata, flat, rng)
+    mix = gpm.predictive_mixture(rng, model.gplvm, flat, Z, Xs)  # mean (S, m, k_y), var (S, m)
+    y = mix.mean + np.sqrt(mix.var)[:, :, None] * rng.standard_normal(mix.mean.shape)
+    return y * model.y_scale + model.y_shift
+
+
+def _gplvm_replicates(model, idata, psi, rng) -> np.ndarray:
+    """Replicates of Y (S, n, k_y) at the training inputs given each draw (psi_s, Z_s): for each output
+    y_rep_:,i ~ N(K_f C^-1 y_:,i, C - K_f C^-1 K_f), C = K_f(Z_s) + beta^-1 I (Gadd et al. eq. 1's GP
+    given Z; R&W eqs. 2.23-2.24 plus the noise), jointly over the n points, on the original scale of Y."""
+    gplvm = model.gplvm
+    flat = psi.reshape(-1, psi.shape[-1])
+    Z = _gplvm_latent_draws(model, idata, flat, rng)
+    n, k_y = gplvm.Y.shape
+    out = np.empty((flat.shape[0], n, k_y))
+    for s, (p, Zs) in enumerate(zip(flat, Z)):
+        _, psi_f, log_beta = gplvm.split(p)
+        K = gplvm.latent_kernel(psi_f, Zs)
+        C = K.copy()
+        C[np.diag_indices_from(C)] += np.exp(-log_beta)
+        L = linalg.cholesky(C, name="K_f + beta^-1 I")
+        A = linalg.solve_triangular(L, K, lower=True)
+        mean = A.T @ linalg.solve_triangular(L, gplvm.Y, lower=True)  # K_f C^-1 Y
+        cov = C - A.T @ A  # cov of f given Y, plus beta^-1 I: that of y_rep
+        R = linalg.cholesky(0.5 * (cov + cov.T), name="cov(y_rep | Y, Z)")
+        out[s] = mean + R @ rng.standard_normal((n, k_y))
+    return out * model.y_scale + model.y_shift
+
+
 def _new_input_draws(model, idata, psi, Xs, rng) -> np.ndarray:
     """y_* at the (standardised) new inputs ``Xs`` per posterior draw, flattened over (chain, draw)."""
-    from .models import GPClassifier, GPRegressor, LatentGP, PoissonGP
+    from .models import GPClassifier, GPLVMRegressor, GPRegressor, LatentGP, PoissonGP
 
+    if _is_sparse(model):
+        return _sparse_draws(model, idata, psi, Xs, rng)
+    if isinstance(model, GPLVMRegressor):
+        return _gplvm_new_input_draws(model, idata, psi, Xs, rng)
     flat = psi.reshape(-1, psi.shape[-1])
     m = Xs.shape[0]
     out = np.empty((flat.shape[0], m))

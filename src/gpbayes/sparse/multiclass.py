@@ -80,6 +80,24 @@ class RobustMax:
         win, lose = self._log_p
         return np.where(np.argmax(F, axis=-1) == y, win, lose)
 
+    def sample_targets(self, rng, F) -> np.ndarray:
+        """Labels y ~ p(y | f) of (R1), one per row of F (..., C): the winner argmax_c f_c with
+        probability 1 - eps, otherwise one of the other C - 1 classes uniformly (Hernandez-Lobato et
+        al. 2011's label-noise reading of (R1), as in Hensman et al. 2015).  Integers 0..C-1 as floats,
+        shape F.shape[:-1]; two uniforms per row of F from the generator ``rng``.
+
+        The ``Likelihood`` protocol's ``sample_targets`` (``gpbayes.likelihoods``) for C latent
+        functions per input: the last step of ``gpbayes.sample_posterior_predictive``."""
+        F = np.asarray(F, dtype=np.float64)
+        C = self.n_classes
+        if F.ndim < 1 or F.shape[-1] != C:
+            raise ValueError(f"robustmax: F must have the {C} latent functions on its last axis, got shape {F.shape}")
+        win = np.argmax(F, axis=-1)
+        flip = rng.uniform(size=win.shape) < self.epsilon
+        # a loser uniformly among the C - 1 others: shift the winner by 1..C-1 (mod C)
+        other = (win + 1 + np.floor(rng.uniform(size=win.shape) * (C - 1)).astype(np.int64)) % C
+        return np.where(flip, other, win).astype(np.float64)
+
     # ------------------------------------------------------------ quadrature
     def _win_probability(self, y, mu, var, n_points):
         """S_n of (R2) and dS/dmu, dS/dvar (N, C)."""

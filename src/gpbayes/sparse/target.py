@@ -21,7 +21,8 @@ overflows at extreme psi), or psi is outside the prior's support, (T1) is
 
 Posterior predictive from draws: ``predict_latent_draws``,
 ``predict_class_probabilities`` (binary or robust-max multiclass),
-``predict_intensity`` (Poisson / log-Gaussian Cox process).
+``predict_intensity`` (Poisson / log-Gaussian Cox process), and joint draws
+of f* for draws of y* (``sample_latent_draws``).
 The samplers are in ``gpbayes.sparse.mcmc``.
 """
 
@@ -40,6 +41,7 @@ __all__ = [
     "log_q_star",
     "initial_position",
     "predict_latent_draws",
+    "sample_latent_draws",
     "predict_class_probabilities",
     "predict_intensity",
 ]
@@ -238,6 +240,39 @@ def predict_latent_draws(target: SparseTarget, v_draws, psi_draws, Xstar):
         means.append(mu)
         variances.append(var)
     return np.array(means), np.array(variances)
+
+
+def sample_latent_draws(rng: np.random.Generator, target: SparseTarget, v_draws, psi_draws, Xstar) -> np.ndarray:
+    """Joint draws f* ~ p(f* | u = L v_s, theta_s) at the rows of ``Xstar``, one per draw s: (S, N*, C).
+
+    The sparse model's conditional (C1 of ``gpbayes.sparse.svgp``) jointly over the N* inputs:
+    mean W*^T v_s = K_*u K_uu^-1 u_s, covariance K_** - W*^T W* = K_** - K_*u K_uu^-1 K_u*, with
+    W* = L^-1 K_u* and L L^T = K_uu + jitter a I (the target's jitter, as (T1) uses it; a the
+    kernel amplitude).  The C latent functions share the kernel and Z and are independent given u,
+    so one factor R R^T of the covariance serves them all: f*_c = W*^T v_:c + R e_c, e_c ~ N(0, I).
+    R is ``linalg.cholesky``'s, with its jitter retries (the covariance is singular where a row of
+    ``Xstar`` is an inducing input: f* is then u there), after ``svgp.VAR_FLOOR`` is added to the
+    diagonal (the floor of (C1)'s variances); it is computed once per run of equal psi.
+    O(M^3 + N* M^2 + N*^3) per distinct psi.
+    """
+    v_draws = np.asarray(v_draws, dtype=np.float64)
+    psi_draws = np.atleast_2d(np.asarray(psi_draws, dtype=np.float64))
+    Xstar = np.asarray(Xstar, dtype=np.float64)
+    Xstar = Xstar[:, None] if Xstar.ndim == 1 else Xstar
+    S, C, m = psi_draws.shape[0], target.n_latent, Xstar.shape[0]
+    v_draws = v_draws.reshape(S, target.n_inducing, C)
+    out = np.empty((S, m, C))
+    key, W, R = None, None, None
+    for s, (v, psi) in enumerate(zip(v_draws, psi_draws)):
+        if psi.tobytes() != key:  # draws of one psi are adjacent (e.g. the Gibbs sampler's v-moves)
+            key = psi.tobytes()
+            cond = svgp.whitened_conditional(target.kernel, psi, target.Z, Xstar, target.jitter)
+            W = cond.W
+            cov = target.kernel(psi, Xstar) - W.T @ W  # K_** - K_*u K_uu^-1 K_u*
+            cov[np.diag_indices_from(cov)] += svgp.VAR_FLOOR  # (C1)'s floor: a positive diagonal at Z
+            R = linalg.cholesky(0.5 * (cov + cov.T), name="K_** - K_*u K_uu^-1 K_u*")
+        out[s] = W.T @ v + R @ rng.standard_normal((m, C))
+    return out
 
 
 def predict_class_probabilities(target: SparseTarget, v_draws, psi_draws, Xstar, n_points: int = 20):
