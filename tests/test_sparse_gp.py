@@ -113,3 +113,22 @@ def test_the_docstring_example_runs():
     for test in tests:
         result = doctest.DocTestRunner().run(test)
         assert result.failed == 0
+
+
+def test_replicates_and_new_input_draws_are_the_likelihood_s_at_the_latent_predictive(fitted):
+    """``gb.sample_posterior_predictive`` for a Poisson SparseGP: y_* ~ Poisson(exposure exp(f_*)),
+    f_* from p(f_* | u = L v_s, theta_s).  Given the same draws, the replicates' mean over draws and
+    points equals that of ``gb.predict``'s y_mean (exposure E[exp f_*]) at the training inputs within
+    Monte Carlo error (a z-score from the replicates' own spread); unit exposure at X_new, as
+    ``gb.predict``'s rate per unit exposure."""
+    model, idata = fitted
+    rep = gb.sample_posterior_predictive(model, idata, seed=4, extend=False)["y"].values  # (chain, draw, obs)
+    assert rep.shape == (2, 15, model.n) and np.all(rep == np.round(rep)) and np.all(rep >= 0)
+    want = 2.0 * gb.predict(model, idata, model.X_raw, max_draws=1000)["y_mean"].values
+    per_draw = rep.reshape(-1, model.n).mean(axis=1)
+    z = (per_draw.mean() - want.mean()) / (per_draw.std(ddof=1) / np.sqrt(per_draw.size))
+    assert abs(z) < 4.0, z
+    new = gb.sample_posterior_predictive(model, idata, X_new=[[1.0], [9.0]], seed=4, extend=False)["y"]
+    assert new.dims == ("chain", "draw", "point") and new.shape == (2, 15, 2)
+    again = gb.sample_posterior_predictive(model, idata, X_new=[[1.0], [9.0]], seed=4, extend=False)["y"]
+    assert np.array_equal(new.values, again.values)

@@ -23,8 +23,8 @@ which need the latent draws ``f`` in ``posterior``: method ``"nuts-whitened"``
 keeps them, ``"slice-<rep>"``, ``"aa"`` and ``"surr"`` with ``keep_latent=True``,
 and ``gb.sample(model, log_likelihood=True)`` with no method picks one that
 does; ``"pseudo-marginal"``, ``"nuts-is"``, ``"pm-amis"`` and ``"ep-ml"`` do not.
-A ``LatentGP`` result always holds f.  ``SparseGPClassifier`` (Hensman et al.
-2015) keeps the whitened inducing values v instead: its draws of y come from
+A ``LatentGP`` result always holds f.  ``SparseGP`` / ``SparseGPClassifier`` (Hensman et al.
+2015) keep the whitened inducing values v instead: its draws of y come from
 f_* ~ p(f_* | u = L v, theta) jointly at the inputs, then the likelihood.
 ``GPLVMRegressor`` (Gadd et al.) keeps the latent Z per draw: its draws at new
 inputs come from the eq. 7 mixture (one component per posterior draw), its
@@ -104,9 +104,9 @@ def _is_sparse(model) -> bool:
     ``model.target`` (a ``gpbayes.sparse.target.SparseTarget``: kernel, Z, jitter) and
     ``model.likelihood`` (``sample_targets``) are all its draws of y use.  The one place that names
     the sparse model class."""
-    from .models import SparseGPClassifier
+    from .models import SparseGP
 
-    return isinstance(model, SparseGPClassifier)
+    return isinstance(model, SparseGP)
 
 
 def _group(values: np.ndarray, shape, n: int, dim: str = "obs", n_out: int | None = None,
@@ -188,7 +188,7 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
       sampled constant with ``sample_offset``, else 0).  The latent
       models need ``f`` in the posterior (a method that keeps it; the error names them).
 
-    SparseGPClassifier (Hensman et al. 2015; its draws hold the whitened inducing values v (M, C)
+    SparseGP and SparseGPClassifier (Hensman et al. 2015; its draws hold the whitened inducing values v (M, C)
     and psi, no f), at the training inputs (``obs``) or at X_new (``point``) alike: per draw s,
     f_* ~ N(K_*u K_uu^-1 u_s, K_** - K_*u K_uu^-1 K_u*) with u_s = L v_s, L L^T = K_uu + jitter
     (the model's conditional p(f_* | u, theta_s), jointly over the inputs, each of the C latent
@@ -318,7 +318,8 @@ def _n_out(model) -> int | None:
 
 def _label_attrs(model) -> dict:
     """A sparse classifier's labels, for its draws' coding (-1/+1 or 0..K-1 in the order of ``classes``)."""
-    return {"classes": [str(c) for c in model.classes]} if _is_sparse(model) and hasattr(model, "classes") else {}
+    classes = getattr(model, "classes", None) if _is_sparse(model) else None
+    return {} if classes is None else {"classes": [str(c) for c in classes]}
 
 
 def _sparse_draws(model, idata, psi, Xs, rng) -> np.ndarray:
