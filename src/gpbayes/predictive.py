@@ -451,14 +451,9 @@ def latent_gp_predict(model, idata, Xs, *, y_new=None, max_draws: int = 200, rng
     Per draw, f_* | f_s, psi_s ~ N(m_s, v_s) with m_s = K_*^T K^-1 f_s and v_s = k_** - diag(K_*^T
     K^-1 K_*) (the GP conditional, R&W eq. 2.19 with the noise-free K); with ``sample_offset`` the draw's
     constant m (M&A Sec. 5) is added, m_s = K_*^T K^-1 f_s + m, so f_* below is f_* + m, what the
-    likelihood sees (the log-rate of a Poisson).  Returns, over ``point``:
-    ``f_mean`` and ``f_sd`` (moments of the mixture over draws, law of total variance), ``f_lower`` /
-    ``f_upper`` (its 2.5 % and 97.5 % quantiles, from 2,000 draws of the mixture), ``y_mean`` (the
-    average over draws of ``likelihood.predictive_mean(m_s, v_s)``; left out, with a warning, when
-    the likelihood inherits the protocol's binary default P(y = +1) while its targets are not
-    labels in {-1, +1}) and, given ``y_new``, ``log_predictive_density``: log mean_s
-    p(y_new | m_s, v_s), each term ``likelihood.log_predictive_density`` (R&W eq. 3.80's integral;
-    its sum in ``attrs["lpd"]``).
+    likelihood sees (the log-rate of a Poisson).  Returns what :func:`latent_mixture_predict` reports
+    from these N(m_s, v_s): ``f_mean``, ``f_sd``, ``f_lower``/``f_upper``, ``y_mean`` and, given
+    ``y_new``, ``log_predictive_density``.
     """
     rng = np.random.default_rng(0) if rng is None else rng
     psi, _ = _draws(idata)
