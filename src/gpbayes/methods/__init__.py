@@ -13,7 +13,7 @@ its method classes -- ``exact`` (GP regression on the exact marginal: random-wal
 slice sampling, type-II ML), ``weighted`` (AMIS, MAMIS, AMIS then MAMIS, PM-AMIS), ``latent``
 (GPClassifier and PoissonGP: pseudo-marginal MH, IS-corrected NUTS, whitened NUTS, AA/SURR Gibbs,
 M&A's slice representations, EP type-II ML), ``sparse`` (joint HMC, Gibbs), ``gplvm`` (Gadd et
-al.'s sampler) -- and ``defaults`` the method ``gb.sample(model)`` picks with no method given.
+al.'s sampler), ``gplvm_joint`` (an exact joint sampler of its model) -- and ``defaults`` the method ``gb.sample(model)`` picks with no method given.
 
 A method class registers its aliases when its class statement runs (``Method.__init_subclass__``);
 this package's exports, ``gpbayes``'s, ``gb.methods(model)`` and the list of defaults in
@@ -29,7 +29,7 @@ from __future__ import annotations
 import sys
 import types
 
-from . import exact, weighted, latent, sparse, gplvm  # noqa: F401  (each registers its method classes)
+from . import exact, weighted, latent, sparse, gplvm, gplvm_joint  # noqa: F401  (each registers its method classes)
 from .base import Method, chain_starts, defaults_doc, deprecated_warmup, method_classes, methods, registry, resolve, run_sequentially, run_specs
 from .defaults import (MAX_PSEUDO_MARGINAL_HYPERPARAMETERS, MAX_RANDOM_WALK_HYPERPARAMETERS, DefaultMethodWarning,
                        default_method)

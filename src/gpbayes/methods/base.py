@@ -229,8 +229,11 @@ class Method:
     # -- explicit starts (gb.sample's init) ------------------------------------------------------
     def start_shapes(self, model) -> dict[str, tuple[int, ...]]:
         """The shape of each part of one chain's start (:attr:`init_components`): psi (p,), f (n,),
-        v (M, C)."""
+        v (M, C), Z (n, k_z) of the supervised GPLVM."""
         shapes = {"psi": (len(model.param_names),), "f": (int(model.n),)}
+        gplvm = getattr(model, "gplvm", None)
+        if gplvm is not None:
+            shapes["Z"] = (int(gplvm.n), int(gplvm.latent_dim))
         fit = getattr(model, "svgp_fit", None)
         if fit is not None:
             shapes["v"] = tuple(np.shape(fit.params.m))

@@ -1,0 +1,176 @@
+"""Exact joint samplers of the supervised GPLVM (Gadd et al.'s model) on (psi, Z), Z whitened by its
+prior (``gpbayes.gplvm.joint``): NUTS (``joint-nuts``) and Metropolis-within-Gibbs with moves along the
+latent posterior's ring (``joint-gibbs``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import numpy as np
+
+from ..models import GPLVMRegressor
+from .base import _LATENT_DIMS, Method, _choice, _float, _int, _lazy, posterior_groups
+
+__all__ = ["GPLVMJointNUTS", "GPLVMJointGibbs"]
+
+
+@dataclasses.dataclass(frozen=True)
+class GPLVMJointNUTS(Method):
+    """NUTS on the supervised GPLVM's joint posterior p(psi, Z | X, Y) (Gadd et al. eqs. 1-2 and their
+    Gamma priors on psi), with Z = L_z(sigma) V whitened by its prior (the non-centred form of Murray &
+    Adams 2010 eq. 5): exact, no estimator noise, no weights (``gpbayes.gplvm.joint``).
+
+    The paper samples psi by pseudo-marginal MH with the importance-sampling estimate of eq. 6
+    (``pm-within-gibbs``); on its own simulation (Sec. 6.1) that estimate is heavy-tailed and the chains
+    stick.  This method samples the same posterior, so the psi draws answer the same questions.  One
+    value and gradient costs five O(N^3) operations at N points (two Cholesky factors, the inverse of
+    one, the two solves of the Cholesky adjoint).  The posterior keeps the model's mirror symmetries
+    (a latent column's sign; the labels of the latent dimensions under equal priors): chains may visit
+    them, so judge convergence on invariant quantities (``gpbayes.gplvm.joint.label_invariant``:
+    max and min theta_j, sigma, theta_S, beta).
+
+    Each chain starts at psi_0 = the type-II ML psi (``GPLVMRegressor.ml_fit``) plus
+    N(0, ``start_noise_sd``^2) noise, or at the psi given to ``gb.sample(..., init={"psi": ...})``
+    (with ``"Z"`` as well, the latent start), and Z_0 = the ML fit's q(Z) mean at psi_0.
+    ``posterior["Z"]`` holds Z per kept draw over ``(obs, latent)``.
+
+    Parameters
+    ----------
+    max_tree_depth : int, default 10
+        At most 2^max_tree_depth leapfrog steps per transition.
+    target_accept : float or None, default None
+        Dual-averaging target (None: 0.8, Stan's and NumPyro's).
+    mass_adaptation : {"diagonal", "dense"}, default "diagonal"
+        What Stan's windowed warm-up estimates of the inverse mass matrix (p + N k_z coordinates).
+    start_noise_sd : float, default 0.1
+        Chains start at the type-II ML psi plus N(0, start_noise_sd^2) noise on the log scale.
+    """
+
+    max_tree_depth: int = 10
+    target_accept: float | None = None
+    mass_adaptation: str = "diagonal"
+    start_noise_sd: float = 0.1
+
+    aliases: ClassVar = {"joint-nuts": {}}
+    models: ClassVar = (GPLVMRegressor,)
+    init_components: ClassVar = ("psi", "Z")
+    stoppable: ClassVar = True
+    independent_chains: ClassVar = True
+    library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec") for f in ("max_tree_depth", "target_accept",
+                                                                       "mass_adaptation")}
+    own_defaults: ClassVar = {"start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's"}
+
+    def __post_init__(self):
+        _int(self, "max_tree_depth", 1)
+        _float(self, "target_accept", 0.0, 1.0, optional=True)
+        _choice(self, "mass_adaptation", ("diagonal", "dense"))
+        _float(self, "start_noise_sd", 0.0, open_low=False)
+
+    def chain_specs(self, model, rngs, n_warmup):
+        """Per chain, ``gplvm.joint.chain_spec`` from [psi_0, L_z(psi_0)^-1 Z_0] (the class docstring)."""
+        from ..gplvm import joint
+
+        if n_warmup == 0:
+            raise ValueError("joint-nuts needs a warm-up to tune its step size: give n_warmup >= 1")
+        options = {"max_tree_depth": self.max_tree_depth, "target_accept": self.target_accept,
+                   "mass_adaptation": self.mass_adaptation}
+        specs = []
+        for c, r in enumerate(rngs):
+            psi0, Z0 = _joint_start(self, model, r, c)
+            target = joint.GPLVMJointPosterior(model.gplvm, model.prior)
+            x0 = joint.joint_start(target, psi0, Z0)
+            specs.append(joint.chain_spec(x0, target, n_adapt=n_warmup, **options))
+        return specs
+
+    def to_groups(self, model, result, rngs, attrs):
+        """The hyperparameter groups of :func:`posterior_groups` plus the latent ``Z`` per draw in
+        ``posterior`` over ``(chain, draw, obs, latent)``."""
+        groups = posterior_groups(model, result, attrs)
+        groups["posterior"]["Z"] = (("chain", "draw", *_LATENT_DIMS["Z"]), np.stack([c.extra["Z"] for c in result]))
+        return groups
+
+
+@dataclasses.dataclass(frozen=True)
+class GPLVMJointGibbs(Method):
+    """Metropolis-within-Gibbs on the supervised GPLVM's joint posterior p(psi, Z | X, Y), Z = L_z(sigma) V
+    (``gpbayes.gplvm.joint.gibbs_step``): per iteration ``n_ess`` elliptical slice updates of V (Gadd et
+    al.'s Alg. 3 in whitened coordinates), random-walk MH on psi with V fixed (proposal adapted in
+    warm-up), MH on log sigma with Z fixed, the likelihood-free scale moves (v_:,j, theta_j) ->
+    (e^s v_:,j, theta_j e^-2s) and uniform rotations of pairs of latent columns.  Exact, like
+    ``joint-nuts``; on Gadd et al.'s simulation, where Z's posterior is a ring about the origin that
+    NUTS follows with hundreds of leapfrog steps per draw, it is the faster of the two (measured in
+    ``docs/reproduction/gadd_gplvm.md``).
+
+    Chains start as ``joint-nuts``'s: the type-II ML psi plus N(0, ``start_noise_sd``^2) noise (or
+    ``init={"psi": ..., "Z": ...}``), Z_0 the ML fit's q(Z) mean at psi_0.  ``posterior["Z"]`` holds Z
+    per kept draw.  Judge convergence on quantities the model's mirror symmetries leave unchanged
+    (``gpbayes.gplvm.joint.label_invariant``): the rotation moves swap and mix the latent labels.
+
+    Parameters
+    ----------
+    n_ess : int, default 3
+        Elliptical slice updates of V per iteration.
+    scale_sd : float, default 0.2
+        Standard deviation of s in the scale moves.
+    proposal_sd : float, default 0.1
+        The psi proposal starts at proposal_sd^2 I (adapted in warm-up: Robbins-Monro scale towards
+        ``target_accept``, the draws' covariance at 1/2 and 3/4 of it).
+    target_accept : float, default 0.25
+        Acceptance rate of the psi block the warm-up tunes towards.
+    start_noise_sd : float, default 0.1
+        Chains start at the type-II ML psi plus N(0, start_noise_sd^2) noise on the log scale.
+    """
+
+    n_ess: int = 3
+    scale_sd: float = 0.2
+    proposal_sd: float = 0.1
+    target_accept: float = 0.25
+    start_noise_sd: float = 0.1
+
+    aliases: ClassVar = {"joint-gibbs": {}}
+    models: ClassVar = (GPLVMRegressor,)
+    init_components: ClassVar = ("psi", "Z")
+    stoppable: ClassVar = True
+    independent_chains: ClassVar = True
+    own_defaults: ClassVar = {"n_ess": "ours (measured on Gadd et al.'s simulation)",
+                              "scale_sd": "ours", "proposal_sd": "ours, adapted in warm-up",
+                              "target_accept": "Roberts & Rosenthal 2001's 0.234, rounded",
+                              "start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's"}
+
+    def __post_init__(self):
+        _int(self, "n_ess", 0)
+        _float(self, "scale_sd", 0.0)
+        _float(self, "proposal_sd", 0.0)
+        _float(self, "target_accept", 0.0, 1.0)
+        _float(self, "start_noise_sd", 0.0, open_low=False)
+
+    def chain_specs(self, model, rngs, n_warmup):
+        """Per chain, ``gplvm.joint.gibbs_chain_spec`` from (psi_0, Z_0) (the class docstring)."""
+        from ..gplvm import joint
+
+        specs = []
+        for c, r in enumerate(rngs):
+            psi0, Z0 = _joint_start(self, model, r, c)
+            specs.append(joint.gibbs_chain_spec(model.gplvm, model.prior, psi0, Z0, n_warmup=n_warmup,
+                                                proposal_sd=self.proposal_sd, n_ess=self.n_ess,
+                                                scale_sd=self.scale_sd, target_accept=self.target_accept))
+        return specs
+
+    to_groups = GPLVMJointNUTS.to_groups
+
+
+def _joint_start(method, model, r, c) -> tuple[np.ndarray, np.ndarray]:
+    """Chain c's (psi_0, Z_0): ``init``'s parts where given, else the ML psi plus noise drawn from r and
+    the ML fit's q(Z) mean at psi_0."""
+    from ..gplvm.vb import latent_posterior
+
+    given = method._start(c)
+    if given is not None:
+        psi0 = np.asarray(given["psi"], dtype=np.float64).copy()
+    else:
+        psi0 = model.ml_fit.psi + method.start_noise_sd * r.standard_normal(len(model.param_names))
+    if given is not None and given.get("Z") is not None:
+        return psi0, np.asarray(given["Z"], dtype=np.float64)
+    return psi0, latent_posterior(model.gplvm, psi0, model.ml_fit.params).mean
