@@ -1,0 +1,319 @@
+"""The supervised GPLVM's exact joint samplers (``gpbayes.gplvm.joint``; methods ``joint-nuts``, ``joint-gibbs``).
+
+(a) The target: its value is eq. 1 + eq. 2 + the prior (against ``pseudo_marginal.log_likelihood``), its
+    gradient matches central finite differences.
+(b) Geweke joint-distribution tests (Geweke 2004; ``tests/geweke.py``) of the NUTS transition and of every
+    Gibbs move (each beside the psi block and the elliptical slice updates, which move what it does not), and the power to flag a
+    transition whose target is wrong.
+(c) Agreement with an answer computed independently: a 1-latent-dimension toy with N = 2 points, whose
+    posterior moments are nested Gauss-Hermite quadrature over (psi, V); and the two samplers against
+    each other on a small simulation.
+(d) The method objects through ``gb.sample``: groups, Z, starts, label-invariant summaries.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import geweke
+import gpbayes as gb
+from gpbayes import diagnostics, linalg, priors
+from gpbayes.gplvm import SupervisedGPLVM
+from gpbayes.gplvm import joint
+from gpbayes.gplvm import pseudo_marginal as pm
+from gpbayes.mcmc import hmc, nuts, runner
+
+# ---------------------------------------------------------------------------
+# (a) the target
+# ---------------------------------------------------------------------------
+def _model(n=12, kz=2, ky=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.linspace(-1.5, 1.5, n)[:, None]
+    Y = np.column_stack([np.cos(2.0 * X[:, 0] + k) for k in range(ky)]) + 0.1 * rng.standard_normal((n, ky))
+    model = SupervisedGPLVM(X, Y, kz, min(n, 5))
+    prior = priors.IndependentPrior(tuple(priors.Gamma(1.0, 0.001 if p == "beta" else 0.1)
+                                          for p in model.param_names))
+    return model, prior
+
+
+def _point(model, rng):
+    psi = np.log([0.8, 1.5, 0.7, 1.2, 20.0])[: model.n_params]
+    V = rng.standard_normal((model.n, model.latent_dim))
+    return psi, V
+
+
+def test_value_is_the_joint_density():
+    model, prior = _model()
+    target = joint.GPLVMJointPosterior(model, prior)
+    psi, V = _point(model, np.random.default_rng(1))
+    x = np.concatenate([psi, V.ravel()])
+    Z = model.latent_prior_chol(psi) @ V
+    expect = (prior.log_density(psi) + pm.log_likelihood(model, psi, Z) - 0.5 * np.sum(V * V)
+              - 0.5 * V.size * math.log(2 * math.pi))
+    value, _ = target(x)
+    assert value == pytest.approx(expect, rel=1e-12, abs=1e-9)
+    np.testing.assert_allclose(target.latent(x), Z, rtol=1e-10, atol=1e-10)  # K_z built apart: rounding
+    # the start's inverse map: [psi, L^-1 Z] gives back Z (L_z is ill-conditioned: compare Z, not V)
+    np.testing.assert_allclose(target.latent(joint.joint_start(target, psi, Z)), Z, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("kz", [1, 2])
+def test_gradient_matches_finite_differences(kz):
+    model, prior = _model(kz=kz)
+    target = joint.GPLVMJointPosterior(model, prior)
+    psi, V = _point(model, np.random.default_rng(2))
+    psi = np.concatenate([psi[:1], psi[1:1 + kz], psi[-2:]])
+    x = np.concatenate([psi, V.ravel()])
+    with linalg.count_ops() as ops:
+        _, grad = target(x)
+    assert ops.cubic == 5  # 2 Cholesky + 1 triangular inverse + the adjoint's 2 triangular solves
+    h = 1e-6
+    fd = np.array([(target(x + h * e)[0] - target(x - h * e)[0]) / (2 * h) for e in np.eye(x.size)])
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-5)
+
+
+def test_refused_points():
+    model, prior = _model()
+    target = joint.GPLVMJointPosterior(model, prior)
+    psi, V = _point(model, np.random.default_rng(3))
+    bad = np.concatenate([psi, V.ravel()])
+    bad[-model.n * model.latent_dim - 1] = 800.0  # beta = e^800: overflow, refused not raised
+    value, grad = target(bad)
+    assert value == -math.inf and np.all(np.isnan(grad))
+    with pytest.raises(ValueError, match="expected shape"):
+        target(np.zeros(3))
+
+
+# ---------------------------------------------------------------------------
+# (b) Geweke
+# ---------------------------------------------------------------------------
+GW_N, GW_KZ, GW_KY = 6, 2, 2
+GW_X = np.linspace(0.0, 3.0, GW_N)[:, None]
+GW_MEAN = np.array([math.log(0.5), 0.0, 0.0, 0.0, math.log(4.0)])  # sigma, theta_1, theta_2, theta_S, beta
+GW_SD = 0.3
+GW_PRIOR = priors.IndependentPrior(tuple(priors.LogNormal(m, GW_SD) for m in GW_MEAN))
+GW_NAMES = ("log sigma", "log theta_1", "log theta_2", "log theta_S", "log beta", "(log sigma)^2",
+            "(log theta_1)^2", "(log beta)^2", "mean z_1^2", "mean z_2^2", "mean z_1 z_2", "mean y^2")
+GW_FACTOR = 0.25 * np.eye(5)
+
+
+def _gw_model(Y):
+    return SupervisedGPLVM(GW_X, Y, GW_KZ, 3)
+
+
+def gw_params(rng):
+    psi = GW_MEAN + GW_SD * rng.standard_normal(5)
+    return psi, _gw_model(np.zeros((GW_N, 1))).latent_prior_chol(psi) @ rng.standard_normal((GW_N, GW_KZ))
+
+
+def gw_data(rng, params):
+    psi, Z = params
+    model = _gw_model(np.zeros((GW_N, 1)))
+    _, psi_f, log_beta = model.split(psi)
+    C = model.latent_kernel(psi_f, Z) + math.exp(-log_beta) * np.eye(GW_N)
+    return np.linalg.cholesky(C) @ rng.standard_normal((GW_N, GW_KY))
+
+
+def gw_test_fn(params, Y):
+    psi, Z = params
+    return np.array([*psi, psi[0] ** 2, psi[1] ** 2, psi[4] ** 2, np.mean(Z[:, 0] ** 2), np.mean(Z[:, 1] ** 2),
+                     np.mean(Z[:, 0] * Z[:, 1]), np.mean(Y**2)])
+
+
+def _gibbs_transition(moves, prior=GW_PRIOR, n_steps=2):
+    def transition(rng, params, Y):
+        psi, Z = params
+        model = _gw_model(Y)
+        V = linalg.solve_triangular(model.latent_prior_chol(psi), Z, lower=True)
+        state = joint.gibbs_init(model, prior, psi, V)
+        for _ in range(n_steps):
+            state, _ = joint.gibbs_step(rng, state, model, prior, GW_FACTOR, n_ess=1, moves=moves)
+        return state.psi.copy(), state.Z.copy()
+
+    return transition
+
+
+def _nuts_transition(rng, params, Y):
+    psi, Z = params
+    target = joint.GPLVMJointPosterior(_gw_model(Y), GW_PRIOR)
+    state = nuts.init(joint.joint_start(target, psi, Z), target)
+    mass = hmc.mass_matrix("identity", dim=target.dim)
+    for _ in range(2):
+        state, _ = nuts.step(rng, state, target, 0.2, mass, 8, "multinomial")
+    return state.position[: target.p].copy(), target.latent(state.position)
+
+
+@functools.lru_cache(maxsize=1)
+def _gw_mc():
+    return geweke.marginal_conditional(np.random.default_rng(42), gw_params, gw_data, gw_test_fn, 10_000)
+
+
+def _gw(transition, seed, n_sc):
+    sc = geweke.successive_conditional(np.random.default_rng(seed), gw_params, gw_data, transition, gw_test_fn, n_sc)
+    return geweke.compare(_gw_mc(), sc, names=GW_NAMES, alpha=0.01)
+
+
+@pytest.mark.parametrize("moves", [("ess", "block"), ("ess", "block", "centred"), ("ess", "block", "scale"),
+                                   ("ess", "block", "rotation"), joint.MOVES],
+                         ids=["ess", "centred", "scale", "rotation", "all"])
+def test_geweke_gibbs_moves(moves):
+    res = _gw(_gibbs_transition(moves), 11, 3000)
+    assert res.batches_ok, res.summary()
+    assert not res.reject, res.summary()
+
+
+def test_geweke_nuts():
+    res = _gw(_nuts_transition, 12, 1500)
+    assert res.batches_ok, res.summary()
+    assert not res.reject, res.summary()
+
+
+def test_geweke_flags_a_wrong_target():
+    """Power: the same test rejects the full Gibbs kernel when it targets another prior (log beta's mean
+    shifted by one prior sd) than the one the data were simulated from."""
+    shifted = priors.IndependentPrior(tuple(priors.LogNormal(m + (GW_SD if k == 4 else 0.0), GW_SD)
+                                            for k, m in enumerate(GW_MEAN)))
+    assert _gw(_gibbs_transition(joint.MOVES, prior=shifted), 13, 3000).reject
+
+
+def test_moves_are_checked():
+    model, prior = _model()
+    psi, V = _point(model, np.random.default_rng(4))
+    state = joint.gibbs_init(model, prior, psi, V)
+    with pytest.raises(ValueError, match="moves"):
+        joint.gibbs_step(np.random.default_rng(0), state, model, prior, 0.1 * np.eye(5), moves=("jump",))
+
+
+# ---------------------------------------------------------------------------
+# (c) against quadrature, and the two samplers against each other
+# ---------------------------------------------------------------------------
+# N = 2 points, k_x = k_z = 1, k_y = 4 outputs: psi has 4 coordinates, V two.  Log-normal priors, so the
+# posterior mean of h(psi) is a ratio of Gauss-Hermite sums over psi (under the prior) and V (under N(0, I)).
+Q_X = np.array([[0.0], [1.0]])
+Q_Y = np.array([[0.3, -0.8, 1.1, 0.2], [0.9, -0.1, 0.4, 1.3]])
+Q_MEAN = np.array([0.0, 0.0, 0.0, 1.0])
+Q_SD = np.array([0.4, 0.5, 0.4, 0.4])
+Q_PRIOR = priors.IndependentPrior(tuple(priors.LogNormal(m, s) for m, s in zip(Q_MEAN, Q_SD)))
+
+
+def _quadrature_moments(n_psi=9, n_v=24):
+    """E[psi_k | Y] and E[psi_k^2 | Y] by Gauss-Hermite quadrature (psi ~ prior, V ~ N(0, I))."""
+    t, w = np.polynomial.hermite_e.hermegauss(n_psi)
+    w = w / w.sum()
+    tv, wv = np.polynomial.hermite_e.hermegauss(n_v)
+    wv = wv / wv.sum()
+    grids = np.meshgrid(*[Q_MEAN[k] + Q_SD[k] * t for k in range(4)], indexing="ij")
+    psi = np.stack([g.ravel() for g in grids], axis=1)  # (G, 4)
+    wpsi = np.prod(np.stack(np.meshgrid(*[w] * 4, indexing="ij")), axis=0).ravel()
+    v1, v2 = (a.ravel() for a in np.meshgrid(tv, tv, indexing="ij"))
+    wvv = np.outer(wv, wv).ravel()
+    sigma, theta, theta_s, beta = (np.exp(psi[:, k]) for k in range(4))
+    # K_z = [[1 + eps, r], [r, 1 + eps]], r = exp(-sigma / 2 (x_1 - x_2)^2); Z = L V
+    eps = 1e-6
+    r = np.exp(-0.5 * sigma)
+    l11 = np.sqrt(1 + eps)
+    l21, l22 = r / l11, np.sqrt(1 + eps - (r / l11) ** 2)
+    z1 = l11 * v1[None, :]
+    z2 = l21[:, None] * v1[None, :] + l22[:, None] * v2[None, :]
+    c_off = theta_s[:, None] * np.exp(-0.5 * theta[:, None] * (z1 - z2) ** 2)  # (G, V)
+    c_diag = (theta_s + 1.0 / beta)[:, None]
+    det = c_diag**2 - c_off**2
+    a, b = Q_Y[0], Q_Y[1]
+    quad = (c_diag[..., None] * (a**2 + b**2) - 2 * c_off[..., None] * a * b) / det[..., None]
+    log_lik = -0.5 * quad.sum(-1) - 0.5 * Q_Y.shape[1] * np.log(det) - Q_Y.size / 2 * math.log(2 * math.pi)
+    lik = np.exp(log_lik - log_lik.max()) @ wvv  # (G,)
+    post = wpsi * lik
+    post /= post.sum()
+    return post @ psi, post @ psi**2
+
+
+def test_quadrature_converged():
+    m1, s1 = _quadrature_moments()
+    m2, s2 = _quadrature_moments(n_psi=11, n_v=32)
+    np.testing.assert_allclose(m1, m2, atol=2e-3)
+    np.testing.assert_allclose(s1, s2, atol=2e-3)
+
+
+@functools.lru_cache(maxsize=None)
+def _toy_chains(method):
+    model = SupervisedGPLVM(Q_X, Q_Y.T, 1, 2)
+    rngs = [np.random.default_rng(s) for s in (5, 6)]
+    if method == "gibbs":
+        specs = [joint.gibbs_chain_spec(model, Q_PRIOR, Q_MEAN, np.zeros((2, 1)), n_warmup=1000) for _ in rngs]
+        n = 20_000
+    else:
+        target = joint.GPLVMJointPosterior(model, Q_PRIOR)
+        specs = [joint.chain_spec(np.concatenate([Q_MEAN, np.zeros(2)]), target, n_adapt=500) for _ in rngs]
+        n = 4000
+    return np.stack([runner.run_spec(r, s, n_draws=n).draws for r, s in zip(rngs, specs)])
+
+
+@pytest.mark.parametrize("method", ["gibbs", "nuts"])
+def test_posterior_matches_quadrature(method):
+    draws = _toy_chains(method)
+    mean, second = _quadrature_moments()
+    report = []
+    zs = []
+    for k in range(4):
+        for h, exact in ((draws[..., k], mean[k]), (draws[..., k] ** 2, second[k])):
+            ess = diagnostics.ess(h, method="mean")
+            se = float(np.std(h)) / math.sqrt(ess)
+            zs.append((h.mean() - exact) / se)
+            report.append(f"psi_{k}: chain {h.mean():.4f} quadrature {exact:.4f} se {se:.4f} ESS {ess:.0f}")
+    assert diagnostics.split_rhat(draws[..., 0], rank_normalize=True) < 1.02, report
+    assert max(abs(z) for z in zs) < 4.0, "\n".join(report)
+    # not vacuous: the data move log beta's posterior mean away from its prior mean by many standard errors
+    assert abs(mean[3] - Q_MEAN[3]) > 0.1, mean
+
+
+# ---------------------------------------------------------------------------
+# (d) the methods through gb.sample
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def gplvm_model():
+    rng = np.random.default_rng(0)
+    x = np.linspace(0, 2 * np.pi, 12)
+    Y = np.column_stack([np.cos(x), np.sin(x), np.cos(1.2 * x)]) + 0.1 * rng.standard_normal((12, 3))
+    return gb.GPLVMRegressor(x[:, None], Y, n_inducing=5, ml_restarts=1, ml_max_iter=100)
+
+
+@pytest.mark.parametrize("method", ["joint-gibbs", "joint-nuts"])
+def test_methods_through_sample(gplvm_model, method):
+    assert method in gb.methods(gplvm_model)
+    idata = gb.sample(gplvm_model, method=method, chains=2, draws=20, n_warmup=20, seed=3, progress=False)
+    assert idata.posterior["Z"].shape == (2, 20, 12, 2)
+    assert set(idata.posterior["output_inverse_squared_lengthscale"].dims) == {"chain", "draw", "latent"}
+    again = gb.sample(gplvm_model, method=method, chains=2, draws=20, n_warmup=20, seed=3, progress=False)
+    np.testing.assert_array_equal(idata.posterior["Z"].values, again.posterior["Z"].values)  # bit for bit
+
+
+def test_init_gives_psi_and_Z(gplvm_model):
+    psi = np.tile(gplvm_model.ml_fit.psi, (2, 1))
+    Z = np.zeros((2, 12, 2)) + np.linspace(-1, 1, 12)[None, :, None] * np.array([1.0, -0.5])
+    method = gb.methods.GPLVMJointGibbs(n_ess=0)
+    idata = gb.sample(gplvm_model, method=method, chains=2, draws=1, n_warmup=1, seed=3, progress=False,
+                      init={"psi": psi, "Z": Z})
+    assert idata.posterior["Z"].shape == (2, 1, 12, 2)
+    with pytest.raises(ValueError, match="shape"):
+        gb.sample(gplvm_model, method=method, chains=2, draws=1, n_warmup=1, seed=3, progress=False,
+                  init={"psi": psi, "Z": Z[:, :5]})
+
+
+def test_label_invariant_quantities():
+    model, _ = _model()
+    psi = np.array([[0.1, 1.0, -2.0, 0.3, 4.0], [0.1, -2.0, 1.0, 0.3, 4.0]])
+    inv = joint.label_invariant(model, psi)
+    np.testing.assert_array_equal(inv["log_max_theta"], [1.0, 1.0])
+    np.testing.assert_array_equal(inv["log_min_theta"], [-2.0, -2.0])
+    assert set(inv) == {"sigma_0", "log_max_theta", "log_min_theta", "theta_S", "beta"}
+
+
+def test_method_options_are_checked():
+    with pytest.raises(ValueError, match="n_ess"):
+        gb.methods.GPLVMJointGibbs(n_ess=-1)
+    with pytest.raises(ValueError, match="mass_adaptation"):
+        gb.methods.GPLVMJointNUTS(mass_adaptation="full")
