@@ -63,6 +63,18 @@ GPLVM_CPM_CHAIN_SET = {
     **GPLVM_CHAIN_SET,
     **{k: GPLVM_SET[k] for k in ("cpm_n_burn", "cpm_n_draws", "cpm_n_imp")},
 }
+# the exact joint sampler's set: its length, the chain counts and M (gplvm.joint has its moves)
+GPLVM_JOINT_CHAIN_SET = {
+    k: GPLVM_SET[k]
+    for k in (
+        "n_chains",
+        "chains_per_job",
+        "joint_n_burn",
+        "joint_n_draws",
+        "n_inducing",
+    )
+}
+GPLVM_JOINT_KEYS = GPLVM_MODEL_KEYS + ("joint", "start_noise_sd")
 GPLVM_PREDICT_SET = {
     k: GPLVM_SET[k]
     for k in (
@@ -213,8 +225,38 @@ rule gplvm_chains_cpm:
         "../scripts/gplvm_chains.py"
 
 
+rule gplvm_chains_joint:
+    """A block of chains of the exact joint sampler of (psi, Z) (gb.methods.GPLVMJointGibbs; not in the paper) of one case, started at the ML restarts (best bound first) plus noise: the third chain set of the same posterior."""
+    input:
+        data="results/gplvm/data/{case}.nc",
+        ml="results/gplvm/ml/{case}.nc",
+        restarts="results/gplvm/ml_restarts/{case}.csv",
+    output:
+        "results/gplvm/chains_joint/{case}_block{block}.nc",
+    log:
+        "logs/gplvm/chains_joint/{case}_block{block}.log",
+    benchmark:
+        "benchmarks/gplvm_chains_joint/{case}_block{block}.tsv"
+    wildcard_constraints:
+        case=GPLVM_CASE_RE,
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg={k: GPLVM[k] for k in GPLVM_JOINT_KEYS},
+        settings=GPLVM_JOINT_CHAIN_SET,
+        seed=SEED,
+        scale=WORK_SCALE,
+    script:
+        "../scripts/gplvm_chains_joint.py"
+
+
 rule gplvm_evaluate:
-    """Binned predictive densities of every feature (truth, marginalised, ML), their NMSE and posterior shape, from the first chain set (paper's sampler, then correlated PM) that passes the convergence gate."""
+    """Binned predictive densities of every feature (truth, marginalised, ML), their NMSE and posterior shape, from the first chain set (paper's sampler, then correlated PM, then the exact joint sampler) that passes the convergence gate."""
     input:
         data="results/gplvm/data/{case}.nc",
         ml="results/gplvm/ml/{case}.nc",
@@ -223,6 +265,9 @@ rule gplvm_evaluate:
         ),
         chains_cpm=expand(
             "results/gplvm/chains_cpm/{{case}}_block{b}.nc", b=range(GPLVM_N_BLOCKS)
+        ),
+        chains_joint=expand(
+            "results/gplvm/chains_joint/{{case}}_block{b}.nc", b=range(GPLVM_N_BLOCKS)
         ),
     output:
         density="results/gplvm/predictive/{case}.nc",

@@ -349,14 +349,16 @@ def _check_parts(part: Mapping, shapes: Mapping[str, tuple], label: str, where: 
     out = {}
     for name, value in part.items():
         want = lead + shapes[name]
-        what = {"psi": "log-hyperparameters", "f": "latent values", "v": "whitened inducing values"}[name]
+        what = {"psi": "log-hyperparameters", "f": "latent values", "v": "whitened inducing values",
+                "Z": "latent inputs of the supervised GPLVM"}[name]
         try:
             a = np.array(value, dtype=np.float64)
         except (TypeError, ValueError):
             raise ValueError(f"{where}['{name}'] must be an array of {what} of shape {want}, got "
                              f"{type(value).__name__}") from None
         if a.shape != want:
-            per = {"psi": "p hyperparameters", "f": "n observations", "v": "(M inducing points, C latent GPs)"}[name]
+            per = {"psi": "p hyperparameters", "f": "n observations", "v": "(M inducing points, C latent GPs)",
+                   "Z": "n observations, k_z latent dimensions"}[name]
             raise ValueError(f"{where}['{name}'] must be an array of {what} of shape {want}"
                              + (" (chains, " if lead else " (") + f"{per}), got shape {a.shape}")
         if not np.all(np.isfinite(a)):

@@ -8,9 +8,13 @@ Pipeline (``workflow/rules/gplvm.smk``):
                        at the ML estimate plus noise, in ArviZ layout; with
                        ``rho > 0`` the correlated pseudo-marginal chains of the
                        same posterior (the second chain set, ``chains_cpm``)
+    run_joint_block    a block of chains of the exact joint sampler of (psi, Z)
+                       (``gb.methods.GPLVMJointGibbs``, issue 40): the third chain
+                       set, started at the ML restarts (best bound first)
     claim_chains       per case, the chain set the claims read: the first of
-                       (paper's sampler, correlated PM) that passes the
-                       convergence gate
+                       (paper's sampler, correlated PM, exact joint) that passes
+                       the convergence gate (the joint set's on label-invariant
+                       quantities: max / min theta, sigma, theta_S, beta, log p(Y | Z, psi))
     evaluate_case      binned predictive densities of every feature (true,
                        marginalised eqs. 7-8, ML) and their NMSE (%)
     shape_summary      the multimodality / non-Gaussianity measures of claim 3
@@ -289,15 +293,19 @@ def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict,
     )
 
 
-#: the two chain sets of one case: the paper's sampler (Alg. 2 + 3) and correlated pseudo-marginal chains
-CHAIN_SETS = ("paper", "cpm")
+#: the chain sets of one case: the paper's sampler (Alg. 2 + 3), correlated pseudo-marginal chains, and
+#: the exact joint sampler of (psi, Z) (``gb.methods.GPLVMJointGibbs``; issue 40)
+CHAIN_SETS = ("paper", "cpm", "joint")
 
 
 def chain_set_settings(settings: dict, chain_set: str) -> dict:
     """The scale's chain settings for one set: ``cpm`` takes its length and Q from ``cpm_n_burn``,
-    ``cpm_n_draws`` and ``cpm_n_imp`` (the rest is shared)."""
+    ``cpm_n_draws`` and ``cpm_n_imp``, ``joint`` its length from ``joint_n_burn`` and ``joint_n_draws``
+    (the rest is shared)."""
     if chain_set == "paper":
         return dict(settings)
+    if chain_set == "joint":
+        return dict(settings, n_burn=int(settings["joint_n_burn"]), n_draws=int(settings["joint_n_draws"]))
     if chain_set != "cpm":
         raise ValueError(f"chain_set must be one of {CHAIN_SETS}, got {chain_set!r}")
     return dict(settings, n_burn=int(settings["cpm_n_burn"]), n_draws=int(settings["cpm_n_draws"]),
@@ -359,6 +367,115 @@ def run_block(ds: xr.Dataset, ml: xr.Dataset, *, block: int, cfg: dict, settings
     return groups
 
 
+# ---------------------------------------------------------------------------
+# the exact joint sampler's chain set (issue 40)
+# ---------------------------------------------------------------------------
+#: the label-invariant quantities the joint set's gate and claim 3 read (log scale; gpbayes.gplvm.joint)
+JOINT_GATE_NAMES = ("sigma_0", "log_max_theta", "log_min_theta", "theta_S", "beta", "log_likelihood")
+
+
+def restart_starts(restarts: pd.DataFrame, model: SupervisedGPLVM) -> np.ndarray:
+    """The ML restarts' psi (R, p) ordered by final bound, the best first: where the joint chains start
+    (chain c at restart c mod R), so that they are over-dispersed across the ML optima (issue 40)."""
+    table = restarts.sort_values(["bound", "restart"], ascending=[False, True], kind="stable")
+    return np.log(table[[f"ml_{p}" for p in model.param_names]].to_numpy(dtype=float))
+
+
+def library_model(ds: xr.Dataset, ml: xr.Dataset, cfg: dict, settings: dict):
+    """The library's ``gb.GPLVMRegressor`` of this case: the reproduction's data (unstandardised), priors
+    and type-II ML fit, so the joint chains run through the library's method object (one road)."""
+    import gpbayes as gb
+    from gpbayes.gplvm.vb import MLResult
+
+    model = build_model(ds, cfg, settings)
+    prior = build_prior(model, cfg)
+    fit = MLResult(ml["psi"].values, ml_params(ml), float(ml.attrs["bound"]), ml["restart_bounds"].values,
+                   int(ml["restart_bounds"].size))
+    lib = gb.GPLVMRegressor(model.X, model.Y, latent_dim=model.latent_dim, n_inducing=model.n_inducing,
+                            prior=prior, standardize=False, ml_fit=fit)
+    if lib.gplvm.latent_jitter != model.latent_jitter:
+        raise ValueError(f"gplvm.latent_jitter {model.latent_jitter} differs from the library model's "
+                         f"{lib.gplvm.latent_jitter}")
+    return lib
+
+
+def joint_method(cfg: dict):
+    """``gb.methods.GPLVMJointGibbs`` with the configured moves (``gplvm.joint``)."""
+    import gpbayes as gb
+
+    j = cfg["joint"]
+    return gb.methods.GPLVMJointGibbs(n_ess=int(j["n_ess"]), scale_sd=float(j["scale_sd"]),
+                                      proposal_sd=float(j["proposal_sd"]), target_accept=float(j["target_accept"]))
+
+
+def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, block: int, cfg: dict,
+                    settings: dict, seed: int) -> dict:
+    """One job's chains of the exact joint sampler (``gb.methods.GPLVMJointGibbs``, through its
+    ``chain_specs`` and the library's runner) as ArviZ groups in the layout of :func:`run_block`.
+
+    Chain c starts at the ML restart of rank c mod R by bound (rank 0: the best bound) plus
+    N(0, ``start_noise_sd``^2) on the log scale, drawn from its own stream; Z_0 is the ML fit's q(Z)
+    mean there.  ``settings`` as from :func:`chain_set_settings` (``joint``)."""
+    from gpbayes.gplvm import latent_posterior
+    from gpbayes.mcmc import runner
+
+    lib = library_model(ds, ml, cfg, settings)
+    model = lib.gplvm
+    case = ds.attrs["case"]
+    chains = list(block_chains(block, settings["n_chains"], settings["chains_per_job"]))
+    table = restart_starts(restarts, model)
+    starts = []
+    for c in chains:
+        noise = float(cfg["start_noise_sd"]) * rngmod.stream(seed, "gplvm", case, "joint_start", c).standard_normal(
+            model.n_params)
+        psi0 = table[c % len(table)] + noise
+        starts.append({"psi": psi0, "Z": latent_posterior(model, psi0, lib.ml_fit.params).mean})
+    method = joint_method(cfg).starting_at(starts)
+    rngs = [rngmod.stream(seed, "gplvm", case, "joint_chain", c) for c in chains]
+    specs = method.chain_specs(lib, rngs, int(settings["n_burn"]))
+    runs = [runner.run_spec(r, spec, n_draws=int(settings["n_draws"])) for r, spec in zip(rngs, specs)]
+    post = {name: np.stack([np.exp(r.draws[:, i]) for r in runs]) for i, name in enumerate(model.param_names)}
+    post["Z"] = np.stack([r.extra["Z"] for r in runs])
+    st = {"accepted": np.stack([r.stats["accepted"] for r in runs])[..., None].astype(bool),
+          "acceptance_prob": np.stack([r.stats["acceptance_rate"] for r in runs])[..., None]}
+    for k in ("lp", "accepted_centred", "accepted_scale", "accepted_rotation", "n_cubic", "n_shrinkages",
+              "wall_time"):
+        st[k] = np.stack([np.asarray(r.stats[k], dtype=float) for r in runs])
+    # log p(Y | Z, psi) of each kept draw: a gate quantity (Vehtari et al. 2021 check the log density too)
+    st["log_likelihood"] = np.stack([[pm.log_likelihood(model, psi, Z) for psi, Z in zip(r.draws, r.extra["Z"])]
+                                     for r in runs])
+    trouble_stats = [trouble.per_draw(r) for r in runs]
+    for k in trouble.TROUBLE_STATS:
+        st[k] = np.stack([t[k] for t in trouble_stats])
+    groups = io.make_inference_groups(
+        post, st, extra_dims={"Z": ("point", "latent"), "accepted": ("gibbs_block",),
+                              "acceptance_prob": ("gibbs_block",)},
+        attrs={"case": case, "block": int(block), "chain_set": "joint", "rho": 0.0, "n_imp": 0,
+               "method": method.label})
+    for g in groups.values():
+        g["chain"] = np.array(chains)
+    groups["sample_stats"]["start"] = (("chain", "param"), np.stack([s["psi"] for s in starts]))
+    groups["sample_stats"] = groups["sample_stats"].assign_coords(param=model.param_names)
+    groups["sample_stats"].attrs["proposal_scale"] = [float(r.params.get("proposal_scale", np.nan)) for r in runs]
+    return groups
+
+
+def joint_invariants(chains: dict) -> dict[str, np.ndarray]:
+    """The joint set's label-invariant quantities (``JOINT_GATE_NAMES``), each (chain, draw), log scale;
+    ``log_likelihood`` is log p(Y | Z, psi) per draw."""
+    from gpbayes.gplvm.joint import label_invariant
+
+    post = chains["posterior"]
+    names = [str(v) for v in post.data_vars if v != "Z"]
+    psi = np.log(np.stack([post[n].values for n in names], axis=-1))
+    kx = sum(n.startswith("sigma_") for n in names)
+    kz = sum(n.startswith("theta_") and n != "theta_S" for n in names)
+    model = SupervisedGPLVM(np.zeros((4, kx)), np.zeros((4, 1)), kz, 1)  # shapes only
+    out = label_invariant(model, psi)
+    out["log_likelihood"] = chains["sample_stats"]["log_likelihood"].values
+    return out
+
+
 def vb_optimisation_gap(ds: xr.Dataset, ml: xr.Dataset, cfg: dict, settings: dict, *, n_points: int = 9,
                         radius: float = 0.3, max_iters=(5, 50), tol: float = 1e-9, n_imp: int = 200,
                         seed: int = 0) -> pd.DataFrame:
@@ -396,7 +513,12 @@ def vb_optimisation_gap(ds: xr.Dataset, ml: xr.Dataset, cfg: dict, settings: dic
 
 
 def _log_draws(chains: dict) -> tuple[list[str], np.ndarray]:
+    """(names, draws (chain, draw, k)) the convergence gate reads: the log-hyperparameters, or for the
+    joint set, whose moves swap the latent labels, the label-invariant ``JOINT_GATE_NAMES``."""
     post = chains["posterior"]
+    if post.attrs.get("chain_set") == "joint":
+        inv = joint_invariants(chains)
+        return list(inv), np.stack(list(inv.values()), axis=-1)
     names = [str(v) for v in post.data_vars if v != "Z"]
     return names, np.stack([np.log(post[n].values) for n in names], axis=-1)  # (chain, draw, param)
 
@@ -642,8 +764,18 @@ def shape_summary(chains: dict, ml: xr.Dataset, case: str) -> pd.DataFrame:
     rows = []
     post = chains["posterior"]
     acc = chains["sample_stats"]["accepted"].values
-    for p in ml["param"].values:
-        v = np.log(post[str(p)].values)  # (chain, draw)
+    if post.attrs.get("chain_set") == "joint":
+        # the joint chains swap the latent labels (theta_1 <-> theta_2 with Z's columns): their theta_j are the
+        # mirror mixture, bimodal by symmetry; claim 3 reads the label-invariant max / min theta instead
+        inv = joint_invariants(chains)
+        ml_psi = dict(zip([str(p) for p in ml["param"].values], ml["psi"].values))
+        ml_theta = [v for k, v in ml_psi.items() if k.startswith("theta_") and k != "theta_S"]
+        ml_inv = {**{k: v for k, v in ml_psi.items() if k.startswith("sigma_")}, "log_max_theta": max(ml_theta),
+                  "log_min_theta": min(ml_theta), "theta_S": ml_psi["theta_S"], "beta": ml_psi["beta"]}
+        params = [(k, inv[k], float(np.exp(ml_inv[k]))) for k in ml_inv]
+    else:
+        params = [(str(p), np.log(post[str(p)].values), float(ml["value"].sel(param=p))) for p in ml["param"].values]
+    for p, v, ml_v in params:  # v: (chain, draw), log scale
         try:
             rhat = float(diagnostics.split_rhat(v))
         except Exception:  # noqa: BLE001 - diagnostics need >= 4 draws per chain
@@ -657,7 +789,6 @@ def shape_summary(chains: dict, ml: xr.Dataset, case: str) -> pd.DataFrame:
         except Exception:  # noqa: BLE001
             rank_rhat = float("nan")
         q = np.quantile(np.exp(v), [0.05, 0.5, 0.95])
-        ml_v = float(ml["value"].sel(param=p))
         rows.append({
             "case": case, "param": str(p), "bimodality_coefficient": bimodality_coefficient(v),
             "ks_to_gaussian": ks_to_gaussian(v), "rhat": rhat, "rank_rhat": rank_rhat, "ess_bulk": ess_bulk, "posterior_q05": q[0], "posterior_median": q[1],
@@ -1233,7 +1364,7 @@ def gplvm_claims(table: pd.DataFrame, shapes: pd.DataFrame, claims_cfg: dict, bo
         out.append(mixing_claim(chain_sets))
     if chain_sets is not None and len(chain_sets):
         # issue 26 s.5: a record blocked by the gate says what length would pass it (measured trend); the
-        # correlated pseudo-marginal chains target the same posterior, so either set may decide
+        # correlated pseudo-marginal and the exact joint chains target the same posterior, so any set may decide
         gates_all = gate_reasons(shapes)
         for r in out:
             blocked = [c for c in CASES if gates_all.get(c) and f"{c}: not converged" in r.get("reason", "")]
@@ -1243,6 +1374,7 @@ def gplvm_claims(table: pd.DataFrame, shapes: pd.DataFrame, claims_cfg: dict, bo
             r["measured"]["length_to_pass_gate"] = {c: m for c, (_, m) in trend.items() if m}
             txt = "; ".join(f"{c}: {t}" for c, (t, _) in trend.items() if t)
             if txt:
-                r["reason"] += ("; measured trend (the paper's and the correlated pseudo-marginal chains target the "
-                                "same posterior; the claims read whichever passes the gate): " + txt)
+                r["reason"] += ("; measured trend (the paper's, the correlated pseudo-marginal and the exact joint "
+                                "chains target the same posterior; the claims read the first that passes the gate): "
+                                + txt)
     return out
