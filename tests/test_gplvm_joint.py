@@ -157,9 +157,9 @@ def _gw(transition, seed, n_sc):
     return geweke.compare(_gw_mc(), sc, names=GW_NAMES, alpha=0.01)
 
 
-@pytest.mark.parametrize("moves", [("ess", "block"), ("ess", "block", "centred"), ("ess", "block", "scale"),
-                                   ("ess", "block", "rotation"), joint.MOVES],
-                         ids=["ess", "centred", "scale", "rotation", "all"])
+@pytest.mark.parametrize("moves", [("ess", "block"), ("ess", "block", "centred"), ("ess", "slice"),
+                                   ("ess", "block", "scale"), ("ess", "block", "rotation"), joint.MOVES],
+                         ids=["ess", "centred", "slice", "scale", "rotation", "all"])
 def test_geweke_gibbs_moves(moves):
     res = _gw(_gibbs_transition(moves), 11, 3000)
     assert res.batches_ok, res.summary()

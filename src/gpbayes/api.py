@@ -53,6 +53,8 @@ method              models                         what
 ``"joint-hmc"``     SparseGP(Classifier)           Hensman et al. 2015: HMC jointly on (v, psi) with Stan-style warm-up
 ``"gibbs"``         SparseGP(Classifier)           their baseline: HMC on v | theta alternating with MH on psi | v
 ``"pm-within-gibbs"`` GPLVMRegressor               Gadd et al. Algs. 2-3: blockwise adaptive PM MH (eq. 6 estimate, q(Z) re-optimised per proposal) + ELL-SS of Z
+``"joint-gibbs"``   GPLVMRegressor                 exact joint (psi, Z): ELL-SS of whitened Z, RW-MH on psi, centred sigma, scale and rotation moves
+``"joint-nuts"``    GPLVMRegressor                 exact joint (psi, Z): NUTS on (psi, whitened Z), gradient by the Cholesky adjoint
 ``"type2-ml"``      GPLVMRegressor                 the variational bound maximised (point estimate)
 ==================  =============================  ==============================================
 
@@ -67,7 +69,8 @@ are the options with their defaults, checked when it is made):
 ``MAMIS``, ``AMISToMAMIS`` (amis-mamis), ``TypeIIML`` (type2-ml),
 ``PseudoMarginal``, ``PMAMIS`` (pm-amis), ``LatentGibbs`` (aa, surr),
 ``SliceSampler`` (slice-<rep>), ``EPML`` (ep-ml), ``JointHMC``,
-``SparseGibbs`` (gibbs), ``GPLVMPseudoMarginal`` (pm-within-gibbs):
+``SparseGibbs`` (gibbs), ``GPLVMPseudoMarginal`` (pm-within-gibbs),
+``GPLVMJointGibbs`` (joint-gibbs), ``GPLVMJointNUTS`` (joint-nuts):
 ``sample(model, method="nuts", max_tree_depth=8)`` is
 ``sample(model, method=NUTS(max_tree_depth=8))``.
 

@@ -51,6 +51,7 @@ from .. import linalg
 from ..mcmc import elliptical_slice as ess
 from ..mcmc import nuts, runner
 from ..mcmc.adaptation import RandomWalkAdaptation
+from ..mcmc.slice import univariate_update as slice_update
 from .vb import SupervisedGPLVM
 
 __all__ = ["GPLVMJointPosterior", "joint_start", "chain_spec", "label_invariant",
@@ -175,12 +176,69 @@ def joint_start(target: GPLVMJointPosterior, psi0, Z0) -> np.ndarray:
     return np.concatenate([psi0, V0.ravel()])
 
 
+def rotate_latent(rng: np.random.Generator, state, target: GPLVMJointPosterior):
+    """For each pair of latent columns, a rotation of V's columns by phi ~ U(0, 2 pi) (an independence
+    proposal on the rotation group: symmetric, N(V; 0, I) unchanged; Z = L_z V rotates with V), accepted
+    with the target's ratio.  ``state`` is a NUTS state (position, log density, gradient); returns the
+    state after the moves (NUTS's, recomputed where a rotation was accepted) and the number accepted."""
+    n_acc = 0
+    for j in range(target.kz):
+        for k in range(j + 1, target.kz):
+            phi = rng.uniform(0.0, 2.0 * math.pi)
+            c, s_ = math.cos(phi), math.sin(phi)
+            psi, V = target.split(state.position)
+            V_r = V.copy()
+            V_r[:, j], V_r[:, k] = c * V[:, j] - s_ * V[:, k], s_ * V[:, j] + c * V[:, k]
+            x = np.concatenate([psi, V_r.ravel()])
+            value, grad = target(x)
+            if _accept(rng, value - state.log_density):
+                state = type(state)(x, value, grad)
+                n_acc += 1
+    return state, n_acc
+
+
 def chain_spec(position0, target: GPLVMJointPosterior, *, n_adapt: int = 1000, step_size: float | None = None,
-               **nuts_options) -> runner.ChainSpec:
+               rotations: bool = False, **nuts_options) -> runner.ChainSpec:
     """A NUTS chain on ``target`` (``gpbayes.mcmc.nuts.chain_spec``: Stan's warm-up and its options) whose
-    kept position is psi, with Z = L_z V recorded per kept draw (``extra["Z"]``, (N, k_z))."""
-    spec = nuts.chain_spec(position0, target, n_adapt=n_adapt, step_size=step_size, **nuts_options)
-    return runner.ChainSpec(spec.init, spec.step, spec.n_warmup, spec.adapt,
+    kept position is psi, with Z = L_z V recorded per kept draw (``extra["Z"]``, (N, k_z)).
+
+    ``rotations``: each NUTS transition is followed by :func:`rotate_latent` (k_z >= 2), the jump along the
+    ring of nearly equivalent latent configurations that NUTS itself follows with many leapfrog steps;
+    NUTS's warm-up (step size, mass matrix) is unchanged.  The composition leaves the target invariant."""
+    if not rotations or target.kz < 2:
+        spec = nuts.chain_spec(position0, target, n_adapt=n_adapt, step_size=step_size, **nuts_options)
+        return runner.ChainSpec(spec.init, spec.step, spec.n_warmup, spec.adapt,
+                                position=lambda st: np.array(st.position[: target.p]),
+                                record=lambda st, info: {"Z": target.latent(st.position)})
+    from ..mcmc.adaptation import resolve_adaptation, windowed_adaptation
+    from ..mcmc.hmc import find_reasonable_step_size, mass_matrix
+
+    max_tree_depth = int(nuts_options.pop("max_tree_depth", nuts.MAX_TREE_DEPTH))
+    mass_adaptation = nuts_options.pop("mass_adaptation", "diagonal")
+    target_accept, t0 = resolve_adaptation("windowed", nuts_options.pop("target_accept", None), None)
+    if nuts_options:
+        raise TypeError(f"chain_spec with rotations takes max_tree_depth, mass_adaptation, target_accept; "
+                        f"not {sorted(nuts_options)}")
+
+    def make_step(eps, mass):
+        def step(rng, st):
+            st, info = nuts.step(rng, st, target, eps, mass, max_tree_depth, "multinomial")
+            st, _ = rotate_latent(rng, st, target)
+            return st, info
+        return step
+
+    mass0 = mass_matrix("identity", dim=target.dim)
+    if n_adapt <= 0:
+        if step_size is None:
+            raise ValueError("NUTS without adaptation (n_adapt = 0) needs a step_size")
+        kernel, adapt = make_step(float(step_size), mass0), None
+    else:
+        kernel = None
+        adapt = windowed_adaptation(make_step, mass0, int(n_adapt),
+                                    lambda r, st, m, initial=1.0: find_reasonable_step_size(r, st, target, m, initial),
+                                    mass_adaptation=mass_adaptation, step_size=step_size, target_accept=target_accept,
+                                    t0=t0)
+    return runner.ChainSpec(lambda: nuts.init(position0, target), kernel, int(n_adapt), adapt,
                             position=lambda st: np.array(st.position[: target.p]),
                             record=lambda st, info: {"Z": target.latent(st.position)})
 
@@ -309,11 +367,12 @@ def _accept(rng, log_ratio: float) -> bool:
     return bool(math.isfinite(log_ratio) and math.log(rng.uniform()) < log_ratio)
 
 
-MOVES = ("ess", "block", "centred", "scale", "rotation")
+MOVES = ("ess", "block", "centred", "slice", "scale", "rotation")
 
 
 def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: SupervisedGPLVM, prior, factor: np.ndarray,
-               *, n_ess: int = 3, scale_sd: float = 0.2, moves=MOVES) -> tuple[JointGibbsState, JointGibbsInfo]:
+               *, n_ess: int = 3, scale_sd: float = 0.2, slice_width: float = 1.0,
+               moves=MOVES) -> tuple[JointGibbsState, JointGibbsInfo]:
     """One iteration of moves 1-5 (the comment above this function) with the psi proposal factor ``factor``
     (p x p: psi' = psi + factor xi, xi ~ N(0, I)); ``moves`` selects a subset (each is exact on its own:
     the Geweke tests check them one by one)."""
@@ -360,6 +419,44 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
                          - lp + 0.5 * float(np.sum(V * V)) + kz * float(np.sum(np.log(np.diag(L)))))
                 if _accept(rng, log_r):
                     psi, L, V, lp, accepted_c = psi_c, L_c, V_c, lp_c, True
+        # move 3b: univariate slice sampling (Neal 2003, stepping out) of each coordinate of psi given Z
+        # (centred): sigma_l from p(sigma) p(Z | X, sigma), the others from p(psi) p(Y | Z, psi); no tuning,
+        # the bracket width ``slice_width`` on the log scale
+        if "slice" in moves:
+            def cond_sigma(x, l):
+                q = psi.copy()
+                q[l] = x
+                lpq = float(prior.log_density(q))
+                if not math.isfinite(lpq):
+                    return -math.inf, None
+                Lq = _chol_z(model, q)
+                if Lq is None:
+                    return -math.inf, None
+                Vq = linalg.solve_triangular(Lq, Z, lower=True)
+                return lpq - 0.5 * float(np.sum(Vq * Vq)) - kz * float(np.sum(np.log(np.diag(Lq)))), (q, lpq, Lq, Vq)
+
+            def cond_f(x, i):
+                q = psi.copy()
+                q[i] = x
+                lpq = float(prior.log_density(q))
+                if not math.isfinite(lpq):
+                    return -math.inf, None
+                llq = _log_lik(model, q, Z)
+                return lpq + llq, (q, lpq, llq)
+
+            for i in range(psi.size):
+                if i < kx:
+                    f0, _ = cond_sigma(psi[i], i)
+                    _, _, aux, *_ = slice_update(rng, float(psi[i]), f0 + math.log(rng.uniform()),
+                                                 lambda x, i=i: cond_sigma(x, i), slice_width, 10)
+                    if aux is not None:
+                        psi, lp, L, V = aux
+                else:
+                    f0 = lp + ll
+                    _, _, aux, *_ = slice_update(rng, float(psi[i]), f0 + math.log(rng.uniform()),
+                                                 lambda x, i=i: cond_f(x, i), slice_width, 10)
+                    if aux is not None:
+                        psi, lp, ll = aux
         # move 4: scale moves (v_:,j, log theta_j) -> (e^s v_:,j, log theta_j - 2 s), likelihood unchanged
         n_scale = 0
         for j in range(kz if "scale" in moves else 0):
