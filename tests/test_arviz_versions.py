@@ -120,7 +120,8 @@ def test_a_netcdf_round_trip_keeps_groups_names_dims_attrs_and_values(tmp_path):
     assert io.group(again, "posterior").attrs["method"] == "slice"
     # the reloaded result serves the library as the original does
     x = np.array([[0.3, -0.2]])
-    np.testing.assert_array_equal(gb.predict(model, again, x)["mean"].values, gb.predict(model, idata, x)["mean"].values)
+    np.testing.assert_array_equal(gb.predict(model, again, x)["mean"].values,
+                                  gb.predict(model, idata, x)["mean"].values)
     np.testing.assert_array_equal(gb.summary(again)["mean"].values, gb.summary(idata)["mean"].values)
 
 
@@ -140,3 +141,15 @@ def test_smoothed_log_weights_on_either_arviz():
     # a tail too short to fit (fewer than 25 weights): unsmoothed, k = inf on both
     few, k_few = smoothed_log_weights(lw[1, :20])
     assert k_few == np.inf and np.all(np.isfinite(few))
+
+
+def test_summary_of_a_point_estimate_and_of_an_importance_sample():
+    model, _ = _result()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        point = gb.sample(model, method="type2-ml", seed=1, progress=False)
+        amis = gb.sample(model, method="amis", n_iterations=3, n_per_iteration=20, n_resample=40, seed=1,
+                         progress=False)
+    assert list(gb.summary(point).columns) == ["estimate"] and len(gb.summary(point)) == 4
+    table = gb.summary(amis)
+    assert 1.0 <= table["ess_importance"].iloc[0] <= 60 and len(table) == 4

@@ -1,4 +1,4 @@
-"""The public API: a model of the user's data, a method by name, an ArviZ ``InferenceData``.
+"""The public API: a model of the user's data, a method by name, an ArviZ result (``gpbayes.io.make_idata``).
 
 ::
 
@@ -275,7 +275,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
            seed: int | np.random.SeedSequence | None = None, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
            log_likelihood: bool = False, warmup: int | None = None, cores: int | None = None, init=None,
            **options):
-    """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
+    """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData`` (1.x: ``xarray.DataTree``).
 
     ``gb.sample(model)``, with no method, picks the method the committed benchmarks show fastest
     to converge for the model and its number of hyperparameters
@@ -379,7 +379,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     Returns
     -------
-    arviz.InferenceData with groups ``posterior`` (one variable per
+    arviz.InferenceData (on ArviZ 1.x an xarray.DataTree, the same groups) with groups ``posterior`` (one variable per
     hyperparameter on its natural scale: ``lengthscale`` over ``feature``,
     ``signal_variance``, ``noise_variance``, ...; ``model.hyperparameters``),
     ``unconstrained_posterior`` (the same variables, psi = log theta), ``sample_stats`` (``lp``,

@@ -690,7 +690,7 @@ def _psislw(lw: np.ndarray) -> tuple[np.ndarray, float]:
     if not arviz_uses_datatree():
         return az.psislw(lw, reff=1.0, normalize=False)
     if math.ceil(min(0.2 * lw.size, 3.0 * math.sqrt(lw.size))) < 5:
-        return lw.copy(), math.inf  # a tail too short to fit: unsmoothed, k^ = inf (as arviz.psislw; arviz-stats raises)
+        return lw.copy(), math.inf  # a tail too short to fit: unsmoothed, k^ = inf (as arviz.psislw; 1.x raises)
     smoothed, k = xr.DataArray(-lw, dims=["draw"]).azstats.psislw(dim="draw", r_eff=1.0)
     smoothed = np.asarray(smoothed.values)
     return smoothed - np.max(smoothed) + np.max(lw), float(k)

@@ -84,6 +84,7 @@ def group_names(idata) -> list[str]:
 
 
 def has_group(idata, name: str) -> bool:
+    """Whether a result (either container) has the group ``name``."""
     return name in group_names(idata)
 
 
