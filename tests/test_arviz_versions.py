@@ -141,6 +141,9 @@ def test_smoothed_log_weights_on_either_arviz():
     # a tail too short to fit (fewer than 25 weights): unsmoothed, k = inf on both
     few, k_few = smoothed_log_weights(lw[1, :20])
     assert k_few == np.inf and np.all(np.isfinite(few))
+    # equal weights: no tail above the cutoff, unsmoothed, k = inf on both (arviz-stats alone would raise)
+    equal, k_equal = smoothed_log_weights(np.full(400, 2.0))
+    assert k_equal == np.inf and np.all(equal == equal[0])
 
 
 def test_summary_of_a_point_estimate_and_of_an_importance_sample():

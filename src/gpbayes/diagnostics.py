@@ -689,9 +689,16 @@ def _psislw(lw: np.ndarray) -> tuple[np.ndarray, float]:
 
     if not arviz_uses_datatree():
         return az.psislw(lw, reff=1.0, normalize=False)
-    if math.ceil(min(0.2 * lw.size, 3.0 * math.sqrt(lw.size))) < 5:
-        return lw.copy(), math.inf  # a tail too short to fit: unsmoothed, k^ = inf (as arviz.psislw; 1.x raises)
-    smoothed, k = xr.DataArray(-lw, dims=["draw"]).azstats.psislw(dim="draw", r_eff=1.0)
+    # the tail as arviz.psislw takes it: the weights above the (M+1)-th largest; of 4 or fewer (a short run,
+    # equal weights) it returns them unsmoothed with k^ = inf, where arviz-stats raises
+    m = math.ceil(min(0.2 * lw.size, 3.0 * math.sqrt(lw.size)))
+    cutoff = max(np.sort(lw)[-m - 1] if lw.size > m else -np.inf, np.log(np.finfo(float).tiny) + np.max(lw))
+    if np.sum(lw > cutoff) <= 4:
+        return lw.copy(), math.inf
+    try:
+        smoothed, k = xr.DataArray(-lw, dims=["draw"]).azstats.psislw(dim="draw", r_eff=1.0)
+    except ValueError:  # arviz-stats' other refusals (e.g. all tail values equal): not estimable, as above
+        return lw.copy(), math.inf
     smoothed = np.asarray(smoothed.values)
     return smoothed - np.max(smoothed) + np.max(lw), float(k)
 
