@@ -119,8 +119,8 @@ def test_nuts_posterior_mean_matches_a_long_reference_chain_of_another_sampler()
         sa, sb = az.summary(a), az.summary(b)
         assert sa is not None and sb is not None
     pa, pb = gb.api.psi_draws(a).values.reshape(-1, 3), gb.api.psi_draws(b).values.reshape(-1, 3)
-    ess_a = az.ess(a.unconstrained_posterior).to_array().values
-    ess_b = az.ess(b.unconstrained_posterior).to_array().values
+    ess_a = az.ess(gb.io.group(a, "unconstrained_posterior")).to_array().values
+    ess_b = az.ess(gb.io.group(b, "unconstrained_posterior")).to_array().values
     se = np.sqrt(pa.var(axis=0) / ess_a + pb.var(axis=0) / ess_b)
     assert np.all(np.abs(pa.mean(axis=0) - pb.mean(axis=0)) < 4 * se), (pa.mean(axis=0), pb.mean(axis=0), se)
 
@@ -145,7 +145,7 @@ def test_weighted_methods_return_weights_and_a_resampled_posterior(tmp_path):
                       progress=False, n_resample=50)
     w = idata.sample_stats["weight"].values
     assert w.shape == (1, 80) and np.isclose(w.sum(), 1.0) and np.all(w >= 0)
-    assert idata.posterior["lengthscale"].shape == (1, 50, 2) and "posterior_resampled" not in idata.groups()
+    assert idata.posterior["lengthscale"].shape == (1, 50, 2) and "posterior_resampled" not in gb.io.group_names(idata)
     table = gb.summary(idata)
     assert 1.0 <= table["ess_importance"].iloc[0] <= 80
     idata.to_netcdf(tmp_path / "amis.nc")
@@ -191,7 +191,7 @@ def test_until_converged_stops_early_with_the_same_draws_a_fixed_length_run_give
     assert idata.sample_stats.attrs["stopped"] == "converged" and n < 3000 and n % 50 == 0
     fixed = gb.sample(reg, method="slice", chains=2, draws=n, n_warmup=50, seed=4, progress=False)
     np.testing.assert_array_equal(gb.api.psi_draws(idata).values, gb.api.psi_draws(fixed).values)
-    summary = az.summary(idata.unconstrained_posterior)
+    summary = az.summary(gb.io.group(idata, "unconstrained_posterior"))
     assert summary["r_hat"].max() < 1.05 + 1e-9 and summary["ess_bulk"].min() > 100
     with pytest.raises(ValueError, match="no key"):
         gb.sample(reg, method="slice", until_converged={"r_hat": 1.01})
@@ -238,8 +238,8 @@ def test_logistic_classifier_methods_and_predictions():
     assert idata.posterior.attrs["likelihood"] == "logistic"
     # the predictive at one draw against brute force: Laplace latent predictive by dense algebra, E[sigmoid] by MC
     psi = gb.api.psi_draws(idata).values[0, -1]
-    one = az.InferenceData(posterior=idata.posterior.isel(chain=[0], draw=[-1]),
-                           unconstrained_posterior=idata.unconstrained_posterior.isel(chain=[0], draw=[-1]))
+    one = gb.io.make_idata({g: gb.io.group(idata, g).isel(chain=[0], draw=[-1])
+                            for g in ("posterior", "unconstrained_posterior")})
     Xn = np.array([[0.2, -0.4], [1.5, 1.0]])
     p = gb.predict(clf, one, Xn)["probability"].values
     K = clf.kernel(psi, clf.X)

@@ -74,7 +74,7 @@ def test_the_default_run_reaches_the_stop_rule_on_a_small_regression_problem():
     with pytest.warns(methods.DefaultMethodWarning, match="running 'rwmh' until split R-hat < 1.01"):
         idata = gb.sample(reg, n_warmup=150, seed=2, progress=False, cores=2)
     assert idata.sample_stats.attrs["stopped"] == "converged" and idata.posterior.attrs["cores"] == 2
-    unc = idata.unconstrained_posterior
+    unc = gb.io.group(idata, "unconstrained_posterior")
     assert float(az.rhat(unc, method="rank").to_array().max()) <= 1.01
     assert float(az.ess(unc, method="bulk").to_array().min()) >= 400
     assert idata.posterior.sizes["draw"] < 10_000  # stopped by the rule, not the budget

@@ -37,7 +37,7 @@ def conda_environment(path="environment.yml") -> dict:
 def conda_packages(path) -> dict[str, str]:
     out = {}
     for dep in conda_environment(path)["dependencies"]:
-        if isinstance(dep, dict) or dep == "pip" or dep.startswith("python="):
+        if isinstance(dep, dict) or dep == "pip" or re.match(r"python\s*[=<>]", dep):
             continue  # the pip section (gpbayes itself), pip, the interpreter
         name, spec = _split(dep)
         out[name] = spec

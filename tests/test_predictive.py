@@ -31,7 +31,7 @@ def _idata_at(model, psi, n_draws=1):
     names = model.hyperparameter_labels  # one scalar variable per coordinate of psi, in its order
     unc = xr.Dataset({n: (("chain", "draw"), np.full((1, n_draws), psi[j])) for j, n in enumerate(names)})
     post = xr.Dataset({n: np.exp(unc[n]) for n in names})
-    return az.InferenceData(posterior=post, unconstrained_posterior=unc)
+    return gb.io.make_idata({"posterior": post, "unconstrained_posterior": unc})
 
 
 def test_leave_one_out_formula_matches_refitting_without_each_point():
@@ -87,7 +87,8 @@ def test_classifier_log_likelihood_predictive_draws_and_lpd_at_labels():
     labels = np.where(y > 3.0, "yes", "no")
     with pytest.warns(UserWarning, match="labels mapped"):
         m = gb.GPClassifier(X[:12], labels[:12])
-    idata = gb.sample(m, method="aa", chains=2, draws=10, warmup=5, seed=1, progress=False, keep_latent=True)
+    # 2 x 15 draws: ArviZ 1.x's az.loo needs a Pareto tail of 5 draws, at least 25 draws
+    idata = gb.sample(m, method="aa", chains=2, draws=15, warmup=5, seed=1, progress=False, keep_latent=True)
     gb.compute_log_likelihood(m, idata)
     f = idata.posterior["f"].values
     np.testing.assert_allclose(idata.log_likelihood["y"].values, stats.norm.logcdf(m.y * f), rtol=1e-12)
@@ -122,7 +123,7 @@ def test_sample_adds_the_groups_on_request():
     m = gb.GPRegressor(X, y)
     idata = gb.sample(m, method="slice", chains=2, draws=5, warmup=2, seed=4, progress=False,
                       posterior_predictive=True, log_likelihood=True)
-    assert {"posterior_predictive", "log_likelihood"} <= set(idata.groups())
+    assert {"posterior_predictive", "log_likelihood"} <= set(gb.io.group_names(idata))
     again = gb.sample(m, method="slice", chains=2, draws=5, warmup=2, seed=4, progress=False)
     np.testing.assert_array_equal(gb.sample_posterior_predictive(m, again, seed=4).posterior_predictive["y"].values,
                                   idata.posterior_predictive["y"].values)

@@ -35,7 +35,7 @@ The public API (``gpbayes.api``, re-exported here): models ``GPRegressor``,
 ``GPClassifier``, ``PoissonGP``, ``SparseGP`` (any likelihood) and ``SparseGPClassifier``, ``GPLVMRegressor``,
 ``LatentGP`` (any likelihood);
 ``sample(model, method=...)``
-returning an ``arviz.InferenceData``, the method a string or a method object
+returning an ``arviz.InferenceData`` (an ``xarray.DataTree`` on ArviZ 1.x), the method a string or a method object
 (``NUTS``, ``PseudoMarginal``, ... of ``gpbayes.methods``); ``summary``; ``predict``.
 
 The reproduction of the five papers (config, vendored data, claims, figures,

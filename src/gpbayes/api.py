@@ -1,4 +1,4 @@
-"""The public API: a model of the user's data, a method by name, an ArviZ ``InferenceData``.
+"""The public API: a model of the user's data, a method by name, an ArviZ result (``gpbayes.io.make_idata``).
 
 ::
 
@@ -114,7 +114,7 @@ from . import approx, linalg, parallel, predictive, threads
 from . import means as mean_functions
 from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
-from .io import check_names, psi_draws, stack_hyperparameters
+from .io import check_names, group, has_group, make_idata, psi_draws, stack_hyperparameters
 from .predictive import compute_log_likelihood, sample_posterior_predictive
 from .methods import METHOD_CLASSES, Method, methods
 from .models import GPClassifier, GPLVMRegressor, GPRegressor, LatentGP, PoissonGP, SparseGP, SparseGPClassifier
@@ -278,7 +278,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
            seed: int | np.random.SeedSequence | None = None, progress=None, until_converged=None, budget=None, posterior_predictive: bool = False,
            log_likelihood: bool = False, warmup: int | None = None, cores: int | None = None, init=None,
            **options):
-    """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData``.
+    """Posterior of the model's hyperparameters by ``method``; an ``arviz.InferenceData`` (1.x: ``xarray.DataTree``).
 
     ``gb.sample(model)``, with no method, picks the method the committed benchmarks show fastest
     to converge for the model and its number of hyperparameters
@@ -382,7 +382,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
 
     Returns
     -------
-    arviz.InferenceData with groups ``posterior`` (one variable per
+    arviz.InferenceData (on ArviZ 1.x an xarray.DataTree, the same groups) with groups ``posterior`` (one variable per
     hyperparameter on its natural scale: ``lengthscale`` over ``feature``,
     ``signal_variance``, ``noise_variance``, ...; ``model.hyperparameters``),
     ``unconstrained_posterior`` (the same variables, psi = log theta), ``sample_stats`` (``lp``,
@@ -417,8 +417,6 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     every MCMC method (``runner.Interrupted``).  Importance sampling and point estimates, and
     an interrupt before the first kept draw, end with KeyboardInterrupt.
     """
-    import arviz as az
-
     if not isinstance(model, _MODELS):
         raise TypeError(f"model must be one of {[t.__name__ for t in _MODELS]}, got {type(model).__name__}")
     options = dict(options)
@@ -520,7 +518,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         if interrupted and g in groups:
             groups[g].attrs["interrupted"] = 1
     # the seed also at the top level (idata.attrs): gb.sample(..., seed=idata.attrs["seed"]) repeats the run
-    idata = az.InferenceData(attrs={"seed": int(seed)}, **groups)
+    idata = make_idata(groups, {"seed": int(seed)})  # InferenceData on ArviZ 0.x, DataTree on 1.x (gpbayes.io)
     _warn_if_approximations_failed(idata)
     if meth.stoppable and not interrupted:
         _warn_if_not_converged(idata, stop)
@@ -558,7 +556,7 @@ def convergence_diagnostics(idata) -> tuple[float, float]:
 
     psi = psi_draws(idata).values
     if _weighted_draws(idata):  # importance-corrected draws: the weighted estimator's ESS
-        summ = diagnostics.importance_corrected_summary(psi, idata.sample_stats["log_weight"].values)
+        summ = diagnostics.importance_corrected_summary(psi, group(idata, "sample_stats")["log_weight"].values)
         return float(np.max(summ["rhat"])), float(np.min(summ["ess_bulk"]))
     rhat = max(diagnostics.split_rhat(psi[:, :, j], rank_normalize=True) for j in range(psi.shape[2]))
     ess = min(diagnostics.ess(psi[:, :, j], method="bulk") for j in range(psi.shape[2]))
@@ -568,13 +566,13 @@ def convergence_diagnostics(idata) -> tuple[float, float]:
 def _warn_if_not_converged(idata, stop: runner.StopRule | None) -> None:
     """An MCMC run (any method) whose R-hat or bulk ESS misses the stop rule (``stop``, else the default
     ``runner.StopRule()``): one :class:`NotConvergedWarning` with the worst values and what to do."""
-    if "unconstrained_posterior" not in idata.groups():
+    if not has_group(idata, "unconstrained_posterior"):
         return
-    stopped = str(idata.sample_stats.attrs.get("stopped", ""))
+    stopped = str(group(idata, "sample_stats").attrs.get("stopped", ""))
     if stopped == "converged":
         return
     rule = stop if stop is not None else runner.StopRule()
-    n_chains, n_draws = idata.posterior.sizes["chain"], idata.posterior.sizes["draw"]
+    n_chains, n_draws = (group(idata, "posterior").sizes[d] for d in ("chain", "draw"))
     if n_draws < 4:  # split R-hat needs two halves of at least two draws
         rhat, ess = math.nan, math.nan
     else:
@@ -597,9 +595,9 @@ def _warn_if_approximations_failed(idata) -> None:
     """One ``ConvergenceWarning`` for the whole run when Laplace/EP fits failed (diverged or stopped at
     their iteration limit): how many, in kept draws and in warm-up, where they are counted and what they
     mean.  Each fit was tallied (``sample_stats["n_not_converged"]``), not printed."""
-    if "sample_stats" not in idata.groups():
+    if not has_group(idata, "sample_stats"):
         return
-    ss = idata.sample_stats
+    ss = group(idata, "sample_stats")
     kept = int(ss["n_not_converged"].sum()) if "n_not_converged" in ss else 0
     draws_hit = int((ss["n_not_converged"] > 0).sum()) if "n_not_converged" in ss else 0
     warm = int(ss["warmup_n_not_converged"].sum()) if "warmup_n_not_converged" in ss else 0
@@ -627,7 +625,7 @@ def _warn_if_weights_uneven(idata) -> None:
     say so, with Kish's efficiency and the Pareto k, and name the unweighted exact alternative."""
     from . import diagnostics
 
-    lw = idata.sample_stats["log_weight"].values
+    lw = group(idata, "sample_stats")["log_weight"].values
     if np.sum(np.isfinite(lw)) < 10:
         return
     summ = diagnostics.importance_corrected_summary(psi_draws(idata).values[:, :, :1], lw)
@@ -655,14 +653,15 @@ def summary(idata, **kwargs):
     import arviz as az
 
     names = hyperparameter_names(idata)
-    if idata.posterior.sizes["draw"] * idata.posterior.sizes["chain"] == 1:  # a point estimate
+    sizes = group(idata, "posterior").sizes
+    if sizes["draw"] * sizes["chain"] == 1:  # a point estimate
         import warnings
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             table = az.summary(idata, var_names=names, kind="stats")
         return table[["mean"]].rename(columns={"mean": "estimate"})
-    ss = idata.sample_stats
+    ss = group(idata, "sample_stats")
     if _weighted_draws(idata):
         table = _weighted_summary(idata, names)
     else:
@@ -684,7 +683,7 @@ def _weighted_draws(idata) -> bool:
     """The posterior draws carry importance weights per draw (``sample_stats["log_weight"]`` over
     (chain, draw): ``ISCorrectedNUTS``), as opposed to an importance sample resampled into them (AMIS,
     whose ``log_weight`` runs over ``importance_sample``)."""
-    ss = idata.sample_stats
+    ss = group(idata, "sample_stats")
     return "log_weight" in ss and tuple(ss["log_weight"].dims) == ("chain", "draw")
 
 
@@ -697,9 +696,9 @@ def _weighted_summary(idata, names):
     unreliable, Vehtari et al. 2024); the unweighted chain's own columns (tail ESS, MCSE of the sd) are dropped."""
     from . import diagnostics
 
-    stacked = stack_hyperparameters(idata.posterior[names])  # one column per entry: lengthscale[age], ...
+    stacked = stack_hyperparameters(group(idata, "posterior")[names])  # one column per entry: lengthscale[age], ...
     theta, names = stacked.values, [str(p) for p in stacked["param"].values]
-    lw = idata.sample_stats["log_weight"].values
+    lw = group(idata, "sample_stats")["log_weight"].values
     summ = diagnostics.importance_corrected_summary(theta, lw)
     w = np.exp(lw - np.max(lw)).ravel()
     w /= w.sum()
@@ -724,7 +723,7 @@ def hyperparameter_names(idata) -> list[str]:
     ``unconstrained_posterior``: ``lengthscale`` over ``feature``, ``signal_variance``, ...;
     ``posterior`` holds them on the natural scale theta = exp(psi), a LatentGP's ``mean_constant`` as
     sampled; ``psi_draws`` stacks their entries)."""
-    return [str(v) for v in idata.unconstrained_posterior.data_vars]
+    return [str(v) for v in group(idata, "unconstrained_posterior").data_vars]
 
 
 def _draw_matrix(idata, max_draws: int, rng) -> np.ndarray:
@@ -806,8 +805,8 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     if isinstance(model, GPLVMRegressor):
         from .gplvm import pseudo_marginal as gpm
 
-        if "Z" in idata.posterior:
-            grp = idata.posterior
+        if "Z" in group(idata, "posterior"):
+            grp = group(idata, "posterior")
             Z = grp["Z"].values.reshape(-1, *grp["Z"].shape[2:])
             all_psi = psi_draws(idata).values.reshape(Z.shape[0], -1)
             pick = np.sort(rng.choice(Z.shape[0], size=min(max_draws, Z.shape[0]), replace=False))
@@ -825,7 +824,7 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     if isinstance(model, SparseGP):
         from .sparse.target import predict_class_probabilities, predict_latent_draws
 
-        grp = idata.posterior
+        grp = group(idata, "posterior")
         v = grp["v"].values.reshape(-1, *grp["v"].shape[2:])
         all_psi = psi_draws(idata).values.reshape(v.shape[0], -1)
         pick = np.sort(rng.choice(v.shape[0], size=min(max_draws, v.shape[0]), replace=False))

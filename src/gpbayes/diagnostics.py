@@ -657,7 +657,8 @@ def _weighted_mean_and_ess(h: np.ndarray, wn: np.ndarray) -> tuple[float, float,
 
 def smoothed_log_weights(log_weights: Any) -> tuple[np.ndarray, float]:
     """Pareto-smoothed log importance weights and the Pareto shape k^ of their tail (PSIS; Vehtari,
-    Simpson, Gelman, Yao & Gabry 2024, JMLR 25(72), Alg. 1, by ``arviz.psislw`` with r_eff = 1).
+    Simpson, Gelman, Yao & Gabry 2024, JMLR 25(72), Alg. 1, by the installed ArviZ's PSIS with r_eff = 1:
+    ``arviz.psislw`` on 0.x, arviz-stats' on 1.x).
 
     The largest M = min(S / 5, 3 sqrt(S)) of the S weights are replaced by the expected order
     statistics of a generalized Pareto distribution fitted to them, and the weights truncated at
@@ -666,16 +667,40 @@ def smoothed_log_weights(log_weights: Any) -> tuple[np.ndarray, float]:
     Sec. 3-4); k^ is the diagnostic to report with them.  Returns the smoothed log weights
     (unnormalised, same shape, -inf kept) and k^.
     """
-    import arviz as az
-
     lw = np.asarray(log_weights, dtype=np.float64)
     flat = lw.ravel()
     finite = np.isfinite(flat)
     out = np.full(flat.shape, -np.inf)
     with np.errstate(all="ignore"):
-        smoothed, k = az.psislw(flat[finite] - np.max(flat[finite]), reff=1.0, normalize=False)
+        smoothed, k = _psislw(flat[finite] - np.max(flat[finite]))
     out[finite] = np.asarray(smoothed)
     return out.reshape(lw.shape), float(np.asarray(k))
+
+
+def _psislw(lw: np.ndarray) -> tuple[np.ndarray, float]:
+    """The installed ArviZ's PSIS of the log weights ``lw`` (r_eff = 1): ``arviz.psislw`` on 0.x; on
+    1.x, which dropped it, arviz-stats' ``psislw`` (its input the negated log weights, as for LOO),
+    shifted to the same maximum as the input.  The two fit the Pareto tail slightly differently: k^
+    agrees to a few hundredths, not bit for bit."""
+    import arviz as az  # on 1.x it registers arviz-stats' .azstats accessor
+    import xarray as xr
+
+    from .io import arviz_uses_datatree
+
+    if not arviz_uses_datatree():
+        return az.psislw(lw, reff=1.0, normalize=False)
+    # the tail as arviz.psislw takes it: the weights above the (M+1)-th largest; of 4 or fewer (a short run,
+    # equal weights) it returns them unsmoothed with k^ = inf, where arviz-stats raises
+    m = math.ceil(min(0.2 * lw.size, 3.0 * math.sqrt(lw.size)))
+    cutoff = max(np.sort(lw)[-m - 1] if lw.size > m else -np.inf, np.log(np.finfo(float).tiny) + np.max(lw))
+    if np.sum(lw > cutoff) <= 4:
+        return lw.copy(), math.inf
+    try:
+        smoothed, k = xr.DataArray(-lw, dims=["draw"]).azstats.psislw(dim="draw", r_eff=1.0)
+    except ValueError:  # arviz-stats' other refusals (e.g. all tail values equal): not estimable, as above
+        return lw.copy(), math.inf
+    smoothed = np.asarray(smoothed.values)
+    return smoothed - np.max(smoothed) + np.max(lw), float(k)
 
 
 def importance_corrected_summary(draws: Any, log_weights: Any, smoothing: str | None = None) -> dict:

@@ -1,6 +1,7 @@
 """The ArviZ group layout of sampler results.
 
-A sampler run is a set of ``xarray.Dataset`` groups (``arviz.InferenceData``):
+A sampler run is a set of ``xarray.Dataset`` groups (an ``arviz.InferenceData`` on ArviZ 0.x, an
+``xarray.DataTree`` on ArviZ 1.x):
 
 * ``posterior``    — sampled quantities, dims ``(chain, draw, ...)``;
 * ``sample_stats`` — per-draw statistics, dims ``(chain, draw)``: standard
@@ -10,9 +11,13 @@ A sampler run is a set of ``xarray.Dataset`` groups (``arviz.InferenceData``):
 * further groups of the ArviZ schema (``unconstrained_posterior``,
   ``observed_data``, ``constant_data``, ...).
 
-``arviz.InferenceData(**groups)`` holds them; ``idata.to_netcdf`` /
-``arviz.from_netcdf`` store and read them.  (Atomic writes, provenance and
-the reproduction's own file conventions are ``gpbayes_repro.io``.)
+:func:`make_idata` holds them in the container of the installed ArviZ -- the one place that
+asks which: ``arviz.InferenceData`` on ArviZ 0.x, ``xarray.DataTree`` on ArviZ 1.x (which
+replaced InferenceData by it), with the same groups, variables, dims and attributes;
+:func:`group`, :func:`group_names`, :func:`has_group`, :func:`set_group` and
+:func:`result_attrs` read and extend either.  ``idata.to_netcdf`` / ``arviz.from_netcdf``
+store and read them on both.  (Atomic writes, provenance and the reproduction's own file
+conventions are ``gpbayes_repro.io``.)
 """
 
 from __future__ import annotations
@@ -25,6 +30,13 @@ import numpy as np
 import xarray as xr
 
 __all__ = [
+    "arviz_uses_datatree",
+    "make_idata",
+    "group",
+    "group_names",
+    "has_group",
+    "set_group",
+    "result_attrs",
     "make_inference_groups",
     "concat_chains",
     "to_inference_groups",
@@ -33,6 +45,74 @@ __all__ = [
     "stack_hyperparameters",
     "check_names",
 ]
+
+
+def arviz_uses_datatree() -> bool:
+    """Whether the installed ArviZ holds results in ``xarray.DataTree`` (ArviZ >= 1.0) rather than
+    ``arviz.InferenceData`` (0.x)."""
+    import arviz as az
+
+    return int(str(az.__version__).split(".", 1)[0]) >= 1
+
+
+def make_idata(groups: Mapping[str, xr.Dataset], attrs: Mapping | None = None):
+    """The result container of the installed ArviZ from its groups (name -> ``xarray.Dataset``) and
+    top-level attributes: an ``xarray.DataTree`` with one child node per group on ArviZ 1.x, an
+    ``arviz.InferenceData`` on 0.x.  Both give ``idata.posterior["x"]``, ``idata.attrs``,
+    ``idata.to_netcdf(path)`` and ``arviz.summary(idata)``; the other helpers of this module
+    read either."""
+    attrs = dict(attrs or {})
+    if arviz_uses_datatree():
+        tree = xr.DataTree.from_dict({f"/{name}": ds for name, ds in groups.items()})
+        tree.attrs.update(attrs)
+        return tree
+    import arviz as az
+
+    return az.InferenceData(attrs=attrs, **groups)
+
+
+def _is_tree(idata) -> bool:
+    tree = getattr(xr, "DataTree", None)
+    return tree is not None and isinstance(idata, tree)
+
+
+def group_names(idata) -> list[str]:
+    """The groups of a result (``posterior``, ``sample_stats``, ...), in order, of either container."""
+    if _is_tree(idata):
+        return [str(name) for name in idata.children]
+    return list(idata.groups())
+
+
+def has_group(idata, name: str) -> bool:
+    """Whether a result (either container) has the group ``name``."""
+    return name in group_names(idata)
+
+
+def group(idata, name: str) -> xr.Dataset:
+    """The group ``name`` of a result as an ``xarray.Dataset`` (a DataTree node's variables and
+    attributes; InferenceData's group as it is); KeyError when there is none."""
+    if not has_group(idata, name):
+        raise KeyError(f"the result has no group {name!r}; its groups: {group_names(idata)}")
+    if _is_tree(idata):
+        return idata[name].to_dataset()
+    return getattr(idata, name)
+
+
+def set_group(idata, name: str, ds: xr.Dataset) -> None:
+    """Add the group ``name`` to ``idata`` in place, replacing one of that name."""
+    if _is_tree(idata):
+        if name in idata.children:
+            del idata[name]
+        idata[name] = xr.DataTree(ds)
+        return
+    if name in idata.groups():
+        del idata[name]
+    idata.add_groups({name: ds})
+
+
+def result_attrs(idata) -> dict:
+    """The top-level attributes of a result (``seed``, ...), of either container."""
+    return dict(idata.attrs)
 
 
 def make_inference_groups(
@@ -231,7 +311,7 @@ def psi_draws(idata) -> xr.DataArray:
     ``(chain, draw, param)`` (from ``unconstrained_posterior``, exactly as sampled; :func:`stack_hyperparameters`:
     ``param`` is ``lengthscale[0]``, ..., ``signal_variance``, ...).  A result of an earlier gpbayes (one
     variable per coordinate: ``tau_0``, ``sigma``) is read the same way."""
-    return stack_hyperparameters(idata.unconstrained_posterior)
+    return stack_hyperparameters(group(idata, "unconstrained_posterior"))
 
 
 def check_names(model, idata, what: str) -> None:
@@ -239,7 +319,7 @@ def check_names(model, idata, what: str) -> None:
     ``compute_log_likelihood``): the hyperparameters are read in psi's order, so their number must be the
     model's; a result saved by an earlier gpbayes, with one variable per coordinate under the names of
     before (``tau_0``, ``sigma``), is read as it is, with a DeprecationWarning naming the current ones."""
-    if "unconstrained_posterior" not in idata.groups():
+    if not has_group(idata, "unconstrained_posterior"):
         raise ValueError(f"{what}: idata has no unconstrained_posterior group (psi = log theta, as gb.sample "
                          f"writes it); {type(model).__name__} reads its hyperparameters {model.hyperparameter_labels} "
                          "from there")

@@ -84,11 +84,17 @@ _KEEPS_F = ("method 'nuts-whitened', or 'slice-<representation>' (e.g. 'slice-su
             "'pseudo-marginal', 'nuts-is', 'pm-amis' and 'ep-ml' keep none")
 
 
+def _posterior(idata) -> xr.Dataset:
+    from .io import group
+
+    return group(idata, "posterior")
+
+
 def _latent(model, idata, what: str) -> np.ndarray:
-    if "f" not in idata.posterior:
+    if "f" not in _posterior(idata):
         raise ValueError(f"{what} of {type(model).__name__} needs the latent draws f in the posterior: sample with "
                          f"{_KEEPS_F}")
-    return idata.posterior["f"].values
+    return _posterior(idata)["f"].values
 
 
 def _offset(model, psi: np.ndarray) -> np.ndarray | float:
@@ -129,9 +135,9 @@ def _group(values: np.ndarray, shape, n: int, dim: str = "obs", n_out: int | Non
 
 def _extend(idata, name: str, ds: xr.Dataset, extend: bool):
     if extend:
-        if name in idata.groups():
-            del idata[name]
-        idata.add_groups({name: ds})
+        from .io import set_group
+
+        set_group(idata, name, ds)  # InferenceData (ArviZ 0.x) or DataTree (1.x)
         return idata
     return ds
 
@@ -334,12 +340,12 @@ def _sparse_draws(model, idata, psi, Xs, rng) -> np.ndarray:
     _check_dense_size(Xs.shape[0], f"joint posterior predictive draws of {type(model).__name__} at {Xs.shape[0]} "
                       "inputs", "give X_new in batches of fewer rows (draws at separate calls are independent "
                       "given each posterior draw), or use gb.predict for the per-point class probabilities")
-    if "v" not in idata.posterior:
+    if "v" not in _posterior(idata):
         raise ValueError(f"posterior predictive draws of {type(model).__name__} need the whitened inducing values v "
                          "in the posterior (dims chain, draw, inducing, latent_gp): sample with method 'joint-hmc' "
                          "or 'gibbs'")
     target = model.target
-    v = idata.posterior["v"].values
+    v = _posterior(idata)["v"].values
     flat = psi.reshape(-1, psi.shape[-1])
     f = sample_latent_draws(rng, target, v.reshape(flat.shape[0], *v.shape[2:]), flat, Xs)  # (S, m, C)
     f = f if target.n_latent > 1 else f[:, :, 0]
@@ -353,8 +359,8 @@ def _gplvm_latent_draws(model, idata, psi, rng) -> np.ndarray:
     from .gplvm.vb import latent_posterior
 
     gplvm = model.gplvm
-    if "Z" in idata.posterior:
-        return idata.posterior["Z"].values.reshape(psi.shape[0], gplvm.n, gplvm.latent_dim)
+    if "Z" in _posterior(idata):
+        return _posterior(idata)["Z"].values.reshape(psi.shape[0], gplvm.n, gplvm.latent_dim)
     out, key, q = np.empty((psi.shape[0], gplvm.n, gplvm.latent_dim)), None, None
     for s, p in enumerate(psi):
         if p.tobytes() != key:

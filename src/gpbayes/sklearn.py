@@ -11,7 +11,7 @@
 
 ``fit`` builds the library's model of the data (``gpbayes.GPClassifier`` /
 ``gpbayes.GPRegressor``, kept as ``model_``) and samples its hyperparameters with
-``gpbayes.sample`` (the posterior as ``idata_``, an ``arviz.InferenceData``);
+``gpbayes.sample`` (the posterior as ``idata_``, an ``arviz.InferenceData``, on ArviZ 1.x an ``xarray.DataTree``);
 ``predict`` / ``predict_proba`` are ``gpbayes.predict``, the posterior predictive
 averaged over up to ``predict_draws`` draws (F&G eq. 8 for the classifier; the
 mixture of exact GP predictives, R&W eqs. 2.25-2.26, for the regressor).
@@ -222,7 +222,7 @@ class BayesianGPClassifier(_BayesianGP):
         The two labels, sorted; ``classes_[1]`` is the positive class.
     n_features_in_ : int
     model_ : gpbayes.GPClassifier
-    idata_ : arviz.InferenceData
+    idata_ : arviz.InferenceData or xarray.DataTree (ArviZ 1.x)
         The posterior of the hyperparameters (``az.summary(clf.idata_)``).
 
     Only two classes: for more, ``gpbayes.SparseGPClassifier`` (robust-max) or
@@ -305,7 +305,7 @@ class BayesianGPRegressor(_BayesianGP):
     ----------
     n_features_in_ : int
     model_ : gpbayes.GPRegressor
-    idata_ : arviz.InferenceData
+    idata_ : arviz.InferenceData or xarray.DataTree (ArviZ 1.x)
     """
 
     _estimator_type = "regressor"
