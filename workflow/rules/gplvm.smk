@@ -71,6 +71,7 @@ GPLVM_JOINT_CHAIN_SET = {
         "chains_per_job",
         "joint_n_burn",
         "joint_n_draws",
+        "joint_thin",
         "n_inducing",
     )
 }

@@ -270,7 +270,9 @@ def label_invariant(model: SupervisedGPLVM, psi_draws) -> dict[str, np.ndarray]:
 #   2. random-walk MH on all of psi with V fixed (non-centred: Z = L_z(sigma') V moves with sigma), the
 #      proposal s L adapted in warm-up (``RandomWalkAdaptation``: Robbins-Monro scale, Haario covariance);
 #   3. random-walk MH on log sigma with Z fixed (centred: V' = L_z(sigma')^-1 Z, acceptance from
-#      p(Z | X, sigma') p(sigma')), the same marginal scale as move 2's;
+#      p(Z | X, sigma') p(sigma')), the same marginal scale as move 2's; then (3b) univariate slice sampling
+#      (Neal 2003, stepping out) of every coordinate of psi given Z -- sigma from p(sigma) p(Z | X, sigma),
+#      theta, theta_S and beta from p(psi) p(Y | Z, psi) -- which needs no tuning;
 #   4. per latent dimension j, the scale move (v_:,j, log theta_j) -> (e^s v_:,j, log theta_j - 2 s),
 #      s ~ N(0, ``scale_sd``^2): theta_j (z_nj - z_mj)^2 is unchanged, so the likelihood is; the
 #      acceptance ratio is N(e^s v_:,j; 0, I) e^(N s) p(log theta_j - 2 s) / (N(v_:,j; 0, I) p(log theta_j))
@@ -371,7 +373,7 @@ MOVES = ("ess", "block", "centred", "slice", "scale", "rotation")
 
 
 def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: SupervisedGPLVM, prior, factor: np.ndarray,
-               *, n_ess: int = 3, scale_sd: float = 0.2, slice_width: float = 1.0,
+               *, n_ess: int = 1, scale_sd: float = 0.2, slice_width: float = 1.0,
                moves=MOVES) -> tuple[JointGibbsState, JointGibbsInfo]:
     """One iteration of moves 1-5 (the comment above this function) with the psi proposal factor ``factor``
     (p x p: psi' = psi + factor xi, xi ~ N(0, I)); ``moves`` selects a subset (each is exact on its own:
@@ -492,7 +494,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
 
 
 def gibbs_chain_spec(model: SupervisedGPLVM, prior, psi0, Z0, *, n_warmup: int, proposal_sd: float = 0.1,
-                     n_ess: int = 3, scale_sd: float = 0.2, target_accept: float = 0.25) -> runner.ChainSpec:
+                     n_ess: int = 1, scale_sd: float = 0.2, target_accept: float = 0.25) -> runner.ChainSpec:
     """A chain of :func:`gibbs_step` from (psi0, Z0), the psi proposal adapted in ``n_warmup`` iterations
     (``RandomWalkAdaptation``: from ``proposal_sd``^2 I, Robbins-Monro scale towards ``target_accept``,
     the draws' covariance at n/2 and 3n/4) and frozen after; Z recorded per kept draw (``extra["Z"]``)."""

@@ -97,7 +97,8 @@ class GPLVMJointGibbs(Method):
     """Metropolis-within-Gibbs on the supervised GPLVM's joint posterior p(psi, Z | X, Y), Z = L_z(sigma) V
     (``gpbayes.gplvm.joint.gibbs_step``): per iteration ``n_ess`` elliptical slice updates of V (Gadd et
     al.'s Alg. 3 in whitened coordinates), random-walk MH on psi with V fixed (proposal adapted in
-    warm-up), MH on log sigma with Z fixed, the likelihood-free scale moves (v_:,j, theta_j) ->
+    warm-up), MH on log sigma with Z fixed, univariate slice sampling of each psi coordinate given Z
+    (Neal 2003), the likelihood-free scale moves (v_:,j, theta_j) ->
     (e^s v_:,j, theta_j e^-2s) and uniform rotations of pairs of latent columns.  Exact, like
     ``joint-nuts``; on Gadd et al.'s simulation, where Z's posterior is a ring about the origin that
     NUTS follows with hundreds of leapfrog steps per draw, it is the faster of the two (measured in
@@ -110,7 +111,7 @@ class GPLVMJointGibbs(Method):
 
     Parameters
     ----------
-    n_ess : int, default 3
+    n_ess : int, default 1
         Elliptical slice updates of V per iteration.
     scale_sd : float, default 0.2
         Standard deviation of s in the scale moves.
@@ -123,7 +124,7 @@ class GPLVMJointGibbs(Method):
         Chains start at the type-II ML psi plus N(0, start_noise_sd^2) noise on the log scale.
     """
 
-    n_ess: int = 3
+    n_ess: int = 1
     scale_sd: float = 0.2
     proposal_sd: float = 0.1
     target_accept: float = 0.25

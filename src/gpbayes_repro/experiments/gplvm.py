@@ -433,7 +433,8 @@ def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, b
     method = joint_method(cfg).starting_at(starts)
     rngs = [rngmod.stream(seed, "gplvm", case, "joint_chain", c) for c in chains]
     specs = method.chain_specs(lib, rngs, int(settings["n_burn"]))
-    runs = [runner.run_spec(r, spec, n_draws=int(settings["n_draws"])) for r, spec in zip(rngs, specs)]
+    thin = int(settings.get("joint_thin", 1))  # keep one iteration in thin (the kept draws: n_draws)
+    runs = [runner.run_spec(r, spec, n_draws=int(settings["n_draws"]), thin=thin) for r, spec in zip(rngs, specs)]
     post = {name: np.stack([np.exp(r.draws[:, i]) for r in runs]) for i, name in enumerate(model.param_names)}
     post["Z"] = np.stack([r.extra["Z"] for r in runs])
     st = {"accepted": np.stack([r.stats["accepted"] for r in runs])[..., None].astype(bool),
@@ -451,7 +452,7 @@ def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, b
         post, st, extra_dims={"Z": ("point", "latent"), "accepted": ("gibbs_block",),
                               "acceptance_prob": ("gibbs_block",)},
         attrs={"case": case, "block": int(block), "chain_set": "joint", "rho": 0.0, "n_imp": 0,
-               "method": method.label})
+               "method": method.label, "thin": thin})
     for g in groups.values():
         g["chain"] = np.array(chains)
     groups["sample_stats"]["start"] = (("chain", "param"), np.stack([s["psi"] for s in starts]))
