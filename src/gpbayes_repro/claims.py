@@ -36,6 +36,7 @@ import numpy as np
 
 from gpbayes_repro import io
 from gpbayes_repro import papers as _papers
+from gpbayes_repro.gates import MAX_RHAT, MIN_ESS  # the convergence gate (shared with final_states)
 
 __all__ = ["VERDICTS", "decide", "decide_count", "welch_interval", "finite_or_none", "convergence", "bootstrap_ratio",
            "convergence_gate", "directional_gate", "validate_claim", "write_claims",
@@ -51,8 +52,6 @@ _OPTIONAL = {"verdict", "reason", "interval", "figures", "quote", "rationale", "
              # issue 32: written by write_claims from the registry (gpbayes_repro.registry) and final_states
              "kind", "encoding", "final_state"}
 VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE")
-#: the convergence gate of every claim that rests on MCMC output
-MAX_RHAT, MIN_ESS = 1.05, 100.0
 
 
 def decide(lo: float, hi: float, threshold, side: str = "above") -> str:

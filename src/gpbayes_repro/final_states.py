@@ -182,7 +182,7 @@ def _unconverged(reason: str, proj: dict) -> dict:
     """NOT_ASSESSABLE for chains far from the gate; NEEDS_COMPUTE (longer chains) for chains close to it."""
     import re
 
-    from gpbayes_repro.claims import MIN_ESS
+    from gpbayes_repro.gates import MIN_ESS
 
     ess = [float(x) for x in re.findall(r"min bulk ESS ([0-9.eE+-]+)", reason)]
     rhat = [float(x) for x in re.findall(r"R-hat ([0-9.eE+-]+)", reason)]
