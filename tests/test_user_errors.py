@@ -82,3 +82,264 @@ def test_sum_of_kernels_is_their_sum():
     X = np.random.default_rng(1).normal(size=(5, 2))
     psi = total.initial_psi(X)
     np.testing.assert_array_equal(total(psi, X), (ks[0] + ks[1] + ks[2])(psi, X))
+
+
+# ---------------------------------------------------------------------------
+# models: boolean options, counts, the kernel argument
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [lambda X, y, **kw: gb.GPRegressor(X, y, **kw),
+                                  lambda X, y, **kw: gb.GPClassifier(X, y > 0, **kw),
+                                  lambda X, y, **kw: gb.PoissonGP(X, np.arange(len(y)) % 3, **kw),
+                                  lambda X, y, **kw: gb.LatentGP(X, y, likelihood="gaussian", **kw),
+                                  lambda X, y, **kw: gb.SparseGP(X, y, likelihood="gaussian", maxiter=2, **kw)])
+@pytest.mark.parametrize("option", ["ard", "standardize"])
+@pytest.mark.parametrize("value", ["no", 1, 0, None, "False"])
+def test_a_non_bool_model_option_is_refused(make, option, value):
+    X, y = _xy()
+    with pytest.raises(TypeError, match=rf"{option} must be True or False, got {value!r}"):
+        make(X, y, **{option: value})
+
+
+def test_numpy_bools_are_accepted_for_model_options():
+    X, y = _xy()
+    m = gb.GPRegressor(X, y, ard=np.True_, standardize=np.bool_(False))
+    assert m.kernel.ard and np.all(m.x_scale == 1.0)
+
+
+@pytest.mark.parametrize("option,value", [("n_inducing", 5.7), ("n_inducing", "5"), ("n_inducing", True),
+                                          ("n_quad", 10.5), ("seed", 0.5), ("maxiter", "10")])
+def test_a_non_integer_count_of_the_sparse_gp_is_refused(option, value):
+    X, y = _xy()
+    kw = {"maxiter": 2, option: value}
+    with pytest.raises(TypeError, match=rf"{option} must be a whole number"):
+        gb.SparseGP(X, y, likelihood="gaussian", **kw)
+    with pytest.raises(TypeError, match=rf"{option} must be a whole number"):
+        gb.SparseGPClassifier(X, y > 0, **kw)
+
+
+def test_a_whole_float_count_is_accepted():
+    X, y = _xy()
+    assert gb.SparseGP(X, y, likelihood="gaussian", n_inducing=5.0, maxiter=2).target.Z.shape == (5, 2)
+
+
+@pytest.mark.parametrize("option,value", [("n_inducing", 5.7), ("latent_dim", 1.5), ("seed", "0"),
+                                          ("ml_restarts", 1.5), ("ml_max_iter", 2.5)])
+def test_a_non_integer_count_of_the_gplvm_is_refused(option, value):
+    X, y = _xy()
+    with pytest.raises(TypeError, match=rf"{option} must be a whole number"):
+        gb.GPLVMRegressor(X, np.column_stack([y, -y]), **{option: value})
+
+
+def test_gplvm_standardize_must_be_a_bool():
+    X, y = _xy()
+    with pytest.raises(TypeError, match="standardize must be True or False"):
+        gb.GPLVMRegressor(X, y, standardize="no")
+
+
+@pytest.mark.parametrize("name,suggestion", [("rbf", "SquaredExponential"), ("Matern52", "Matern52"),
+                                             ("squared_exponential", "SquaredExponential"),
+                                             ("periodic", "Periodic")])
+def test_a_kernel_given_as_a_string_names_the_class_to_use(name, suggestion):
+    X, y = _xy()
+    with pytest.raises(TypeError, match=rf"kernel must be a kernel object.*{name!r} names "
+                                        rf"gpbayes.kernels.{suggestion}: pass kernel=gb.kernels.{suggestion}\(2\)"):
+        gb.GPRegressor(X, y, kernel=name)
+
+
+def test_an_unknown_kernel_string_lists_the_library_kernels():
+    X, y = _xy()
+    with pytest.raises(TypeError, match=r"kernel must be a kernel object.*the library's kernels are "
+                                        r"\['SquaredExponential', 'Matern12'"):
+        gb.GPClassifier(X, y > 0, kernel="spline")
+
+
+@pytest.mark.parametrize("make", [lambda X, y, k: gb.GPRegressor(X, y, kernel=k),
+                                  lambda X, y, k: gb.GPClassifier(X, y > 0, kernel=k),
+                                  lambda X, y, k: gb.PoissonGP(X, np.arange(len(y)) % 3, kernel=k),
+                                  lambda X, y, k: gb.LatentGP(X, y, likelihood="gaussian", kernel=k),
+                                  lambda X, y, k: gb.SparseGP(X, y, likelihood="gaussian", kernel=k)])
+def test_a_kernel_class_says_instantiate_it(make):
+    X, y = _xy()
+    with pytest.raises(TypeError, match=r"kernel is the class Matern52, not a kernel: instantiate it: Matern52\(\.\.\.\)"):
+        make(X, y, K.Matern52)
+    with pytest.raises(TypeError, match=r"kernel must be a kernel object"):
+        make(X, y, 3.0)
+
+
+@pytest.mark.parametrize("kernel,culprit", [
+    (K.Matern52(active_dims=[5]), r"active_dims \[5\], but X has 2 column"),
+    (K.Matern52(3), r"input_dim = 3, but X has 2 column"),
+    (K.SquaredExponential(1), r"input_dim = 1, but X has 2 column"),
+    (K.Matern52(2) + K.Periodic(active_dims=[2]), r"Periodic has active_dims \[2\], but X has 2 column"),
+])
+def test_kernel_columns_are_checked_against_X_when_the_model_is_built(kernel, culprit):
+    X, y = _xy()
+    with pytest.raises(ValueError, match=culprit):
+        gb.GPRegressor(X, y, kernel=kernel)
+
+
+def test_kernels_on_some_columns_are_accepted():
+    X, y = _xy(d=3)
+    m = gb.GPRegressor(X, y, kernel=K.Matern52(active_dims=[0, 2]) + K.Linear(active_dims=[1]))
+    assert m.kernel.input_dim == 3
+
+
+# ---------------------------------------------------------------------------
+# likelihoods: classes, check_targets, output shapes, missing derivatives, non-finite log-likelihoods
+# ---------------------------------------------------------------------------
+class _LogLikOnly(gb.likelihoods.Likelihood):
+    """A Gaussian of unit variance that defines log_lik alone."""
+
+    name = "loglik-only"
+    approximations = ()
+
+    def check_targets(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+    def log_lik(self, y, f):
+        return -0.5 * (y - f) ** 2
+
+
+class _ColumnLogLik(_LogLikOnly):
+    def log_lik(self, y, f):
+        return np.reshape(-0.5 * (y - f) ** 2, (-1, 1))
+
+    def d1(self, y, f):
+        return y - f
+
+
+class _ColumnD1(_LogLikOnly):
+    def d1(self, y, f):
+        return np.reshape(y - f, (-1, 1))
+
+
+class _Drops(gb.likelihoods.Gaussian):
+    def check_targets(self, y):
+        return np.asarray(y, dtype=np.float64)[1:]
+
+
+class _Maps01(gb.likelihoods.Probit):
+    """Maps {0, 1} to {-1, +1}: applied again to its own output it refuses -1."""
+
+    def check_targets(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isin(y, [0.0, 1.0])):
+            raise ValueError("labels must be 0 or 1")
+        return 2.0 * y - 1.0
+
+
+class _Doubles(gb.likelihoods.Gaussian):
+    def check_targets(self, y):
+        return 2.0 * np.asarray(y, dtype=np.float64)
+
+
+class _NanAt3(gb.likelihoods.Gaussian):
+    def log_lik(self, y, f):
+        out = super().log_lik(y, f)
+        return np.where(np.arange(np.shape(out)[-1]) == 3, np.nan, out)
+
+
+@pytest.mark.parametrize("make", [lambda X, y, L: gb.LatentGP(X, y, likelihood=L),
+                                  lambda X, y, L: gb.SparseGP(X, y, likelihood=L, maxiter=2)])
+def test_a_likelihood_class_says_instantiate_it(make):
+    X, y = _xy()
+    with pytest.raises(TypeError, match=r"likelihood is the class Gaussian, not a likelihood: instantiate it: "
+                                        r"Gaussian\(\.\.\.\)"):
+        make(X, y, gb.likelihoods.Gaussian)
+
+
+def test_a_likelihood_class_in_the_classifier_says_instantiate_it():
+    X, y = _xy()
+    with pytest.raises(TypeError, match=r"likelihood is the class Logistic.*instantiate it: Logistic\(\.\.\.\)"):
+        gb.GPClassifier(X, y > 0, likelihood=gb.likelihoods.Logistic)
+
+
+def test_a_check_targets_that_drops_rows_is_refused_and_applied_once():
+    X, y = _xy()
+    with pytest.raises(ValueError, match=r"_Drops.check_targets changed the targets' shape from \(20,\) to \(19,\)"):
+        gb.LatentGP(X, y, likelihood=_Drops())
+    with pytest.raises(ValueError, match=r"check_targets changed the targets' shape"):
+        gb.SparseGP(X, y, likelihood=_Drops(), maxiter=2)
+
+
+@pytest.mark.parametrize("lik,labels", [(_Maps01(), True), (_Doubles(), False)])
+def test_a_check_targets_that_is_not_stable_is_refused(lik, labels):
+    X, y = _xy()
+    with pytest.raises(ValueError, match=r"check_targets is not stable"):
+        gb.LatentGP(X, (y > 0).astype(float) if labels else y, likelihood=lik)
+
+
+@pytest.mark.parametrize("lik,member", [(_ColumnLogLik(), "log_lik"), (_ColumnD1(), "d1")])
+def test_a_log_lik_or_d1_of_the_wrong_shape_is_refused_when_the_model_is_built(lik, member):
+    X, y = _xy()
+    with pytest.raises(ValueError, match=rf"{type(lik).__name__}.{member}\(y, f\) must return one value per "
+                                         r"observation.*got shape \(20, 1\).*return a 1-D array"):
+        gb.LatentGP(X, y, likelihood=lik)
+    with pytest.raises(ValueError, match=rf"{member}\(y, f\) must return one value per observation"):
+        gb.SparseGP(X, y, likelihood=lik, maxiter=2)
+
+
+def test_the_quadrature_refuses_a_log_lik_of_the_wrong_shape_instead_of_growing_arrays():
+    y = np.zeros(5)
+    with pytest.raises(ValueError, match=r"_ColumnLogLik.log_lik\(y, f\) must return one value per entry of f"):
+        gb.likelihoods.gauss_hermite_tilted_moments(_ColumnLogLik(), y, np.zeros(5), np.ones(5))
+
+
+@pytest.mark.parametrize("method", ["slice-surr-site", "surr", "slice-post-taylor"])
+def test_a_method_needing_d1_names_it_for_a_likelihood_with_log_lik_only(method):
+    X, y = _xy()
+    model = gb.LatentGP(X, y, likelihood=_LogLikOnly())
+    with pytest.raises(NotImplementedError, match=r"\(_LogLikOnly\) defines no d1\(\.\.\.\), which is needed by .*"
+                                                  rf"'{method}'.*define d1 on the class, or use a method that needs "
+                                                  r"only log_lik: \['aa', 'slice-fixed', 'slice-prior-white'\]"):
+        gb.sample(model, method=method, chains=1, draws=2, n_warmup=2, progress=False)
+
+
+@pytest.mark.parametrize("method", ["aa", "slice-fixed", "slice-prior-white"])
+def test_the_methods_named_as_needing_only_log_lik_run_with_log_lik_only(method):
+    X, y = _xy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(gb.LatentGP(X, y, likelihood=_LogLikOnly()), method=method, chains=1, draws=2,
+                          n_warmup=2, progress=False)
+    assert idata.posterior["f"].shape[-1] == 20
+
+
+@pytest.mark.parametrize("method", ["aa", "slice-surr-site"])
+def test_a_non_finite_initial_log_likelihood_names_the_likelihood_and_the_observation(method):
+    X, y = _xy()
+    with pytest.raises(ValueError, match=r"initial f has log-likelihood nan under the gaussian likelihood "
+                                         r"\(_NanAt3\); 1 non-finite term\(s\), the first at observation 3"):
+        gb.sample(gb.LatentGP(X, y, likelihood=_NanAt3()), method=method, chains=1, draws=2, n_warmup=2,
+                  progress=False)
+
+
+# ---------------------------------------------------------------------------
+# targets and labels
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("y", [np.array(["a", "b"] * 10), np.linspace(0, 1, 20).astype(str),
+                               np.array([1.0 + 1j] * 20), np.array([1.0] * 19 + ["x"], dtype=object)])
+def test_regression_targets_must_be_real_numbers(y):
+    X, _ = _xy()
+    with pytest.raises(ValueError, match=r"GPRegressor: y must be real numbers.*for class labels use "
+                                         r"gb.GPClassifier"):
+        gb.GPRegressor(X, y)
+
+
+def test_counts_and_likelihood_targets_must_be_numbers_not_text():
+    X, _ = _xy()
+    with pytest.raises(ValueError, match=r"PoissonGP: counts must be real numbers"):
+        gb.PoissonGP(X, np.array(["1"] * 20))
+    with pytest.raises(ValueError, match=r"gaussian: targets must be real numbers"):
+        gb.LatentGP(X, np.array(["1.5"] * 20), likelihood="gaussian")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, None])
+def test_a_missing_label_is_refused_naming_its_rows(bad):
+    X, y = _xy()
+    labels = np.where(y > 0, 1.0, 0.0).astype(object if bad is None else float)
+    labels[[2, 7]] = bad
+    with pytest.raises(ValueError, match=r"GPClassifier: y has 2 missing labels .* at rows \[2, 7\]"):
+        gb.GPClassifier(X, labels)
+    with pytest.raises(ValueError, match=r"SparseGPClassifier: y has 2 missing labels .* at rows \[2, 7\]"):
+        gb.SparseGPClassifier(X, labels, maxiter=2)
