@@ -343,3 +343,72 @@ def test_a_missing_label_is_refused_naming_its_rows(bad):
         gb.GPClassifier(X, labels)
     with pytest.raises(ValueError, match=r"SparseGPClassifier: y has 2 missing labels .* at rows \[2, 7\]"):
         gb.SparseGPClassifier(X, labels, maxiter=2)
+
+
+# ---------------------------------------------------------------------------
+# prior=, predict(max_draws=), the scikit-learn estimators' options
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("prior,form", [
+    ([gb.priors.Gamma(1.0, 1.0)] * 4, r"prior is a list of 4 item\(s\), not a prior"),
+    ((gb.priors.Gamma(1.0, 1.0),) * 4, r"prior is a tuple of 4 item\(s\), not a prior"),
+    (gb.priors.Gamma(1.0, 1.0), r"prior is one prior, Gamma\(shape=1.0, rate=1.0\), on a single hyperparameter"),
+    (0.5, r"prior must be None \(the defaults\), a dict or an IndependentPrior, got 0.5"),
+])
+def test_a_prior_of_the_wrong_form_says_which_forms_prior_takes(prior, form):
+    X, y = _xy()
+    with pytest.raises(TypeError, match=form + r".*prior= takes a dict \{name: prior\}.*the names are "
+                                              r"\['lengthscale\[0\]', 'lengthscale\[1\]', 'signal_variance', "
+                                              r"'noise_variance'\].*IndependentPrior"):
+        gb.GPRegressor(X, y, prior=prior)
+
+
+def test_a_prior_of_the_wrong_length_is_refused_in_every_model():
+    X, y = _xy()
+    three = gb.priors.IndependentPrior((gb.priors.Gamma(1.0, 1.0),) * 3)
+    with pytest.raises(ValueError, match=r"PoissonGP: prior has 3 components, the model 2 hyperparameters"):
+        gb.PoissonGP(X, np.arange(20) % 3, prior=three, ard=False)
+
+
+@pytest.fixture(scope="module")
+def _fitted():
+    X, y = _xy()
+    model = gb.GPRegressor(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = gb.sample(model, method="rwmh", chains=1, draws=5, n_warmup=5, progress=False)
+    return model, idata, X
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "10", True])
+def test_predict_max_draws_must_be_a_positive_integer(_fitted, value):
+    model, idata, X = _fitted
+    with pytest.raises(ValueError, match=rf"max_draws must be an integer >= 1 .*got {value!r}"):
+        gb.predict(model, idata, X[:3], max_draws=value)
+
+
+def test_predict_accepts_a_whole_float_max_draws_as_the_int(_fitted):
+    model, idata, X = _fitted
+    a = gb.predict(model, idata, X[:3], max_draws=3)
+    b = gb.predict(model, idata, X[:3], max_draws=3.0)
+    np.testing.assert_array_equal(a["mean"].values, b["mean"].values)
+
+
+@pytest.mark.parametrize("est", ["BayesianGPRegressor", "BayesianGPClassifier"])
+@pytest.mark.parametrize("option,value", [("ard", "no"), ("ard", 1), ("standardize", "no"), ("standardize", None)])
+def test_estimator_bool_options_must_be_bools(est, option, value):
+    from gpbayes import sklearn as sk
+
+    X, y = _xy()
+    clf = getattr(sk, est)(method="rwmh" if est == "BayesianGPRegressor" else "ep-ml", draws=5, chains=1,
+                           n_warmup=5, **{option: value})
+    with pytest.raises(TypeError, match=rf"{est}: {option} must be True or False, got {value!r}"):
+        clf.fit(X, y if est == "BayesianGPRegressor" else y > 0)
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, "200"])
+def test_estimator_predict_draws_must_be_a_positive_integer(value):
+    from gpbayes.sklearn import BayesianGPRegressor
+
+    X, y = _xy()
+    with pytest.raises(ValueError, match=rf"predict_draws must be an integer >= 1 .*got {value!r}"):
+        BayesianGPRegressor(method="rwmh", draws=5, chains=1, n_warmup=5, predict_draws=value).fit(X, y)
