@@ -412,3 +412,28 @@ def test_estimator_predict_draws_must_be_a_positive_integer(value):
     X, y = _xy()
     with pytest.raises(ValueError, match=rf"predict_draws must be an integer >= 1 .*got {value!r}"):
         BayesianGPRegressor(method="rwmh", draws=5, chains=1, n_warmup=5, predict_draws=value).fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# siblings: other parameters given as the wrong type
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("make,culprit", [
+    (lambda: gb.likelihoods.Poisson(exposure="a"), r"exposure must be a real number or an array of them, got 'a'"),
+    (lambda: gb.likelihoods.Poisson(exposure=-1.0), r"exposure must be positive and finite"),
+    (lambda: gb.likelihoods.Poisson(offset=None), r"offset must be a real number or an array of them, got None"),
+    (lambda: gb.likelihoods.Gaussian(noise_variance="a"), r"noise_variance must be a real number, got 'a'"),
+    (lambda: gb.likelihoods.Gaussian(noise_variance=True), r"noise_variance must be a real number, got True"),
+    (lambda: K.Matern52(2, nugget="a"), r"nugget must be a number >= 0"),
+    (lambda: K.SquaredExponential(2, nugget=None), r"nugget must be a number >= 0"),
+])
+def test_a_parameter_of_the_wrong_type_names_itself(make, culprit):
+    with pytest.raises((TypeError, ValueError), match=culprit):
+        make()
+
+
+def test_a_mean_class_and_a_text_exposure_are_refused():
+    X, y = _xy()
+    with pytest.raises(TypeError, match=r"mean is the class Constant, not a mean function: instantiate it"):
+        gb.GPRegressor(X, y, mean=gb.means.Constant)
+    with pytest.raises(ValueError, match=r"PoissonGP: exposure must be real numbers"):
+        gb.PoissonGP(X, np.arange(20) % 3, exposure="2")

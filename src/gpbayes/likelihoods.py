@@ -117,6 +117,17 @@ def _finite(name: str, y: np.ndarray) -> np.ndarray:
     return y
 
 
+def _check_real(lik, field: str, scalar: bool = False) -> None:
+    """A likelihood's parameter ``field`` must be a real number (or, unless ``scalar``, an array of them):
+    a string, bool, complex or None is refused, naming the parameter."""
+    value = getattr(lik, field)
+    a = np.asarray(value) if not isinstance(value, (bool, np.bool_)) else None
+    ok = a is not None and a.dtype.kind in "iuf" and (a.ndim == 0 or not scalar)
+    if not ok:
+        raise TypeError(f"{lik.name} likelihood ({type(lik).__name__}): {field} must be a real number"
+                        f"{'' if scalar else ' or an array of them'}, got {value!r} ({type(value).__name__})")
+
+
 def _check_pm1(name: str, y) -> np.ndarray:
     y = _finite(name, y)
     bad = np.setdiff1d(np.unique(y), [-1.0, 1.0])
@@ -565,6 +576,8 @@ class Gaussian(Likelihood):
     approximations = ("laplace",)
 
     def __post_init__(self):
+        for field in ("noise_variance", "offset"):
+            _check_real(self, field, scalar=True)
         if not (np.isfinite(self.noise_variance) and self.noise_variance > 0):
             raise ValueError(f"gaussian likelihood: noise_variance must be > 0, got {self.noise_variance}")
         if not np.isfinite(self.offset):
@@ -633,6 +646,18 @@ class Poisson(Likelihood):
     offset: float | np.ndarray = 0.0
     name = "poisson"
     approximations = ("laplace",)
+
+    def __post_init__(self):
+        """exposure > 0 and offset finite, real numbers (a scalar or one per bin): log(exposure) of a
+        negative or zero exposure would be NaN or -inf in every rate."""
+        _check_real(self, "exposure")
+        _check_real(self, "offset")
+        e = np.asarray(self.exposure, dtype=np.float64)
+        if not np.all(np.isfinite(e) & (e > 0)):
+            raise ValueError(f"poisson likelihood: exposure must be positive and finite (a scalar or one per "
+                             f"bin), got {np.ravel(e)[~(np.isfinite(np.ravel(e)) & (np.ravel(e) > 0))][:5].tolist()}")
+        if not np.all(np.isfinite(np.asarray(self.offset, dtype=np.float64))):
+            raise ValueError("poisson likelihood: offset must be finite")
 
     def check_targets(self, y):
         """y as floats; negative, fractional, NaN or infinite counts stop with a ValueError naming them."""

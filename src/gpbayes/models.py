@@ -475,6 +475,9 @@ class _Model:
         ``means.MeanKernel(kernel, mean)``; None (the default) leaves the model as it was."""
         if mean is None:
             return
+        if isinstance(mean, type):
+            raise TypeError(f"{type(self).__name__}: mean is the class {mean.__name__}, not a mean function: "
+                            f"instantiate it: {mean.__name__}(...), e.g. mean=gb.means.{mean.__name__}()")
         if not isinstance(mean, means.Mean):
             raise TypeError(f"mean must be None, gb.means.Constant(...) or gb.means.Linear(...), got "
                             f"{type(mean).__name__}")
@@ -698,7 +701,8 @@ class PoissonGP(_Model):
                              "counts must be non-negative integers")
         if not np.all(np.isfinite(y)) or np.any(y < 0) or np.any(y != np.round(y)):
             raise ValueError("counts must be non-negative integers")
-        exposure = np.asarray(exposure, dtype=np.float64)
+        exposure = _numeric_targets(exposure, "exposure", "PoissonGP", "exposure must be positive numbers (a scalar "
+                                    "or one per count)")
         if exposure.ndim not in (0, 1) or (exposure.ndim == 1 and exposure.shape != y.shape):
             raise ValueError(f"exposure must be a scalar or one value per count ({y.size}), got shape {exposure.shape}")
         if np.any(exposure <= 0) or not np.all(np.isfinite(exposure)):

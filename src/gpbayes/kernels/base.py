@@ -73,6 +73,10 @@ def _normalise_dims(obj, input_dim, active_dims) -> None:
     for flag in ("ard", "fixed_amplitude"):
         if hasattr(obj, flag):
             _check_flag(obj, flag)
+    nugget = getattr(obj, "nugget", 0.0)
+    if isinstance(nugget, (bool, np.bool_)) or not isinstance(nugget, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{owner}: nugget must be a number >= 0 (a relative diagonal term, e.g. 1e-6), got "
+                        f"{nugget!r} ({type(nugget).__name__})")
     if active_dims is not None:
         if isinstance(active_dims, (str, bytes)):
             raise TypeError(f"{owner}: active_dims must be a list of column indices (integers >= 0), e.g. "
