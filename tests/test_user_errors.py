@@ -437,3 +437,12 @@ def test_a_mean_class_and_a_text_exposure_are_refused():
         gb.GPRegressor(X, y, mean=gb.means.Constant)
     with pytest.raises(ValueError, match=r"PoissonGP: exposure must be real numbers"):
         gb.PoissonGP(X, np.arange(20) % 3, exposure="2")
+
+
+@pytest.mark.parametrize("y", [np.array(["a", "b"] * 10), np.linspace(0, 1, 20).astype(str)])
+def test_the_estimator_refuses_text_targets_for_regression(y):
+    from gpbayes.sklearn import BayesianGPRegressor
+
+    X, _ = _xy()
+    with pytest.raises(ValueError, match=r"BayesianGPRegressor: y must be real numbers.*BayesianGPClassifier"):
+        BayesianGPRegressor(method="rwmh", draws=5, chains=1, n_warmup=5).fit(X, y)

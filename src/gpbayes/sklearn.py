@@ -350,6 +350,10 @@ class BayesianGPRegressor(_BayesianGP):
         self._check_options()
         X = self._check_X(X, reset=True)
         y = self._check_y(y, X.shape[0])
+        if y.dtype.kind in "USc" or (y.dtype.kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in y)):
+            raise ValueError(f"BayesianGPRegressor: y must be real numbers, got {y.dtype} values (first: {y[0]!r}); "
+                             "for class labels use BayesianGPClassifier; numbers written as text: convert them "
+                             "first, np.asarray(y, dtype=float)")
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or inf: BayesianGPRegressor needs finite targets")
