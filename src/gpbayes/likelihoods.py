@@ -257,11 +257,13 @@ def probit_tilted_moments(y, mu_c, s2_c):
 # the protocol
 # ---------------------------------------------------------------------------
 #: the methods a likelihood without its own ``d1``/``d2`` cannot run: the quadrature fallbacks (the site fits
-#: of M&A eqs. 12-13, EP's tilted moments) centre their nodes by Newton's method on d1 and d2
-_NEEDS_D1_D2 = ("the protocol's quadrature fallbacks -- the site fits of the surrogate-data and posterior "
-                "representations ('surr', 'slice-surr-site', 'slice-surr-taylor', 'slice-post-site', "
-                "'slice-post-taylor'; override site_fit / taylor_fit instead) and EP's tilted moments -- and "
-                "by 'nuts-whitened' (d1) and the Laplace approximation ('pseudo-marginal', 'nuts-is')")
+#: of M&A eqs. 12-13, EP's tilted moments) centre their nodes by Newton's method on d1 and d2; 'nuts-whitened'
+#: uses d1 and starts at the Laplace mode (d1, d2); the Laplace approximation uses both
+_NEEDS_D1_D2 = ("the site fits of the surrogate-data and posterior representations ('surr', 'slice-surr-site', "
+                "'slice-surr-taylor', 'slice-post-site', 'slice-post-taylor': the protocol's quadrature fallbacks, "
+                "unless the class defines site_fit / taylor_fit), EP's tilted moments, 'nuts-whitened' (its "
+                "gradient and its start at the Laplace mode) and the Laplace approximation ('pseudo-marginal', "
+                "'nuts-is')")
 
 #: the methods that need only ``log_lik``
 _LOG_LIK_ONLY_METHODS = ("aa", "slice-fixed", "slice-prior-white")

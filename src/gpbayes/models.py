@@ -1055,7 +1055,9 @@ class LatentGP(_Model):
         ``"surr"`` and the other ``"slice-<rep>"`` representations (surrogate data, posterior:
         ``"slice-surr-site"``, ``"slice-post-taylor"``, ...) need the site fits of M&A eqs. 12-13,
         whose quadrature fallbacks centre their nodes by Newton's method on ``d1`` and ``d2`` (or
-        define ``site_fit`` / ``taylor_fit`` yourself); ``d1`` serves ``"nuts-whitened"``; a
+        define ``site_fit`` / ``taylor_fit`` yourself); ``"nuts-whitened"`` needs ``d1`` and, for
+        its start at the Laplace mode, ``d2`` -- so the default method (one of these two) needs
+        both; a
         method that needs a member the class does not define stops in ``gb.sample`` with a
         NotImplementedError naming it.  ``log_lik`` and ``d1`` must return one value per
         observation (checked here, at f = 0), and ``check_targets`` one target per row, its own
