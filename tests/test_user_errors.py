@@ -160,7 +160,8 @@ def test_an_unknown_kernel_string_lists_the_library_kernels():
                                   lambda X, y, k: gb.SparseGP(X, y, likelihood="gaussian", kernel=k)])
 def test_a_kernel_class_says_instantiate_it(make):
     X, y = _xy()
-    with pytest.raises(TypeError, match=r"kernel is the class Matern52, not a kernel: instantiate it: Matern52\(\.\.\.\)"):
+    with pytest.raises(TypeError, match=r"kernel is the class Matern52, not a kernel: instantiate it: "
+                                        r"Matern52\(\.\.\.\)"):
         make(X, y, K.Matern52)
     with pytest.raises(TypeError, match=r"kernel must be a kernel object"):
         make(X, y, 3.0)

@@ -613,8 +613,9 @@ def _check_whole_prior(prior, names: Sequence[str], owner: str) -> None:
     is_component = all(callable(getattr(prior, m, None)) for m in ("log_density", "grad_log_density",
                                                                     "sample_theta"))
     if isinstance(prior, (list, tuple)):
-        raise TypeError(f"{owner}: prior is a {type(prior).__name__} of {len(prior)} item(s), not a prior; {forms} "
-                        f"-- for these in order: prior=gpbayes.priors.IndependentPrior(tuple(your_{type(prior).__name__}))")
+        kind = type(prior).__name__
+        raise TypeError(f"{owner}: prior is a {kind} of {len(prior)} item(s), not a prior; {forms} -- for these "
+                        f"in order: prior=gpbayes.priors.IndependentPrior(tuple(your_{kind}))")
     if is_component and not callable(getattr(prior, "sample_psi", None)):
         raise TypeError(f"{owner}: prior is one prior, {prior!r}, on a single hyperparameter, without saying which; "
                         f"{forms}")
