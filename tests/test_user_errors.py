@@ -450,3 +450,24 @@ def test_the_estimator_refuses_text_targets_for_regression(y):
     X, _ = _xy()
     with pytest.raises(ValueError, match=r"BayesianGPRegressor: y must be real numbers.*BayesianGPClassifier"):
         BayesianGPRegressor(method="rwmh", draws=5, chains=1, n_warmup=5).fit(X, y)
+
+
+def test_a_likelihood_without_check_targets_names_the_missing_member():
+    class NoCheck(gb.likelihoods.Likelihood):
+        name = "nocheck"
+
+        def log_lik(self, y, f):
+            return -0.5 * (y - f) ** 2
+
+    X, y = _xy()
+    with pytest.raises(NotImplementedError, match=r"\(NoCheck\) defines no check_targets\(\.\.\.\)"):
+        gb.LatentGP(X, y, likelihood=NoCheck())
+
+
+def test_an_object_that_is_not_a_kernel_is_refused_naming_its_type():
+    class NotAKernel:
+        input_dim = 2
+
+    X, y = _xy()
+    with pytest.raises(TypeError, match=r"GPRegressor: kernel must be a kernel object .* got .*\(NotAKernel\)"):
+        gb.GPRegressor(X, y, kernel=NotAKernel())
