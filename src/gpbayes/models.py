@@ -248,13 +248,15 @@ def _check_flag(value, name: str, owner: str):
     return value
 
 
-def _check_integer(value, name: str, owner: str, minimum: int | None = 1) -> int:
-    """A count option as an int >= ``minimum`` (None: any, the caller checks the range): an int, numpy integer
-    or whole float (5.0); a fraction (5.7), bool or string is refused rather than truncated."""
+def _check_integer(value, name: str, owner: str, minimum: int | None = 1, allowed: str = "") -> int:
+    """A count option as an int >= ``minimum`` (None: any, the caller checks the range, described by
+    ``allowed``): an int, numpy integer or whole float (5.0); a fraction (5.7), bool or string is refused
+    rather than truncated."""
     whole = isinstance(value, (float, np.floating)) and bool(np.isfinite(value)) and float(value).is_integer()
     if isinstance(value, (bool, np.bool_)) or not (isinstance(value, (int, np.integer)) or whole):
-        raise TypeError(f"{owner}: {name} must be a whole number{'' if minimum is None else f' >= {minimum}'}, got "
-                        f"{value!r} ({type(value).__name__}), which would be truncated or misread; pass an int")
+        what = allowed if minimum is None else f" >= {minimum}"
+        raise TypeError(f"{owner}: {name} must be a whole number{what}, got {value!r} ({type(value).__name__}), "
+                        "which would be truncated or misread; pass an int")
     if minimum is not None and int(value) < minimum:
         raise ValueError(f"{owner}: {name} must be a whole number >= {minimum}, got {value!r}")
     return int(value)
@@ -818,7 +820,8 @@ class SparseGP(_Model):
         from .sparse.target import SparseTarget
 
         owner = type(self).__name__
-        n_inducing = _check_integer(n_inducing, "n_inducing", owner, minimum=None)  # range: below
+        n_inducing = _check_integer(n_inducing, "n_inducing", owner, minimum=None,
+                                    allowed=f" between 1 and n = {self.n}")
         n_quad = _check_integer(n_quad, "n_quad", owner)
         seed = _check_integer(seed, "seed", owner, minimum=0)
         maxiter = _check_integer(maxiter, "maxiter", owner, minimum=0)
@@ -945,7 +948,8 @@ class GPLVMRegressor(_Model):
 
         _check_flag(standardize, "standardize", "GPLVMRegressor")
         latent_dim = _check_integer(latent_dim, "latent_dim", "GPLVMRegressor")
-        n_inducing = _check_integer(n_inducing, "n_inducing", "GPLVMRegressor", minimum=None)  # range: below
+        n_inducing = _check_integer(n_inducing, "n_inducing", "GPLVMRegressor", minimum=None,
+                                    allowed=" between 1 and n (the rows of X)")
         seed = _check_integer(seed, "seed", "GPLVMRegressor", minimum=0)
         ml_restarts = _check_integer(ml_restarts, "ml_restarts", "GPLVMRegressor", minimum=0)
         ml_max_iter = _check_integer(ml_max_iter, "ml_max_iter", "GPLVMRegressor", minimum=0)
