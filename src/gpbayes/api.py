@@ -781,6 +781,7 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     (v_s, psi_s); a SparseGP with another likelihood: that latent predictive per draw, reported as
     for a LatentGP (:func:`gpbayes.predictive.latent_mixture_predict`).
     """
+    max_draws = _count("max_draws", max_draws, 1, what="an integer >= 1 (posterior draws averaged over)")
     rng = np.random.default_rng(seed)
     Xs = model.transform(X_new)
     check_names(model, idata, "gb.predict")

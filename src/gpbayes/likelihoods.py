@@ -103,12 +103,29 @@ _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
 def _finite(name: str, y: np.ndarray) -> np.ndarray:
+    y = np.asarray(y)
+    if y.dtype.kind in "USc" or (y.dtype.kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in y.flat)):
+        first = next(v for v in y.flat if isinstance(v, (str, bytes, complex, np.str_, np.bytes_, np.complexfloating)))
+        raise ValueError(f"{name}: targets must be real numbers, got {type(first).__name__} values (first: "
+                         f"{first!r}); convert them before building the model (np.asarray(y, dtype=float) for "
+                         "numbers written as text)")
     y = np.asarray(y, dtype=np.float64)
     if y.ndim != 1:
         raise ValueError(f"{name}: targets must be a 1-D array, got shape {y.shape}")
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name}: targets contain {np.count_nonzero(~np.isfinite(y))} NaN/inf values")
     return y
+
+
+def _check_real(lik, field: str, scalar: bool = False) -> None:
+    """A likelihood's parameter ``field`` must be a real number (or, unless ``scalar``, an array of them):
+    a string, bool, complex or None is refused, naming the parameter."""
+    value = getattr(lik, field)
+    a = np.asarray(value) if not isinstance(value, (bool, np.bool_)) else None
+    ok = a is not None and a.dtype.kind in "iuf" and (a.ndim == 0 or not scalar)
+    if not ok:
+        raise TypeError(f"{lik.name} likelihood ({type(lik).__name__}): {field} must be a real number"
+                        f"{'' if scalar else ' or an array of them'}, got {value!r} ({type(value).__name__})")
 
 
 def _check_pm1(name: str, y) -> np.ndarray:
@@ -180,10 +197,17 @@ def gauss_hermite_tilted_moments(likelihood, y, mu, s2, n_points: int = 96, newt
     # centre: the tilted mode by damped Newton (the log-concave case converges; otherwise any c is valid)
     c = mu.copy()
     phi = objective(c)
+    if np.shape(phi) != c.shape:  # a log_lik of another shape would grow the arrays on every halving below
+        raise ValueError(f"{type(likelihood).__name__}.log_lik(y, f) must return one value per entry of f "
+                         f"(elementwise, broadcasting), shape {c.shape} here, got {np.shape(phi)}")
     for _ in range(newton_steps):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             g = likelihood.d1(y, c) - (c - mu) * prec0
             h = np.maximum(prec0 - likelihood.d2(y, c), prec0)
+        if np.shape(g) != c.shape or np.shape(h) != c.shape:
+            raise ValueError(f"{type(likelihood).__name__}.d1 and .d2 (y, f) must return one value per entry of f "
+                             f"(elementwise, broadcasting), shape {c.shape} here, got {np.shape(g)} and "
+                             f"{np.shape(h)}")
         step = np.where(np.isfinite(g) & np.isfinite(h), g / h, 0.0)
         for _ in range(30):  # halve where the objective would fall
             c_new = c + step
@@ -232,6 +256,71 @@ def probit_tilted_moments(y, mu_c, s2_c):
 # ---------------------------------------------------------------------------
 # the protocol
 # ---------------------------------------------------------------------------
+#: the methods a likelihood without its own ``d1``/``d2`` cannot run: the quadrature fallbacks (the site fits
+#: of M&A eqs. 12-13, EP's tilted moments) centre their nodes by Newton's method on d1 and d2; 'nuts-whitened'
+#: uses d1 and starts at the Laplace mode (d1, d2); the Laplace approximation uses both
+_NEEDS_D1_D2 = ("the site fits of the surrogate-data and posterior representations ('surr', 'slice-surr-site', "
+                "'slice-surr-taylor', 'slice-post-site', 'slice-post-taylor': the protocol's quadrature fallbacks, "
+                "unless the class defines site_fit / taylor_fit), EP's tilted moments, 'nuts-whitened' (its "
+                "gradient and its start at the Laplace mode) and the Laplace approximation ('pseudo-marginal', "
+                "'nuts-is')")
+
+#: the methods that need only ``log_lik``
+_LOG_LIK_ONLY_METHODS = ("aa", "slice-fixed", "slice-prior-white")
+
+
+def _missing(likelihood, member: str, needed_by: str) -> str:
+    """The NotImplementedError's message for a protocol member a likelihood class does not define."""
+    return (f"the {getattr(likelihood, 'name', '?')} likelihood ({type(likelihood).__name__}) defines no "
+            f"{member}(...), which is needed by {needed_by}: define {member} on the class, or use a method that "
+            f"needs only log_lik: {list(_LOG_LIK_ONLY_METHODS)}")
+
+
+def _check_outputs(likelihood, y, owner: str) -> None:
+    """Evaluate ``log_lik`` (and ``d1`` if the class defines it) once at f = 0 and check the shape: one value
+    per observation, y's shape.  A likelihood returning a column (n, 1) would otherwise broadcast into
+    (n, n) arrays inside the samplers (a quadrature retry loop growing them until MemoryError)."""
+    y = np.asarray(y, dtype=np.float64)
+    f0 = np.zeros(y.shape)
+    for member in ("log_lik", "d1"):
+        try:
+            with np.errstate(all="ignore"):
+                out = getattr(likelihood, member)(y, f0)
+        except NotImplementedError:
+            if member == "log_lik":
+                raise
+            continue
+        shape = None if out is None else np.shape(out)
+        if shape != y.shape:
+            got = "None" if out is None else f"shape {shape}"
+            raise ValueError(f"{owner}: {type(likelihood).__name__}.{member}(y, f) must return one value per "
+                             f"observation, an array of y's shape {y.shape} (elementwise in y and f, "
+                             f"broadcasting), got {got} for y and f of shape {y.shape}"
+                             + ("; a column (n, 1) broadcasts into (n, n) arrays: return a 1-D array"
+                                if shape is not None and len(shape) == 2 and shape[1:] == (1,) else ""))
+
+
+def _nonfinite_log_lik(likelihood, y, f, total) -> str:
+    """The message for a non-finite log-likelihood sum ``total`` at (y, f): the likelihood's class and name, and
+    the first observation whose log p(y_i | f_i) is not finite, with y_i and f_i."""
+    cls, name = type(likelihood).__name__, getattr(likelihood, "name", "?")
+    try:
+        with np.errstate(all="ignore"):
+            terms = np.asarray(likelihood.log_lik(np.asarray(y, dtype=np.float64), np.asarray(f, dtype=np.float64)))
+        bad = np.flatnonzero(~np.isfinite(terms.ravel()))
+    except Exception:  # noqa: BLE001 -- the message must not fail where the sum did not
+        bad = np.array([], dtype=int)
+    where = ""
+    if bad.size:
+        i = int(bad[0])
+        yi = np.ravel(y)[i] if i < np.size(y) else "?"
+        fi = np.ravel(f)[i] if i < np.size(f) else "?"
+        where = (f"; {bad.size} non-finite term(s), the first at observation {i}: log p(y_{i} | f_{i}) = "
+                 f"{terms.ravel()[i]} with y_{i} = {yi}, f_{i} = {fi}")
+    return (f"initial f has log-likelihood {total} under the {name} likelihood ({cls}){where} -- check "
+            f"{cls}.log_lik at these values and that check_targets refuses targets it cannot explain")
+
+
 @runtime_checkable
 class Likelihood(Protocol):
     """A factorised observation model p(y | f) = prod_i p(y_i | f_i) (module docstring).
@@ -246,24 +335,28 @@ class Likelihood(Protocol):
     approximations: tuple[str, ...] = ("laplace", "ep")
 
     def check_targets(self, y) -> np.ndarray:
-        """y as a float array if the likelihood can explain it, else ValueError naming the bad values."""
-        ...
+        """y as a float array if the likelihood can explain it, else ValueError naming the bad values.
+
+        It must return one target per entry of y, and give its own output back unchanged (the models
+        refuse one that does not: the samplers check the targets again)."""
+        raise NotImplementedError(_missing(self, "check_targets", "every model (it checks y)"))
 
     def log_lik(self, y, f):
-        """log p(y_i | f_i), elementwise (broadcasting)."""
-        ...
+        """log p(y_i | f_i), elementwise (broadcasting): one value per entry of f, shape of y and f broadcast."""
+        raise NotImplementedError(_missing(self, "log_lik", "every method"))
 
     def d1(self, y, f):
         """d log p(y | f) / df (R&W Alg. 3.1 line 6)."""
-        ...
+        raise NotImplementedError(_missing(self, "d1", _NEEDS_D1_D2))
 
     def d2(self, y, f):
         """d^2 log p(y | f) / df^2 = -W (R&W Alg. 3.1 line 4)."""
-        ...
+        raise NotImplementedError(_missing(self, "d2", _NEEDS_D1_D2))
 
     def d3(self, y, f):
         """d^3 log p(y | f) / df^3 (R&W eq. 5.23, the Laplace gradient)."""
-        ...
+        raise NotImplementedError(_missing(self, "d3", "the Laplace approximation's gradient ('pseudo-marginal', "
+                                                        "'nuts-is' with approximation='laplace')"))
 
     # ------------------------------------------------------------ defaults
     def tilted_moments(self, y, mu, s2):
@@ -485,6 +578,8 @@ class Gaussian(Likelihood):
     approximations = ("laplace",)
 
     def __post_init__(self):
+        for field in ("noise_variance", "offset"):
+            _check_real(self, field, scalar=True)
         if not (np.isfinite(self.noise_variance) and self.noise_variance > 0):
             raise ValueError(f"gaussian likelihood: noise_variance must be > 0, got {self.noise_variance}")
         if not np.isfinite(self.offset):
@@ -553,6 +648,18 @@ class Poisson(Likelihood):
     offset: float | np.ndarray = 0.0
     name = "poisson"
     approximations = ("laplace",)
+
+    def __post_init__(self):
+        """exposure > 0 and offset finite, real numbers (a scalar or one per bin): log(exposure) of a
+        negative or zero exposure would be NaN or -inf in every rate."""
+        _check_real(self, "exposure")
+        _check_real(self, "offset")
+        e = np.asarray(self.exposure, dtype=np.float64)
+        if not np.all(np.isfinite(e) & (e > 0)):
+            raise ValueError(f"poisson likelihood: exposure must be positive and finite (a scalar or one per "
+                             f"bin), got {np.ravel(e)[~(np.isfinite(np.ravel(e)) & (np.ravel(e) > 0))][:5].tolist()}")
+        if not np.all(np.isfinite(np.asarray(self.offset, dtype=np.float64))):
+            raise ValueError("poisson likelihood: offset must be finite")
 
     def check_targets(self, y):
         """y as floats; negative, fractional, NaN or infinite counts stop with a ValueError naming them."""

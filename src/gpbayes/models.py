@@ -26,6 +26,7 @@ import numpy as np
 from . import means, priors
 from .kernels import SquaredExponential
 from .likelihoods import Likelihood, Logistic, Poisson, Probit
+from .likelihoods import _check_outputs as _check_likelihood_outputs
 from .regression import GPRegression
 
 __all__ = ["GPRegressor", "GPClassifier", "PoissonGP", "SparseGP", "SparseGPClassifier", "GPLVMRegressor", "LatentGP",
@@ -238,6 +239,165 @@ def _standardiser(X: np.ndarray, standardize: bool, names: list[str] | None = No
     return shift, scale
 
 
+def _check_flag(value, name: str, owner: str):
+    """A boolean option: True or False (a bool or a numpy bool), returned as given; anything else (``"no"``,
+    1, None) is refused rather than read by its truth value (``standardize="no"`` meaning True)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{owner}: {name} must be True or False, got {value!r} ({type(value).__name__}); pass "
+                        f"{name}=True or {name}=False")
+    return value
+
+
+def _check_integer(value, name: str, owner: str, minimum: int | None = 1, allowed: str = "") -> int:
+    """A count option as an int >= ``minimum`` (None: any, the caller checks the range, described by
+    ``allowed``): an int, numpy integer or whole float (5.0); a fraction (5.7), bool or string is refused
+    rather than truncated."""
+    whole = isinstance(value, (float, np.floating)) and bool(np.isfinite(value)) and float(value).is_integer()
+    if isinstance(value, (bool, np.bool_)) or not (isinstance(value, (int, np.integer)) or whole):
+        what = allowed if minimum is None else f" >= {minimum}"
+        raise TypeError(f"{owner}: {name} must be a whole number{what}, got {value!r} ({type(value).__name__}), "
+                        "which would be truncated or misread; pass an int")
+    if minimum is not None and int(value) < minimum:
+        raise ValueError(f"{owner}: {name} must be a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
+#: names a user may write for a library kernel (lower-cased, without '_', '-', ' ') -> its class's name
+_KERNEL_NAMES = {"rbf": "SquaredExponential", "se": "SquaredExponential", "sqexp": "SquaredExponential",
+                 "gaussian": "SquaredExponential", "exponential": "Matern12", "matern": "Matern52",
+                 "rq": "RationalQuadratic", "periodic": "Periodic", "linear": "Linear", "white": "White",
+                 "noise": "White"}
+
+
+def _library_kernel_classes() -> dict:
+    from . import kernels
+
+    names = ("SquaredExponential", "Matern12", "Matern32", "Matern52", "RationalQuadratic", "Periodic", "Linear",
+             "White")
+    return {n: getattr(kernels, n) for n in names}
+
+
+def _check_kernel(kernel, owner: str, d: int) -> None:
+    """``kernel=``: a kernel object (``gpbayes.kernels`` or any object of the ``Kernel`` protocol) whose
+    columns exist in X (``d`` columns).  A string, a class, or another object is refused, saying what to
+    pass; a library kernel's ``input_dim`` / ``active_dims`` are checked against X here, not in gb.sample."""
+    from .kernels import KernelBase
+
+    classes = _library_kernel_classes()
+    example = f"gpbayes.kernels.SquaredExponential({d}, ard=True)"
+    if isinstance(kernel, str):
+        key = re.sub(r"[\s_\-/.]", "", kernel.lower())
+        match = _KERNEL_NAMES.get(key) or next((n for n in classes if n.lower() == key), None)
+        fix = (f"{kernel!r} names gpbayes.kernels.{match}: pass kernel=gb.kernels.{match}({d})" if match else
+               f"the library's kernels are {list(classes)} (gpbayes.kernels), combined with + and *")
+        raise TypeError(f"{owner}: kernel must be a kernel object, e.g. kernel={example}, not the string "
+                        f"{kernel!r}; {fix}")
+    if isinstance(kernel, type):
+        raise TypeError(f"{owner}: kernel is the class {kernel.__name__}, not a kernel: instantiate it: "
+                        f"{kernel.__name__}(...), e.g. kernel=gb.kernels.{kernel.__name__}({d})"
+                        if kernel.__name__ in classes else
+                        f"{owner}: kernel is the class {kernel.__name__}, not a kernel: instantiate it: "
+                        f"{kernel.__name__}(...)")
+    if not (callable(kernel) and all(hasattr(kernel, m) for m in ("n_params", "param_names", "diag"))):
+        # not Kernel's full runtime check: a kernel of your own may leave out members a dense model never calls
+        raise TypeError(f"{owner}: kernel must be a kernel object (gpbayes.kernels: {list(classes)}, or an object "
+                        f"of the gpbayes.kernels.Kernel protocol), e.g. kernel={example}; got {kernel!r} "
+                        f"({type(kernel).__name__})")
+    if isinstance(kernel, KernelBase):
+        _check_kernel_columns(kernel, owner, d)
+
+
+def _check_kernel_columns(kernel, owner: str, d: int) -> None:
+    """Each library component's columns against X's ``d``: ``active_dims`` within 0..d-1, else ``input_dim == d``."""
+    parts = getattr(kernel, "kernels", None)
+    if parts is not None:  # Sum, Product
+        for k in parts:
+            _check_kernel_columns(k, owner, d)
+        return
+    if not hasattr(kernel, "active_dims"):  # a kernel of the bare protocol inside a sum: its own business
+        return
+    name = type(kernel).__name__
+    dims = kernel.active_dims
+    if dims is not None:
+        out = [i for i in dims if i >= d]
+        if out:
+            raise ValueError(f"{owner}: kernel {name} has active_dims {list(dims)}, but X has {d} column(s) "
+                             f"(indices 0..{d - 1}): column(s) {out} do not exist; give active_dims within "
+                             f"0..{d - 1}")
+    elif kernel.input_dim != d:
+        raise ValueError(f"{owner}: kernel {name} has input_dim = {kernel.input_dim}, but X has {d} column(s); give "
+                         f"input_dim={d}, or active_dims=[...] to act on some columns only")
+
+
+def _check_likelihood_object(likelihood, owner: str, names: str):
+    """``likelihood=``: a class is refused (instantiate it); returns the object unchanged otherwise."""
+    if isinstance(likelihood, type):
+        raise TypeError(f"{owner}: likelihood is the class {likelihood.__name__}, not a likelihood: instantiate "
+                        f"it: {likelihood.__name__}(...) (or pass one of the names {names})")
+    return likelihood
+
+
+def _checked_targets(likelihood, y, owner: str):
+    """``likelihood.check_targets(y)``, checked: one target per row (a check_targets that drops or adds
+    rows is refused) and stable (checking the checked targets again gives them back: the samplers do)."""
+    out = likelihood.check_targets(y)
+    shape, new = np.shape(y), np.shape(out)
+    cls = type(likelihood).__name__
+    if new != shape:
+        raise ValueError(f"{owner}: {cls}.check_targets changed the targets' shape from {shape} to {new}; it must "
+                         "check y, one target per row of X, not drop or add rows -- remove rows from X and y "
+                         "before building the model")
+    try:
+        again = likelihood.check_targets(out)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{owner}: {cls}.check_targets is not stable: it refuses its own output ({err}); gpbayes "
+                         "checks the targets again in the samplers, so check_targets must accept the targets it "
+                         "returns and give them back unchanged -- convert y before building the model "
+                         "instead") from None
+    if np.shape(again) != new or not np.array_equal(np.asarray(again, dtype=np.float64),
+                                                    np.asarray(out, dtype=np.float64), equal_nan=True):
+        raise ValueError(f"{owner}: {cls}.check_targets is not stable: checking its own output again changes it "
+                         f"(shape {new} -> {np.shape(again)}); gpbayes checks the targets again in the samplers, so "
+                         "check_targets must return targets it accepts unchanged -- convert y before building "
+                         "the model instead")
+    return out
+
+
+def _check_labels(y, owner: str) -> np.ndarray:
+    """Class labels with no missing value: a NaN, inf or None label is refused, naming its rows (np.unique
+    would otherwise make NaN a class of its own)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "fc":
+        bad = ~np.isfinite(y)
+    elif y.dtype.kind == "O":
+        bad = np.array([v is None or (isinstance(v, (float, complex, np.number)) and not np.isfinite(v))
+                        for v in y], dtype=bool)
+    else:
+        return y
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(f"{owner}: y has {rows.size} missing labels (NaN, inf or None) at rows "
+                         f"{rows[:10].tolist()}{' ...' if rows.size > 10 else ''}: a missing label is not a "
+                         "class -- drop those rows from X and y")
+    return y
+
+
+def _numeric_targets(y, name: str, owner: str, hint: str) -> np.ndarray:
+    """Real-valued targets as float64: strings (even '1.5'), complex numbers and other objects are refused
+    rather than converted (``astype(float)`` would read '1.5' silently and drop an imaginary part)."""
+    y = np.asarray(y)
+    if y.dtype.kind in "USc" or y.dtype.kind == "O":
+        flat = y.ravel()
+        bad = [i for i, v in enumerate(flat) if not isinstance(v, (int, float, np.integer, np.floating, bool,
+                                                                    np.bool_))]
+        if y.dtype.kind in "USc" or bad:
+            i = bad[0] if bad else 0
+            kind = "complex" if y.dtype.kind == "c" else type(flat[i]).__name__
+            raise ValueError(f"{owner}: {name} must be real numbers, got {kind} values (first at row {i}: "
+                             f"{flat[i]!r}); {hint}")
+    return y.astype(np.float64)
+
+
 def _binary_labels(y) -> tuple[np.ndarray, tuple]:
     """Map labels to {-1, +1}; return (y, (negative label, positive label))."""
     y = np.asarray(y)
@@ -297,6 +457,9 @@ class _Model:
     x_scale: np.ndarray = dataclasses.field(init=False)
 
     def _setup_inputs(self, ard: bool):
+        owner = type(self).__name__
+        _check_flag(ard, "ard", owner)
+        _check_flag(self.standardize, "standardize", owner)
         self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
         self.x_shift, self.x_scale = _standardiser(self.X_raw, self.standardize, self.feature_names)
@@ -304,6 +467,8 @@ class _Model:
         if self.kernel is None:
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="fg",
                                              nugget=getattr(self, "_nugget", 0.0))
+        else:
+            _check_kernel(self.kernel, owner, self.X.shape[1])
 
     #: the mean function (``gpbayes.means``), None for the zero mean; see :meth:`_setup_mean`
     mean = None
@@ -313,6 +478,9 @@ class _Model:
         ``means.MeanKernel(kernel, mean)``; None (the default) leaves the model as it was."""
         if mean is None:
             return
+        if isinstance(mean, type):
+            raise TypeError(f"{type(self).__name__}: mean is the class {mean.__name__}, not a mean function: "
+                            f"instantiate it: {mean.__name__}(...), e.g. mean=gb.means.{mean.__name__}()")
         if not isinstance(mean, means.Mean):
             raise TypeError(f"mean must be None, gb.means.Constant(...) or gb.means.Linear(...), got "
                             f"{type(mean).__name__}")
@@ -428,7 +596,9 @@ class GPRegressor(_Model):
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
         self._setup_mean(mean)
-        y = _check_vector(y, self.n, "y").astype(np.float64)
+        y = _numeric_targets(_check_vector(y, self.n, "y"), "y", "GPRegressor",
+                             "regression needs real-valued targets -- for class labels use gb.GPClassifier; numbers "
+                             "written as text: convert them first, np.asarray(y, dtype=float)")
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinite values")
         self.y_raw = y
@@ -484,13 +654,14 @@ class GPClassifier(_Model):
                 raise ValueError(f"likelihood must be 'probit', 'logistic' or a gpbayes.likelihoods.Likelihood, "
                                  f"got {likelihood!r}")
             likelihood = Probit() if likelihood == "probit" else Logistic()
-        elif not isinstance(likelihood, Likelihood):
+        elif not isinstance(_check_likelihood_object(likelihood, "GPClassifier", "'probit', 'logistic'"),
+                            Likelihood):
             raise TypeError(f"likelihood must be 'probit', 'logistic' or a gpbayes.likelihoods.Likelihood, "
                             f"got {type(likelihood).__name__}")
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
         self._setup_mean(mean, latent=True)
-        y = _check_vector(y, self.n, "y")
+        y = _check_labels(_check_vector(y, self.n, "y"), "GPClassifier")
         k = len(np.unique(y))
         if k > 2:
             raise ValueError(f"binary classification needs exactly two label values, got {k}: "
@@ -500,7 +671,8 @@ class GPClassifier(_Model):
                                                   "points: memory n x M, not n x n)")
         self.y, self.classes = _binary_labels(y)
         self.likelihood = likelihood
-        self.y = self.likelihood.check_targets(self.y)
+        self.y = _checked_targets(self.likelihood, self.y, "GPClassifier")
+        _check_likelihood_outputs(self.likelihood, self.y, "GPClassifier")
         self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel))
         if len(self.prior) != self.kernel.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the kernel {self.kernel.n_params}")
@@ -528,10 +700,12 @@ class PoissonGP(_Model):
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
         self._setup_mean(mean, latent=True)
-        y = _check_vector(counts, self.n, "counts").astype(np.float64)
+        y = _numeric_targets(_check_vector(counts, self.n, "counts"), "counts", "PoissonGP",
+                             "counts must be non-negative integers")
         if not np.all(np.isfinite(y)) or np.any(y < 0) or np.any(y != np.round(y)):
             raise ValueError("counts must be non-negative integers")
-        exposure = np.asarray(exposure, dtype=np.float64)
+        exposure = _numeric_targets(exposure, "exposure", "PoissonGP", "exposure must be positive numbers (a scalar "
+                                    "or one per count)")
         if exposure.ndim not in (0, 1) or (exposure.ndim == 1 and exposure.shape != y.shape):
             raise ValueError(f"exposure must be a scalar or one value per count ({y.size}), got shape {exposure.shape}")
         if np.any(exposure <= 0) or not np.all(np.isfinite(exposure)):
@@ -604,19 +778,25 @@ class SparseGP(_Model):
 
         if isinstance(likelihood, str):
             likelihood = make_likelihood(likelihood)
-        elif not isinstance(likelihood, (Likelihood, RobustMax)):
+        elif not isinstance(_check_likelihood_object(likelihood, type(self).__name__, "'probit', 'logistic', "
+                                                     "'gaussian', 'poisson'"), (Likelihood, RobustMax)):
             raise TypeError(f"{type(self).__name__}: likelihood must be a gpbayes.likelihoods.Likelihood instance, "
                             "a gpbayes.sparse.multiclass.RobustMax, or one of the names 'probit', 'logistic', "
                             f"'gaussian', 'poisson', got {type(likelihood).__name__}")
         self._sparse_inputs(X, kernel, prior, standardize, ard)
         y = _check_vector(y, self.n, "y")
         self.likelihood = likelihood
-        self.y = np.asarray(likelihood.check_targets(y), dtype=np.float64)
+        self.y = np.asarray(_checked_targets(likelihood, y, type(self).__name__), dtype=np.float64)
+        if not isinstance(likelihood, RobustMax):
+            _check_likelihood_outputs(likelihood, self.y, type(self).__name__)
         self.classes = None
         self._sparse_fit(n_inducing, n_quad, jitter, seed, maxiter, svgp_fit)
 
     def _sparse_inputs(self, X, kernel, prior, standardize, ard):
         """X checked and standardised; the kernel (M&A's SE by default; SE only)."""
+        owner = type(self).__name__
+        _check_flag(ard, "ard", owner)
+        _check_flag(standardize, "standardize", owner)
         super().__init__(X, kernel, prior, standardize)
         self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
@@ -624,7 +804,9 @@ class SparseGP(_Model):
         self.X = (self.X_raw - self.x_shift) / self.x_scale
         if self.kernel is None:
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="ma")
-        elif not isinstance(self.kernel, SquaredExponential):
+        else:
+            _check_kernel(self.kernel, owner, self.X.shape[1])
+        if not isinstance(self.kernel, SquaredExponential):
             # gpbayes.sparse.svgp's gradient adds the diagonal's and the jitter's derivative to the
             # amplitude, taken to be the last parameter: true of SquaredExponential only
             raise TypeError(f"{type(self).__name__}: kernel must be a gpbayes.kernels.SquaredExponential (the sparse "
@@ -637,6 +819,12 @@ class SparseGP(_Model):
         from .sparse import svgp
         from .sparse.target import SparseTarget
 
+        owner = type(self).__name__
+        n_inducing = _check_integer(n_inducing, "n_inducing", owner, minimum=None,
+                                    allowed=f" between 1 and n = {self.n}")
+        n_quad = _check_integer(n_quad, "n_quad", owner)
+        seed = _check_integer(seed, "seed", owner, minimum=0)
+        maxiter = _check_integer(maxiter, "maxiter", owner, minimum=0)
         self.prior = _resolve_prior(self, priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params))
         if svgp_fit is not None:  # a fit made elsewhere: its Z places the target, its q(v) and psi start the chains
             self.svgp_fit = _given_svgp_fit(svgp_fit, self.X.shape[1], self.kernel.n_params,
@@ -690,7 +878,7 @@ class SparseGPClassifier(SparseGP):
         from .sparse.multiclass import RobustMax
 
         self._sparse_inputs(X, kernel, prior, standardize, ard)
-        y = _check_vector(y, self.n, "y")
+        y = _check_labels(_check_vector(y, self.n, "y"), "SparseGPClassifier")
         classes = np.unique(y)
         if len(classes) > 2:  # robust-max multiclass (Hensman et al. 2015, MNIST)
             self.classes = tuple(classes.tolist())
@@ -758,12 +946,19 @@ class GPLVMRegressor(_Model):
                  seed: int = 0, ml_restarts: int = 2, ml_max_iter: int = 500, ml_fit=None):
         from .gplvm.vb import SupervisedGPLVM, fit_type2_ml
 
+        _check_flag(standardize, "standardize", "GPLVMRegressor")
+        latent_dim = _check_integer(latent_dim, "latent_dim", "GPLVMRegressor")
+        n_inducing = _check_integer(n_inducing, "n_inducing", "GPLVMRegressor", minimum=None,
+                                    allowed=" between 1 and n (the rows of X)")
+        seed = _check_integer(seed, "seed", "GPLVMRegressor", minimum=0)
+        ml_restarts = _check_integer(ml_restarts, "ml_restarts", "GPLVMRegressor", minimum=0)
+        ml_max_iter = _check_integer(ml_max_iter, "ml_max_iter", "GPLVMRegressor", minimum=0)
         super().__init__(X, None, prior, standardize)
         self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
         self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize, self.feature_names)
         self.X = (self.X_raw - self.x_shift) / self.x_scale
-        Y = np.asarray(Y, dtype=np.float64)
+        Y = _numeric_targets(Y, "Y", "GPLVMRegressor", "the outputs must be real numbers")
         Y = Y[:, None] if Y.ndim == 1 else Y
         if Y.ndim != 2 or Y.shape[0] != self.n:
             raise ValueError(f"Y must be (n, k_y) with n = {self.n} rows, got shape {Y.shape}")
@@ -861,9 +1056,17 @@ class LatentGP(_Model):
     likelihood : Likelihood or str
         The observation model; a string is ``gpbayes.likelihoods.make_likelihood(name)``.
         Its parameters are fixed (not sampled).  What it defines decides the methods:
-        ``log_lik`` alone serves the latent-variable samplers (``"aa"``, ``"surr"``, the
-        ``"slice-<rep>"`` representations through the protocol's quadrature site fits);
-        ``d1`` serves ``"nuts-whitened"``; the Laplace / EP methods (``"pseudo-marginal"``,
+        ``log_lik`` alone serves ``"aa"``, ``"slice-fixed"`` and ``"slice-prior-white"``;
+        ``"surr"`` and the other ``"slice-<rep>"`` representations (surrogate data, posterior:
+        ``"slice-surr-site"``, ``"slice-post-taylor"``, ...) need the site fits of M&A eqs. 12-13,
+        whose quadrature fallbacks centre their nodes by Newton's method on ``d1`` and ``d2`` (or
+        define ``site_fit`` / ``taylor_fit`` yourself); ``"nuts-whitened"`` needs ``d1`` and, for
+        its start at the Laplace mode, ``d2`` -- so the default method (one of these two) needs
+        both; a
+        method that needs a member the class does not define stops in ``gb.sample`` with a
+        NotImplementedError naming it.  ``log_lik`` and ``d1`` must return one value per
+        observation (checked here, at f = 0), and ``check_targets`` one target per row, its own
+        output accepted unchanged (checked here).  The Laplace / EP methods (``"pseudo-marginal"``,
         ``"nuts-is"``) are offered when its ``approximations`` list them -- a likelihood that is
         not log-concave (Student-t) should list none (``approximations = ()``), as the Laplace
         approximation needs W = -d2 >= 0 (R&W Sec. 3.4).  ``predictive_mean`` is what
@@ -917,7 +1120,8 @@ class LatentGP(_Model):
         self.sample_offset = bool(sample_offset)
         if isinstance(likelihood, str):
             likelihood = make_likelihood(likelihood)
-        elif not isinstance(likelihood, Likelihood):
+        elif not isinstance(_check_likelihood_object(likelihood, "LatentGP", "'probit', 'logistic', 'gaussian', "
+                                                     "'poisson'"), Likelihood):
             raise TypeError(f"LatentGP: likelihood must be a gpbayes.likelihoods.Likelihood instance (a subclass "
                             f"of the protocol) or one of the names 'probit', 'logistic', 'gaussian', 'poisson', "
                             f"got {type(likelihood).__name__}")
@@ -926,7 +1130,8 @@ class LatentGP(_Model):
         y = _check_vector(y, self.n, "y")
         _check_dense_size(self.n, "LatentGP", "subsample or bin the data")
         self.likelihood = likelihood
-        self.y = np.asarray(self.likelihood.check_targets(y), dtype=np.float64)
+        self.y = np.asarray(_checked_targets(self.likelihood, y, "LatentGP"), dtype=np.float64)
+        _check_likelihood_outputs(self.likelihood, self.y, "LatentGP")
         extra = ()
         if self.sample_offset:
             try:

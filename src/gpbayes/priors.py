@@ -602,6 +602,35 @@ def hyperparameter_keys(variables, legacy_names: Sequence[str] = (), raw_names: 
     return keys
 
 
+def _check_whole_prior(prior, names: Sequence[str], owner: str) -> None:
+    """``prior=`` given as one object over all hyperparameters: it must have ``log_density`` (an
+    :class:`IndependentPrior`) and, if it has a length, one component per hyperparameter.  A list or tuple
+    of components, or one component alone, is refused, saying the two forms ``prior=`` takes."""
+    names = list(names)
+    forms = (f"prior= takes a dict {{name: prior}} for some hyperparameters (e.g. prior={{{names[0]!r}: "
+             f"gpbayes.priors.Gamma(2.0, 1.0)}}; the names are {names}), or a gpbayes.priors.IndependentPrior"
+             f"((...,)) with one prior per hyperparameter, in that order") if names else "prior= takes a dict"
+    is_component = all(callable(getattr(prior, m, None)) for m in ("log_density", "grad_log_density",
+                                                                    "sample_theta"))
+    if isinstance(prior, (list, tuple)):
+        kind = type(prior).__name__
+        raise TypeError(f"{owner}: prior is a {kind} of {len(prior)} item(s), not a prior; {forms} -- for these "
+                        f"in order: prior=gpbayes.priors.IndependentPrior(tuple(your_{kind}))")
+    if is_component and not callable(getattr(prior, "sample_psi", None)):
+        raise TypeError(f"{owner}: prior is one prior, {prior!r}, on a single hyperparameter, without saying which; "
+                        f"{forms}")
+    if not callable(getattr(prior, "log_density", None)):
+        raise TypeError(f"{owner}: prior must be None (the defaults), a dict or an IndependentPrior, got {prior!r} "
+                        f"({type(prior).__name__}); {forms}")
+    try:
+        n = len(prior)
+    except TypeError:
+        return
+    if n != len(names):
+        raise ValueError(f"{owner}: prior has {n} components, the model {len(names)} hyperparameters {names}; "
+                         f"{forms}")
+
+
 def resolve(prior, defaults, names: Sequence[str], *, raw_names: Sequence[str] | None = None,
             aliases: Sequence = (), owner: str = "the model", keys: Mapping | None = None) -> IndependentPrior:
     """A model's prior from its ``prior=`` argument: the defaults with the named components replaced.
@@ -633,6 +662,7 @@ def resolve(prior, defaults, names: Sequence[str], *, raw_names: Sequence[str] |
     if prior is None:
         return defaults if isinstance(defaults, IndependentPrior) else IndependentPrior(tuple(comps))
     if not isinstance(prior, Mapping):
+        _check_whole_prior(prior, names, owner)
         return prior
     if keys is None:
         table, groups = _prior_keys(names, raw_names, aliases)

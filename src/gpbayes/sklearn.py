@@ -161,6 +161,23 @@ class _BayesianGP:
             raise ValueError(f"{type(self).__name__} needs at least 2 samples; got n_samples = 1")
         return y
 
+    def _check_options(self) -> None:
+        """The estimator's own options, checked when used (scikit-learn's convention: ``__init__`` stores them
+        unchanged): ``ard`` / ``standardize`` bools (``"no"`` would read as True), ``predict_draws`` an
+        integer >= 1."""
+        owner = type(self).__name__
+        for name in ("ard", "standardize"):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{owner}: {name} must be True or False, got {value!r} ({type(value).__name__}); "
+                                f"pass {name}=True or {name}=False")
+        value = self.predict_draws
+        whole = isinstance(value, (float, np.floating)) and np.isfinite(value) and float(value).is_integer()
+        ok = (isinstance(value, (int, np.integer)) or whole) and not isinstance(value, (bool, np.bool_))
+        if not ok or int(value) < 1:
+            raise ValueError(f"{owner}: predict_draws must be an integer >= 1 (the posterior draws predict "
+                             f"averages over; default 200), got {value!r}")
+
     def _check_fitted(self):
         if not self.__sklearn_is_fitted__():
             raise _not_fitted_error()(f"This {type(self).__name__} instance is not fitted yet: call fit(X, y) first.")
@@ -176,8 +193,9 @@ class _BayesianGP:
         import gpbayes as gb
 
         self._check_fitted()
+        self._check_options()
         X = self._check_X(X, reset=False)
-        return gb.predict(self.model_, self.idata_, X, max_draws=self.predict_draws, seed=self.seed)
+        return gb.predict(self.model_, self.idata_, X, max_draws=int(self.predict_draws), seed=self.seed)
 
 
 class BayesianGPClassifier(_BayesianGP):
@@ -249,6 +267,7 @@ class BayesianGPClassifier(_BayesianGP):
         """Sample the posterior of the hyperparameters given training inputs X (n, d) and two-valued labels y."""
         import gpbayes as gb
 
+        self._check_options()
         X = self._check_X(X, reset=True)
         y = self._check_y(y, X.shape[0])
         if y.dtype.kind == "f" and (not np.all(np.isfinite(y)) or np.any(y != np.round(y))):
@@ -328,8 +347,13 @@ class BayesianGPRegressor(_BayesianGP):
         """Sample the posterior of the hyperparameters given training inputs X (n, d) and real targets y."""
         import gpbayes as gb
 
+        self._check_options()
         X = self._check_X(X, reset=True)
         y = self._check_y(y, X.shape[0])
+        if y.dtype.kind in "USc" or (y.dtype.kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in y)):
+            raise ValueError(f"BayesianGPRegressor: y must be real numbers, got {y.dtype} values (first: {y[0]!r}); "
+                             "for class labels use BayesianGPClassifier; numbers written as text: convert them "
+                             "first, np.asarray(y, dtype=float)")
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or inf: BayesianGPRegressor needs finite targets")

@@ -46,22 +46,64 @@ def _select(X: np.ndarray, name: str, input_dim: int, active_dims) -> np.ndarray
     return X[:, list(active_dims)]
 
 
+def _is_integer(value) -> bool:
+    """An int or numpy integer, or a whole finite float (3.0); not a bool, a fraction or a string."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return True
+    return isinstance(value, (float, np.floating)) and bool(np.isfinite(value)) and float(value).is_integer()
+
+
+def _check_flag(obj, name: str) -> None:
+    """A frozen dataclass's boolean option ``name`` must be True or False (a bool or a numpy bool): ``"no"``
+    or 1 would otherwise be read by truth value (``ard="no"`` meaning ARD)."""
+    value = getattr(obj, name)
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{type(obj).__name__}: {name} must be True or False, got {value!r} "
+                        f"({type(value).__name__}); pass {name}=True or {name}=False")
+
+
 def _normalise_dims(obj, input_dim, active_dims) -> None:
     """Set a frozen dataclass's ``input_dim`` and ``active_dims`` (a tuple of distinct column indices >= 0,
-    or None): ``input_dim`` defaults to ``len(active_dims)`` and must agree with it."""
+    or None): ``input_dim`` defaults to ``len(active_dims)`` and must agree with it.  Both must be whole
+    numbers (1.7 is refused, not truncated to 1); ``ard`` and ``fixed_amplitude``, where the kernel has
+    them, must be bools."""
+    owner = type(obj).__name__
+    for flag in ("ard", "fixed_amplitude"):
+        if hasattr(obj, flag):
+            _check_flag(obj, flag)
+    nugget = getattr(obj, "nugget", 0.0)
+    if isinstance(nugget, (bool, np.bool_)) or not isinstance(nugget, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{owner}: nugget must be a number >= 0 (a relative diagonal term, e.g. 1e-6), got "
+                        f"{nugget!r} ({type(nugget).__name__})")
     if active_dims is not None:
-        dims = tuple(int(i) for i in np.atleast_1d(np.asarray(active_dims)))
+        if isinstance(active_dims, (str, bytes)):
+            raise TypeError(f"{owner}: active_dims must be a list of column indices (integers >= 0), e.g. "
+                            f"active_dims=[0, 2], got the string {active_dims!r}")
+        given = np.atleast_1d(np.asarray(active_dims, dtype=object)).ravel().tolist()
+        bad = [i for i in given if not _is_integer(i)]
+        if bad:
+            raise TypeError(f"{owner}: active_dims must be column indices (integers >= 0), e.g. active_dims=[0, 2]; "
+                            f"got {active_dims!r}, whose {bad[0]!r} ({type(bad[0]).__name__}) is not a whole number")
+        dims = tuple(int(i) for i in given)
         if not dims or min(dims) < 0 or len(set(dims)) != len(dims):
-            raise ValueError(f"{type(obj).__name__}: active_dims must be distinct column indices >= 0, "
+            raise ValueError(f"{owner}: active_dims must be distinct column indices >= 0, "
                              f"got {active_dims!r}")
+        if input_dim is not None and not _is_integer(input_dim):
+            raise TypeError(f"{owner}: input_dim must be a whole number >= 1 (the number of columns the kernel "
+                            f"acts on), got {input_dim!r} ({type(input_dim).__name__})")
         if input_dim is None:
             input_dim = len(dims)
         elif int(input_dim) != len(dims):
-            raise ValueError(f"{type(obj).__name__}: input_dim = {input_dim} but active_dims {list(dims)} "
+            raise ValueError(f"{owner}: input_dim = {input_dim} but active_dims {list(dims)} "
                              f"selects {len(dims)} columns; give one of them")
         object.__setattr__(obj, "active_dims", dims)
+    if input_dim is not None and not _is_integer(input_dim):
+        raise TypeError(f"{owner}: input_dim must be a whole number >= 1 (the number of columns the kernel acts "
+                        f"on), got {input_dim!r} ({type(input_dim).__name__})")
     if input_dim is None or int(input_dim) < 1:
-        raise ValueError(f"{type(obj).__name__}: input_dim must be >= 1 (or give active_dims), got {input_dim}")
+        raise ValueError(f"{owner}: input_dim must be >= 1 (or give active_dims), got {input_dim}")
     object.__setattr__(obj, "input_dim", int(input_dim))
 
 
@@ -188,20 +230,69 @@ class KernelBase:
     name = "kernel"
 
     def __add__(self, other):
+        """``self + other``: :class:`Sum` for another library kernel; anything else is refused
+        (:func:`_operand_error`) unless it may add itself (a kernel of the bare protocol with ``__radd__``)."""
         if not isinstance(other, KernelBase):
-            return NotImplemented
+            return _not_a_kernel(self, other, "+")
         return Sum(_flatten(Sum, (self, other)))
 
+    def __radd__(self, other):
+        """``0 + self`` is ``self``, so ``sum(kernels)`` works (Python's sum starts from 0); other left
+        operands are refused with what is supported."""
+        if isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)) and other == 0:
+            return self
+        raise _operand_error(other, self, "+")
+
     def __mul__(self, other):
+        """``self * other``: :class:`Product` for another library kernel; anything else is refused."""
         if not isinstance(other, KernelBase):
-            return NotImplemented
+            return _not_a_kernel(self, other, "*")
         return Product(_flatten(Product, (self, other)))
+
+    def __rmul__(self, other):
+        """``other * self`` with ``other`` not a library kernel (a number: ``2.0 * k``): refused with what is
+        supported."""
+        raise _operand_error(other, self, "*")
 
     @property
     def required_columns(self) -> int:
         """The number of columns X must have at least: ``input_dim``, or max(active_dims) + 1."""
         dims = getattr(self, "active_dims", None)
         return self.input_dim if dims is None else max(dims) + 1
+
+
+def _not_a_kernel(kernel, other, op: str):
+    """``kernel <op> other`` with ``other`` not a library kernel: NotImplemented when ``other`` is a kernel of
+    the bare protocol with its own reflected operator (it may combine itself), else the TypeError."""
+    reflected = "__radd__" if op == "+" else "__rmul__"
+    if isinstance(other, Kernel) and not isinstance(other, type) and hasattr(type(other), reflected):
+        return NotImplemented
+    raise _operand_error(kernel, other, op)
+
+
+def _operand_error(left, right, op: str) -> TypeError:
+    """The TypeError for ``left <op> right`` where one side is not a kernel: what is supported instead."""
+    other = right if isinstance(left, KernelBase) else left
+    if isinstance(other, type):
+        what = f"the class {other.__name__} (not an instance)"
+    else:
+        what = f"{other!r} ({type(other).__name__})"
+    kind = "Sum" if op == "+" else "Product"
+    hint = ""
+    if isinstance(other, (int, float, np.number)) and not isinstance(other, (bool, np.bool_)):
+        hint = ("; a constant offset or scale is not a kernel here: the amplitude (signal variance) is already a "
+                "sampled hyperparameter -- set its prior (prior={'signal_variance': ...}) to change its scale")
+    elif isinstance(other, type):
+        hint = f"; instantiate it: {other.__name__}(...)"
+    elif isinstance(other, Kernel):
+        hint = f"; a kernel of your own (not a gpbayes.kernels class) combines as gpbayes.kernels.{kind}((k1, k2))"
+
+    def label(x):
+        return x.__name__ if isinstance(x, type) else type(x).__name__
+
+    return TypeError(f"unsupported operand for a gpbayes kernel: {label(left)} {op} {label(right)}, with {what}. "
+                     f"Kernels combine only with kernels: k1 + k2 (Sum), k1 * k2 (Product), "
+                     f"sum([k1, k2, ...]){hint}")
 
 
 def _flatten(cls, kernels) -> tuple:

@@ -321,7 +321,9 @@ def init(model: LatentGaussianModel, psi, f, method: str, root: str = DEFAULT_RO
         raise ValueError(f"initial psi {psi} has zero prior density")
     log_lik = model.log_likelihood(psi, f)
     if not math.isfinite(log_lik):
-        raise ValueError(f"initial f has log-likelihood {log_lik}")
+        from ..likelihoods import _nonfinite_log_lik
+
+        raise ValueError(_nonfinite_log_lik(model.likelihood_at(psi), model.y, f, log_lik))
     L = rep.prior_factor(model, model.kernel_params(psi))
     factors = centre = None
     if root not in ROOTS:

@@ -123,7 +123,9 @@ def init(model: rep.LatentGaussianModel, psi, f, method: str = "aa") -> LatentGi
         raise ValueError(f"initial psi {psi} has zero prior density")
     log_lik = model.log_likelihood(psi, f)
     if not math.isfinite(log_lik):
-        raise ValueError(f"initial f has log-likelihood {log_lik}")
+        from ..likelihoods import _nonfinite_log_lik
+
+        raise ValueError(_nonfinite_log_lik(model.likelihood_at(psi), model.y, f, log_lik))
     if method == "surr":
         factors = rep.surrogate_factors_at(model, psi)
         return LatentGibbsState(psi, f, log_lik, log_prior, factors.chol_prior, factors)
