@@ -58,7 +58,7 @@ def test_every_default_is_the_library_function_s_or_says_why_it_is_the_api_s():
 def test_every_string_is_an_alias_of_a_method_object():
     aliases = {a: v for a, v in methods.registry().items() if v[0].__module__.startswith("gpbayes.methods.")}
     old = {"rwmh", "hmc", "nuts", "slice", "amis", "mamis", "mamis-p", "amis-mamis", "type2-ml", "pseudo-marginal", "nuts-is", "nuts-whitened", "pm-amis",
-           "aa", "surr", "ep-ml", "joint-hmc", "gibbs", "pm-within-gibbs",
+           "aa", "surr", "ep-ml", "joint-hmc", "gibbs", "pm-within-gibbs", "joint-nuts", "joint-gibbs",
            *(f"slice-{r}" for r in ("fixed", "prior-white", "surr-site", "surr-taylor", "post-site", "post-taylor"))}
     assert set(aliases) == old
     for alias, (cls, fixed) in aliases.items():

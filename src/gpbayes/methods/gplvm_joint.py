@@ -11,7 +11,8 @@ from typing import ClassVar
 import numpy as np
 
 from ..models import GPLVMRegressor
-from .base import _LATENT_DIMS, Method, _choice, _float, _int, _lazy, posterior_groups
+from .base import Method, _choice, _float, _int, _lazy
+from .gplvm import GPLVMPseudoMarginal
 
 __all__ = ["GPLVMJointNUTS", "GPLVMJointGibbs"]
 
@@ -84,12 +85,8 @@ class GPLVMJointNUTS(Method):
             specs.append(joint.chain_spec(x0, target, n_adapt=n_warmup, **options))
         return specs
 
-    def to_groups(self, model, result, rngs, attrs):
-        """The hyperparameter groups of :func:`posterior_groups` plus the latent ``Z`` per draw in
-        ``posterior`` over ``(chain, draw, obs, latent)``."""
-        groups = posterior_groups(model, result, attrs)
-        groups["posterior"]["Z"] = (("chain", "draw", *_LATENT_DIMS["Z"]), np.stack([c.extra["Z"] for c in result]))
-        return groups
+    # the hyperparameter groups plus the latent Z per draw over (chain, draw, obs, latent), as the paper's sampler
+    to_groups = GPLVMPseudoMarginal.to_groups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,10 +132,9 @@ class GPLVMJointGibbs(Method):
     init_components: ClassVar = ("psi", "Z")
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
-    own_defaults: ClassVar = {"n_ess": "ours (measured on Gadd et al.'s simulation)",
-                              "scale_sd": "ours", "proposal_sd": "ours, adapted in warm-up",
-                              "target_accept": "Roberts & Rosenthal 2001's 0.234, rounded",
-                              "start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's"}
+    library: ClassVar = {f: _lazy("gplvm.joint", "gibbs_chain_spec") for f in ("n_ess", "scale_sd", "proposal_sd",
+                                                                             "target_accept")}
+    own_defaults: ClassVar = {"start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's"}
 
     def __post_init__(self):
         _int(self, "n_ess", 0)
