@@ -23,7 +23,7 @@ DECIDE_KEYS = {
     "pm_gpc.capacity": {"split_looks"},
     "slice_ma": {"n_chains"},
     "sparse_mcmc": set(),
-    "gplvm": set(),
+    "gplvm": {"joint_n_burn", "joint_thin"},  # issue 40: the exact joint chain set, 10x the default iterations
     "amis": {"sequential"},
 }
 
