@@ -52,6 +52,7 @@ from ..mcmc import elliptical_slice as ess
 from ..mcmc import nuts, runner
 from ..mcmc.adaptation import RandomWalkAdaptation
 from ..mcmc.slice import univariate_update as slice_update
+from ..sparse.svgp import cholesky_backward  # Murray 2016's symbolic reverse mode
 from .vb import SupervisedGPLVM
 
 __all__ = ["GPLVMJointPosterior", "joint_start", "chain_spec", "label_invariant",
@@ -147,24 +148,13 @@ class GPLVMJointPosterior:
             # d/dZ, then through Z = L_z V
             Z_bar = -2.0 * theta[None, :] * (Z * H.sum(axis=1)[:, None] - H @ Z)
             V_grad = Lz.T @ Z_bar - V
-            Kz_bar = _cholesky_adjoint(Lz, np.tril(Z_bar @ V.T))
+            Kz_bar = cholesky_backward(Lz, Z_bar @ V.T)  # reads L_bar's lower triangle
             g_sigma = -0.5 * np.exp(psi[:kx]) * np.tensordot(self._dx2, Kz_bar * Kz0, axes=([1, 2], [0, 1]))
             grad = np.concatenate([g_sigma, g_theta, [g_theta_s, g_beta]])
             grad = np.concatenate([grad + self.prior.grad_log_density(psi), V_grad.ravel()])
         if not (math.isfinite(value) and np.all(np.isfinite(grad))):
             return self._refused()
         return value, grad
-
-
-def _cholesky_adjoint(L: np.ndarray, L_bar: np.ndarray) -> np.ndarray:
-    """Symmetric K_bar with dF = tr(K_bar dK) for L = chol(K), given the lower-triangular L_bar = dF/dL
-    (Murray 2016, symbolic reverse mode: K_bar = sym(L^-T Phi(L^T L_bar) L^-1), Phi the lower triangle with
-    its diagonal halved)."""
-    P = np.tril(L.T @ L_bar)
-    P[np.diag_indices_from(P)] *= 0.5
-    S = linalg.solve_triangular(L, P, lower=True, trans=True)  # L^-T P
-    S = linalg.solve_triangular(L, S.T, lower=True, trans=True).T  # L^-T P L^-1
-    return 0.5 * (S + S.T)
 
 
 def joint_start(target: GPLVMJointPosterior, psi0, Z0) -> np.ndarray:
