@@ -56,7 +56,8 @@ from ..sparse.svgp import cholesky_backward  # Murray 2016's symbolic reverse mo
 from .vb import SupervisedGPLVM
 
 __all__ = ["GPLVMJointPosterior", "joint_start", "chain_spec", "label_invariant",
-           "JointGibbsState", "JointGibbsInfo", "gibbs_init", "gibbs_step", "gibbs_chain_spec"]
+           "JointGibbsState", "JointGibbsInfo", "gibbs_init", "gibbs_step", "gibbs_chain_spec",
+           "TemperedState", "TemperedInfo", "tempered_step", "tempered_chain_spec"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -364,22 +365,34 @@ MOVES = ("ess", "block", "centred", "slice", "scale", "rotation")
 
 def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: SupervisedGPLVM, prior, factor: np.ndarray,
                *, n_ess: int = 1, scale_sd: float = 0.2, slice_width: float = 1.0,
-               moves=MOVES) -> tuple[JointGibbsState, JointGibbsInfo]:
+               moves=MOVES, inverse_temperature: float = 1.0) -> tuple[JointGibbsState, JointGibbsInfo]:
     """One iteration of moves 1-5 (the comment above this function) with the psi proposal factor ``factor``
     (p x p: psi' = psi + factor xi, xi ~ N(0, I)); ``moves`` selects a subset (each is exact on its own:
-    the Geweke tests check them one by one)."""
+    the Geweke tests check them one by one).  ``inverse_temperature`` b < 1 targets the tempered joint
+    p(psi) N(V; 0, I) p(Y | Z, psi)^b of a replica-exchange ladder (:func:`tempered_step`): the likelihood
+    ratios of moves 1, 2, 3b and 5 are raised to b; moves 3 and 4 leave the likelihood unchanged.
+    ``state.log_likelihood`` stays the untempered log p(Y | Z, psi)."""
     unknown = sorted(set(moves) - set(MOVES))
     if unknown:
         raise ValueError(f"moves: unknown {unknown}; the moves are {MOVES}")
     n, kz, kx = model.n, model.latent_dim, model.input_dim
     psi, V, Z, L, ll, lp = state
+    b = float(inverse_temperature)
+    if not 0.0 <= b <= 1.0:
+        raise ValueError(f"inverse_temperature must be in [0, 1], got {inverse_temperature}")
     shrink = 0
     with linalg.count_ops() as ops, np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # move 1: elliptical slice on V | psi (prior N(0, I))
         for _ in range(int(n_ess) if "ess" in moves else 0):
-            st, info = ess.step(rng, ess.EllipticalSliceState(V.ravel(), ll), lambda u: u,
-                                lambda u: _log_lik(model, psi, L @ u.reshape(n, kz)))
-            V, ll = st.position.reshape(n, kz), st.log_likelihood
+            if b == 1.0:
+                st, info = ess.step(rng, ess.EllipticalSliceState(V.ravel(), ll), lambda u: u,
+                                    lambda u: _log_lik(model, psi, L @ u.reshape(n, kz)))
+                V, ll = st.position.reshape(n, kz), st.log_likelihood
+            else:  # the slice is on the tempered likelihood b log p(Y | Z, psi)
+                st, info = ess.step(rng, ess.EllipticalSliceState(V.ravel(), b * ll), lambda u: u,
+                                    lambda u: b * _log_lik(model, psi, L @ u.reshape(n, kz)))
+                V = st.position.reshape(n, kz)
+                ll = st.log_likelihood / b if b > 0.0 else _log_lik(model, psi, L @ V)
             shrink += int(info.n_likelihood_evals) - 1
         Z = L @ V
         # move 2: random-walk MH on psi, V fixed
@@ -391,7 +404,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
             if L_p is not None:
                 Z_p = L_p @ V
                 ll_p = _log_lik(model, psi_p, Z_p)
-                log_r = ll_p + lp_p - ll - lp
+                log_r = b * (ll_p - ll) + lp_p - lp if b != 1.0 else ll_p + lp_p - ll - lp
                 prob = float(min(1.0, math.exp(min(log_r, 0.0)))) if math.isfinite(log_r) else 0.0
                 if _accept(rng, log_r):
                     psi, L, Z, ll, lp, accepted = psi_p, L_p, Z_p, ll_p, lp_p, True
@@ -434,7 +447,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
                 if not math.isfinite(lpq):
                     return -math.inf, None
                 llq = _log_lik(model, q, Z)
-                return lpq + llq, (q, lpq, llq)
+                return lpq + (b * llq if b != 1.0 else llq), (q, lpq, llq)
 
             for i in range(psi.size):
                 if i < kx:
@@ -444,7 +457,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
                     if aux is not None:
                         psi, lp, L, V = aux
                 else:
-                    f0 = lp + ll
+                    f0 = lp + (b * ll if b != 1.0 else ll)
                     _, _, aux, *_ = slice_update(rng, float(psi[i]), f0 + math.log(rng.uniform()),
                                                  lambda x, i=i: cond_f(x, i), slice_width, 10)
                     if aux is not None:
@@ -475,7 +488,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
                 V_r[:, j], V_r[:, k] = c * V[:, j] - s_ * V[:, k], s_ * V[:, j] + c * V[:, k]
                 Z_r = L @ V_r
                 ll_r = _log_lik(model, psi, Z_r)
-                if _accept(rng, ll_r - ll):
+                if _accept(rng, b * (ll_r - ll) if b != 1.0 else ll_r - ll):
                     V, Z, ll = V_r, Z_r, ll_r
                     n_rot += 1
     info = JointGibbsInfo(accepted, prob, accepted_c, n_scale / kz if "scale" in moves else math.nan, n_rot / n_pairs if n_pairs else math.nan,
@@ -501,3 +514,147 @@ def gibbs_chain_spec(model: SupervisedGPLVM, prior, psi0, Z0, *, n_warmup: int, 
     step = None if adapt is not None else make_step(float(proposal_sd) * np.eye(p))
     return runner.ChainSpec(lambda: gibbs_init(model, prior, psi0, V0), step, int(n_warmup), adapt,
                             record=lambda st, info: {"Z": st.Z.copy()})
+
+
+# ---------------------------------------------------------------------------
+# Replica exchange (parallel tempering) of the Gibbs sampler
+# ---------------------------------------------------------------------------
+# On Gadd et al.'s Case 2 the joint posterior has separated local modes (log p differing by 10-25 nats,
+# latent GPs of different smoothness sigma) between which the moves above do not pass in 40,000
+# iterations (docs/reproduction/gadd_gplvm.md).  Replica exchange (Swendsen & Wang 1986; Geyer 1991)
+# runs K copies at inverse temperatures 1 = b_0 > b_1 > ... > b_K-1 > 0, copy k targeting
+# pi_k(psi, V) propto p(psi) N(V; 0, I) p(Y | Z, psi)^b_k, each moved by ``gibbs_step`` at b_k, and after
+# every sweep proposes to exchange the states of neighbouring temperatures (k, k+1), accepted with
+#
+#     min{1, exp((b_k - b_k+1) (log p(Y | Z_k+1, psi_k+1) - log p(Y | Z_k, psi_k)))},
+#
+# the MH ratio of the swap on the product space prod_k pi_k (which the swap and each copy's move leave
+# invariant), so the b_0 = 1 copy is a chain of the posterior.  Pairs are offered in the deterministic
+# even-odd order (even pairs on even sweeps, odd pairs on odd ones; Okabe et al. 2001, Syed et al. 2022),
+# each exact on its own.
+
+
+class TemperedState(NamedTuple):
+    """The K replicas, replica k at inverse temperature ``betas[k]`` (replica 0 is the posterior's)."""
+
+    replicas: tuple
+    sweep: int
+
+    @property
+    def position(self) -> np.ndarray:
+        """psi of the b = 1 replica (the draw)."""
+        return self.replicas[0].psi
+
+    @property
+    def log_density(self) -> float:
+        """The b = 1 replica's log p(psi, V | Y) up to its constant."""
+        return self.replicas[0].log_density
+
+    @property
+    def Z(self) -> np.ndarray:
+        """Z of the b = 1 replica."""
+        return self.replicas[0].Z
+
+
+class TemperedInfo(NamedTuple):
+    """The b = 1 replica's ``JointGibbsInfo`` fields, the swaps offered and accepted this sweep (per pair
+    (k, k+1), NaN where not offered) and every replica's psi-block acceptance probability."""
+
+    accepted: bool
+    acceptance_prob: float
+    accepted_centred: bool
+    accepted_scale: float
+    accepted_rotation: float
+    n_cubic: int
+    n_shrinkages: int
+    swap_accepted: tuple
+    replica_acceptance_prob: tuple
+
+
+def tempered_step(rng: np.random.Generator, state: TemperedState, model: SupervisedGPLVM, prior, factors, betas,
+                  *, n_ess: int = 1, scale_sd: float = 0.2, moves=MOVES) -> tuple[TemperedState, TemperedInfo]:
+    """One sweep of replica exchange (the comment above :class:`TemperedState`): :func:`gibbs_step` of
+    every replica at its inverse temperature with its own psi proposal factor ``factors[k]`` (``moves``
+    as there), then the even or odd neighbour swaps."""
+    K = len(betas)
+    reps, infos = [], []
+    for k in range(K):
+        st, inf = gibbs_step(rng, state.replicas[k], model, prior, factors[k], n_ess=n_ess, scale_sd=scale_sd,
+                             moves=moves, inverse_temperature=float(betas[k]))
+        reps.append(st)
+        infos.append(inf)
+    swaps = [math.nan] * (K - 1)
+    for k in range(state.sweep % 2, K - 1, 2):
+        log_r = (float(betas[k]) - float(betas[k + 1])) * (reps[k + 1].log_likelihood - reps[k].log_likelihood)
+        ok = _accept(rng, log_r)
+        swaps[k] = float(ok)
+        if ok:
+            reps[k], reps[k + 1] = reps[k + 1], reps[k]
+    i0 = infos[0]
+    info = TemperedInfo(i0.accepted, i0.acceptance_prob, i0.accepted_centred, i0.accepted_scale,
+                        i0.accepted_rotation, int(sum(i.n_cubic for i in infos)), int(sum(i.n_shrinkages for i in infos)),
+                        tuple(swaps), tuple(float(i.acceptance_prob) for i in infos))
+    return TemperedState(tuple(reps), state.sweep + 1), info
+
+
+class _ReplicaInfo(NamedTuple):
+    acceptance_prob: float
+
+
+class _TemperedAdaptation:
+    """Each replica's psi proposal adapted as ``RandomWalkAdaptation`` adapts one chain's, on the states
+    and acceptance probabilities at its own temperature; frozen together after warm-up."""
+
+    def __init__(self, make_step, proposal_cov, n_warmup: int, K: int, target_accept: float):
+        self.make_step, self.K = make_step, K
+        self.rw = [RandomWalkAdaptation(lambda f: None, proposal_cov, n_warmup, target_accept=target_accept,
+                                        initial_scale=1.0, position=lambda s: s.psi) for _ in range(K)]
+
+    def init(self, rng, state):
+        return [a.init(rng, state.replicas[k]) for k, a in enumerate(self.rw)]
+
+    def _factors(self, astates):
+        return [np.exp(s.log_scale) * s.chol for s in astates]
+
+    def kernel(self, astates):
+        return self.make_step(self._factors(astates))
+
+    def update(self, astates, iteration, state, info):
+        return [a.update(s, iteration, state.replicas[k], _ReplicaInfo(info.replica_acceptance_prob[k]))
+                for k, (a, s) in enumerate(zip(self.rw, astates))]
+
+    def finalize(self, astates):
+        factors = self._factors(astates)
+        return self.make_step(factors), {"proposal_scale": float(np.exp(astates[0].log_scale)),
+                                         "replica_proposal_scales": [float(np.exp(s.log_scale)) for s in astates]}
+
+
+def tempered_chain_spec(model: SupervisedGPLVM, prior, psi0, Z0, betas, *, n_warmup: int,
+                        proposal_sd: float = 0.1, n_ess: int = 1, scale_sd: float = 0.2,
+                        target_accept: float = 0.25, moves=MOVES) -> runner.ChainSpec:
+    """A replica-exchange chain (:func:`tempered_step`) at inverse temperatures ``betas`` (``betas[0]`` = 1,
+    decreasing, > 0), every replica starting at (psi0, Z0) and its psi proposal adapted in ``n_warmup``
+    sweeps as :func:`gibbs_chain_spec` adapts one chain's; the b = 1 replica's psi is the draw and its Z
+    is recorded (``extra["Z"]``), with the swaps accepted per pair (``extra["swap_accepted"]``)."""
+    betas = np.asarray(betas, dtype=np.float64)
+    if betas.ndim != 1 or betas.size < 1 or betas[0] != 1.0 or np.any(np.diff(betas) >= 0) or betas[-1] <= 0:
+        raise ValueError(f"betas must start at 1 and decrease strictly to a positive value, got {betas.tolist()}")
+    psi0 = np.asarray(psi0, dtype=np.float64)
+    L0 = model.latent_prior_chol(psi0)
+    V0 = linalg.solve_triangular(L0, np.asarray(Z0, dtype=np.float64).reshape(model.n, model.latent_dim), lower=True)
+    K, p = betas.size, psi0.size
+
+    def make_step(factors):
+        return lambda r, st: tempered_step(r, st, model, prior, factors, betas, n_ess=n_ess, scale_sd=scale_sd,
+                                           moves=moves)
+
+    def init():
+        s0 = gibbs_init(model, prior, psi0, V0)
+        return TemperedState(tuple(s0 for _ in range(K)), 0)
+
+    adapt = (_TemperedAdaptation(make_step, float(proposal_sd) ** 2 * np.eye(p), int(n_warmup), K, target_accept)
+             if n_warmup > 0 else None)
+    step = None if adapt is not None else make_step([float(proposal_sd) * np.eye(p)] * K)
+    return runner.ChainSpec(init, step, int(n_warmup), adapt,
+                            record=lambda st, info: {"Z": st.Z.copy(),
+                                                     "swap_accepted": np.asarray(info.swap_accepted, dtype=float)})

@@ -119,6 +119,12 @@ class GPLVMJointGibbs(Method):
         Acceptance rate of the psi block the warm-up tunes towards.
     start_noise_sd : float, default 0.1
         Chains start at the type-II ML psi plus N(0, start_noise_sd^2) noise on the log scale.
+    inverse_temperatures : tuple of float, default (1.0,)
+        A replica-exchange ladder 1 = b_0 > b_1 > ... > 0 (``gpbayes.gplvm.joint.tempered_step``: one
+        copy of the sampler per b_k on p(psi) N(V; 0, I) p(Y | Z, psi)^b_k, neighbours' states exchanged
+        with the MH ratio of Geyer 1991): the b = 1 copy's draws are kept.  For posteriors with separated
+        modes (Gadd et al.'s Case 2: latent GPs of different smoothness sigma); K temperatures cost K
+        times an iteration.  The default, one temperature, is the plain chain.
     """
 
     n_ess: int = 1
@@ -126,6 +132,7 @@ class GPLVMJointGibbs(Method):
     proposal_sd: float = 0.1
     target_accept: float = 0.25
     start_noise_sd: float = 0.1
+    inverse_temperatures: tuple = (1.0,)
 
     aliases: ClassVar = {"joint-gibbs": {}}
     models: ClassVar = (GPLVMRegressor,)
@@ -134,9 +141,21 @@ class GPLVMJointGibbs(Method):
     independent_chains: ClassVar = True
     library: ClassVar = {f: _lazy("gplvm.joint", "gibbs_chain_spec") for f in ("n_ess", "scale_sd", "proposal_sd",
                                                                              "target_accept")}
-    own_defaults: ClassVar = {"start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's"}
+    own_defaults: ClassVar = {"start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's",
+                              "inverse_temperatures": "one temperature: the plain chain (tempering is opt-in)"}
 
     def __post_init__(self):
+        betas = self.inverse_temperatures
+        if isinstance(betas, (str, bytes)) or not hasattr(betas, "__len__"):
+            raise TypeError(f"inverse_temperatures must be a sequence of floats such as (1.0, 0.5, 0.25), got {betas!r}")
+        try:
+            b = tuple(float(x) for x in betas)
+        except (TypeError, ValueError):
+            raise TypeError(f"inverse_temperatures must be a sequence of floats, got {betas!r}") from None
+        if not b or b[0] != 1.0 or any(y >= x for x, y in zip(b, b[1:])) or b[-1] <= 0.0:
+            raise ValueError(f"inverse_temperatures must start at 1.0 and decrease strictly to a positive value, "
+                             f"e.g. (1.0, 0.5, 0.25); got {betas!r}")
+        object.__setattr__(self, "inverse_temperatures", b)
         _int(self, "n_ess", 0)
         _float(self, "scale_sd", 0.0)
         _float(self, "proposal_sd", 0.0)
@@ -148,14 +167,26 @@ class GPLVMJointGibbs(Method):
         from ..gplvm import joint
 
         specs = []
+        options = {"n_warmup": n_warmup, "proposal_sd": self.proposal_sd, "n_ess": self.n_ess,
+                   "scale_sd": self.scale_sd, "target_accept": self.target_accept}
         for c, r in enumerate(rngs):
             psi0, Z0 = _joint_start(self, model, r, c)
-            specs.append(joint.gibbs_chain_spec(model.gplvm, model.prior, psi0, Z0, n_warmup=n_warmup,
-                                                proposal_sd=self.proposal_sd, n_ess=self.n_ess,
-                                                scale_sd=self.scale_sd, target_accept=self.target_accept))
+            if len(self.inverse_temperatures) == 1:
+                specs.append(joint.gibbs_chain_spec(model.gplvm, model.prior, psi0, Z0, **options))
+            else:
+                specs.append(joint.tempered_chain_spec(model.gplvm, model.prior, psi0, Z0, self.inverse_temperatures,
+                                                       **options))
         return specs
 
-    to_groups = GPLVMJointNUTS.to_groups
+    def to_groups(self, model, result, rngs, attrs):
+        """``joint-nuts``'s groups; with a ladder, ``sample_stats["swap_accepted"]`` over
+        ``(chain, draw, swap_pair)`` too (pair k exchanges temperatures k and k+1; NaN where not offered)."""
+        groups = GPLVMJointNUTS.to_groups(self, model, result, rngs, attrs)
+        if len(self.inverse_temperatures) > 1:
+            groups["sample_stats"]["swap_accepted"] = (("chain", "draw", "swap_pair"),
+                                                       np.stack([np.stack(c.extra["swap_accepted"]) for c in result]))
+            groups["sample_stats"].attrs["inverse_temperatures"] = list(self.inverse_temperatures)
+        return groups
 
 
 def _joint_start(method, model, r, c) -> tuple[np.ndarray, np.ndarray]:
