@@ -23,7 +23,7 @@ DECIDE_KEYS = {
     "pm_gpc.capacity": {"split_looks"},
     "slice_ma": {"n_chains"},
     "sparse_mcmc": set(),
-    "gplvm": {"joint_n_burn", "joint_thin"},  # issue 40: the exact joint chain set, 10x the default iterations
+    "gplvm": {"joint_n_burn", "joint_n_draws"},  # issue 40: the exact joint chain set (replica exchange), 4x the default sweeps
     "amis": {"sequential"},
 }
 

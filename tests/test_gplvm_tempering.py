@@ -137,7 +137,8 @@ def test_method_with_a_ladder(gplvm_model):
         b = gb.sample(gplvm_model, method, **kw)
     swaps = a.sample_stats["swap_accepted"]
     assert swaps.shape == (2, 20, 2)
-    assert a.sample_stats.attrs["inverse_temperatures"] == [1.0, 0.5, 0.25]
+    ladders = np.reshape(a.sample_stats.attrs["inverse_temperatures"], (2, 3))  # chain by chain, adapted
+    assert np.all(ladders[:, 0] == 1.0) and np.all(ladders[:, -1] == 0.25) and np.all(np.diff(ladders) < 0)
     assert 0.0 < float(np.nanmean(swaps)) <= 1.0
     for name in a.posterior.data_vars:
         assert np.array_equal(a.posterior[name].values, b.posterior[name].values)
@@ -152,3 +153,34 @@ def test_method_refuses_bad_ladders(bad):
 
     with pytest.raises((TypeError, ValueError), match="inverse_temperatures"):
         gb.methods.GPLVMJointGibbs(inverse_temperatures=bad)
+    with pytest.raises(TypeError, match="adapt_ladder"):
+        gb.methods.GPLVMJointGibbs(adapt_ladder="yes")
+
+
+def test_respaced_ladder():
+    """Syed et al. (2022)'s schedule: equal rejection rates leave the ladder as it is; the end points stay;
+    temperatures move into the pair that rejects most."""
+    b = np.array([1.0, 0.65, 0.42, 0.27, 0.18, 0.12])
+    np.testing.assert_allclose(joint.respace_ladder(b, [0.4] * 5), b, rtol=1e-12)
+    new = joint.respace_ladder(b, [0.1, 0.1, 0.9, 0.1, 0.1])
+    assert new[0] == 1.0 and new[-1] == 0.12 and np.all(np.diff(new) < 0)
+    assert np.sum((new < 0.42) & (new > 0.27)) >= 2  # the hard pair (0.42, 0.27) now holds interior points
+    # equal cumulative rejection between the new neighbours (piecewise-linear Lambda)
+    lam = lambda x: np.interp(x, b[::-1], np.concatenate([[0.0], np.cumsum([0.1, 0.1, 0.9, 0.1, 0.1][::-1])]))  # noqa: E731
+    np.testing.assert_allclose(np.diff(lam(new[::-1])), lam(1.0) / 5, rtol=1e-10)
+
+
+def test_adapted_ladder_keeps_the_cold_replica_exact():
+    """With the ladder respaced in warm-up the kept chain is a fixed-ladder chain: its b = 1 replica's
+    moments match the posterior's quadrature."""
+    model = _model()
+    draws = []
+    for seed in (31, 32):
+        spec = joint.tempered_chain_spec(model, Q_PRIOR, Q_MEAN, np.zeros((2, 1)), (1.0, 0.6, 0.3), n_warmup=400,
+                                         moves=MOVES, adapt_ladder=True)
+        ch = runner.run_spec(np.random.default_rng(seed), spec, n_draws=3000)
+        assert ch.params["inverse_temperatures"][0] == 1.0 and ch.params["inverse_temperatures"][-1] == 0.3
+        assert ch.params["inverse_temperatures"][1] != 0.6  # respaced
+        draws.append(ch.draws)
+    zs, report = _z_scores(np.stack(draws), 1.0)
+    assert np.max(np.abs(zs)) < 4.0, report

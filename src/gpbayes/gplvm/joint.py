@@ -57,7 +57,7 @@ from .vb import SupervisedGPLVM
 
 __all__ = ["GPLVMJointPosterior", "joint_start", "chain_spec", "label_invariant",
            "JointGibbsState", "JointGibbsInfo", "gibbs_init", "gibbs_step", "gibbs_chain_spec",
-           "TemperedState", "TemperedInfo", "tempered_step", "tempered_chain_spec"]
+           "TemperedState", "TemperedInfo", "tempered_step", "tempered_chain_spec", "respace_ladder"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -601,41 +601,80 @@ class _ReplicaInfo(NamedTuple):
     acceptance_prob: float
 
 
+def respace_ladder(betas, rejection) -> np.ndarray:
+    """Syed, Bouchard-Cote, Deligiannidis & Doucet (2022, JRSSB) Sec. 5.1: the ladder with the same end
+    points and size whose neighbours have equal estimated swap rejection rates.
+
+    ``betas`` decreasing from 1, ``rejection[k]`` the observed rejection rate of the swap (k, k+1).  The
+    cumulative rejection Lambda(b) (piecewise linear in b through the ladder, the local communication
+    barrier's estimate) is inverted at K equally spaced levels.  A pair never offered (NaN) counts as
+    the mean of the others."""
+    b = np.asarray(betas, dtype=np.float64)[::-1]  # increasing
+    r = np.asarray(rejection, dtype=np.float64)[::-1]
+    r = np.where(np.isfinite(r), r, np.nanmean(r) if np.any(np.isfinite(r)) else 0.5)
+    r = np.maximum(r, 1e-3)  # keep Lambda strictly increasing
+    lam = np.concatenate([[0.0], np.cumsum(r)])
+    new = np.interp(np.linspace(0.0, lam[-1], b.size), lam, b)
+    new[0], new[-1] = b[0], b[-1]
+    return new[::-1].copy()
+
+
 class _TemperedAdaptation:
     """Each replica's psi proposal adapted as ``RandomWalkAdaptation`` adapts one chain's, on the states
-    and acceptance probabilities at its own temperature; frozen together after warm-up."""
+    and acceptance probabilities at its own temperature; with ``adapt_ladder``, the inverse temperatures
+    respaced by :func:`respace_ladder` from the swaps of rounds ending at 1/8, 1/4 and 1/2 of the warm-up
+    (Syed et al. 2022's doubling rounds); everything frozen after warm-up."""
 
-    def __init__(self, make_step, proposal_cov, n_warmup: int, K: int, target_accept: float):
-        self.make_step, self.K = make_step, K
+    def __init__(self, make_step, proposal_cov, n_warmup: int, betas, target_accept: float, adapt_ladder: bool):
+        self.make_step, self.K, self.n_warmup = make_step, len(betas), int(n_warmup)
+        self.betas0, self.adapt_ladder = np.asarray(betas, dtype=np.float64), bool(adapt_ladder)
         self.rw = [RandomWalkAdaptation(lambda f: None, proposal_cov, n_warmup, target_accept=target_accept,
-                                        initial_scale=1.0, position=lambda s: s.psi) for _ in range(K)]
+                                        initial_scale=1.0, position=lambda s: s.psi) for _ in range(self.K)]
+        n = self.n_warmup
+        self.rounds = sorted({m for m in (n // 8, n // 4, n // 2) if m >= 8}) if self.adapt_ladder and self.K > 2 else []
 
     def init(self, rng, state):
-        return [a.init(rng, state.replicas[k]) for k, a in enumerate(self.rw)]
+        return ([a.init(rng, state.replicas[k]) for k, a in enumerate(self.rw)], self.betas0.copy(),
+                np.zeros(self.K - 1), np.zeros(self.K - 1))
 
-    def _factors(self, astates):
-        return [np.exp(s.log_scale) * s.chol for s in astates]
+    @staticmethod
+    def _factors(rw_states):
+        return [np.exp(s.log_scale) * s.chol for s in rw_states]
 
-    def kernel(self, astates):
-        return self.make_step(self._factors(astates))
+    def kernel(self, a):
+        return self.make_step(self._factors(a[0]), a[1])
 
-    def update(self, astates, iteration, state, info):
-        return [a.update(s, iteration, state.replicas[k], _ReplicaInfo(info.replica_acceptance_prob[k]))
-                for k, (a, s) in enumerate(zip(self.rw, astates))]
+    def update(self, a, iteration, state, info):
+        rw_states, betas, offered, accepted = a
+        rw_states = [ad.update(st, iteration, state.replicas[k], _ReplicaInfo(info.replica_acceptance_prob[k]))
+                     for k, (ad, st) in enumerate(zip(self.rw, rw_states))]
+        sw = np.asarray(info.swap_accepted, dtype=np.float64)
+        seen = np.isfinite(sw)
+        offered, accepted = offered + seen, accepted + np.where(seen, sw, 0.0)
+        if iteration + 1 in self.rounds:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rejection = 1.0 - accepted / offered
+            betas = respace_ladder(betas, rejection)
+            offered, accepted = np.zeros(self.K - 1), np.zeros(self.K - 1)
+        return rw_states, betas, offered, accepted
 
-    def finalize(self, astates):
-        factors = self._factors(astates)
-        return self.make_step(factors), {"proposal_scale": float(np.exp(astates[0].log_scale)),
-                                         "replica_proposal_scales": [float(np.exp(s.log_scale)) for s in astates]}
+    def finalize(self, a):
+        rw_states, betas = a[0], a[1]
+        return self.make_step(self._factors(rw_states), betas), {
+            "proposal_scale": float(np.exp(rw_states[0].log_scale)),
+            "replica_proposal_scales": [float(np.exp(s.log_scale)) for s in rw_states],
+            "inverse_temperatures": [float(b) for b in betas]}
 
 
 def tempered_chain_spec(model: SupervisedGPLVM, prior, psi0, Z0, betas, *, n_warmup: int,
                         proposal_sd: float = 0.1, n_ess: int = 1, scale_sd: float = 0.2,
-                        target_accept: float = 0.25, moves=MOVES) -> runner.ChainSpec:
+                        target_accept: float = 0.25, moves=MOVES, adapt_ladder: bool = False) -> runner.ChainSpec:
     """A replica-exchange chain (:func:`tempered_step`) at inverse temperatures ``betas`` (``betas[0]`` = 1,
     decreasing, > 0), every replica starting at (psi0, Z0) and its psi proposal adapted in ``n_warmup``
-    sweeps as :func:`gibbs_chain_spec` adapts one chain's; the b = 1 replica's psi is the draw and its Z
-    is recorded (``extra["Z"]``), with the swaps accepted per pair (``extra["swap_accepted"]``)."""
+    sweeps as :func:`gibbs_chain_spec` adapts one chain's; with ``adapt_ladder`` the interior temperatures
+    are respaced in warm-up to equal swap rejection rates (:func:`respace_ladder`; the end points stay).
+    The b = 1 replica's psi is the draw and its Z is recorded (``extra["Z"]``), with the swaps accepted per
+    pair (``extra["swap_accepted"]``); the ladder used after warm-up is ``params["inverse_temperatures"]``."""
     betas = np.asarray(betas, dtype=np.float64)
     if betas.ndim != 1 or betas.size < 1 or betas[0] != 1.0 or np.any(np.diff(betas) >= 0) or betas[-1] <= 0:
         raise ValueError(f"betas must start at 1 and decrease strictly to a positive value, got {betas.tolist()}")
@@ -644,17 +683,17 @@ def tempered_chain_spec(model: SupervisedGPLVM, prior, psi0, Z0, betas, *, n_war
     V0 = linalg.solve_triangular(L0, np.asarray(Z0, dtype=np.float64).reshape(model.n, model.latent_dim), lower=True)
     K, p = betas.size, psi0.size
 
-    def make_step(factors):
-        return lambda r, st: tempered_step(r, st, model, prior, factors, betas, n_ess=n_ess, scale_sd=scale_sd,
+    def make_step(factors, ladder):
+        return lambda r, st: tempered_step(r, st, model, prior, factors, ladder, n_ess=n_ess, scale_sd=scale_sd,
                                            moves=moves)
 
     def init():
         s0 = gibbs_init(model, prior, psi0, V0)
         return TemperedState(tuple(s0 for _ in range(K)), 0)
 
-    adapt = (_TemperedAdaptation(make_step, float(proposal_sd) ** 2 * np.eye(p), int(n_warmup), K, target_accept)
-             if n_warmup > 0 else None)
-    step = None if adapt is not None else make_step([float(proposal_sd) * np.eye(p)] * K)
+    adapt = (_TemperedAdaptation(make_step, float(proposal_sd) ** 2 * np.eye(p), int(n_warmup), betas, target_accept,
+                                 adapt_ladder) if n_warmup > 0 else None)
+    step = None if adapt is not None else make_step([float(proposal_sd) * np.eye(p)] * K, betas)
     return runner.ChainSpec(init, step, int(n_warmup), adapt,
                             record=lambda st, info: {"Z": st.Z.copy(),
                                                      "swap_accepted": np.asarray(info.swap_accepted, dtype=float)})

@@ -125,6 +125,11 @@ class GPLVMJointGibbs(Method):
         with the MH ratio of Geyer 1991): the b = 1 copy's draws are kept.  For posteriors with separated
         modes (Gadd et al.'s Case 2: latent GPs of different smoothness sigma); K temperatures cost K
         times an iteration.  The default, one temperature, is the plain chain.
+    adapt_ladder : bool, default True
+        With three or more temperatures, respace the interior ones during warm-up to equal swap
+        rejection rates (Syed et al. 2022; ``gpbayes.gplvm.joint.respace_ladder``); the end points stay.
+        Each chain's ladder after warm-up is ``sample_stats.attrs["inverse_temperatures"]`` (chain by
+        chain).
     """
 
     n_ess: int = 1
@@ -133,6 +138,7 @@ class GPLVMJointGibbs(Method):
     target_accept: float = 0.25
     start_noise_sd: float = 0.1
     inverse_temperatures: tuple = (1.0,)
+    adapt_ladder: bool = True
 
     aliases: ClassVar = {"joint-gibbs": {}}
     models: ClassVar = (GPLVMRegressor,)
@@ -142,7 +148,8 @@ class GPLVMJointGibbs(Method):
     library: ClassVar = {f: _lazy("gplvm.joint", "gibbs_chain_spec") for f in ("n_ess", "scale_sd", "proposal_sd",
                                                                              "target_accept")}
     own_defaults: ClassVar = {"start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's",
-                              "inverse_temperatures": "one temperature: the plain chain (tempering is opt-in)"}
+                              "inverse_temperatures": "one temperature: the plain chain (tempering is opt-in)",
+                              "adapt_ladder": "a given ladder is respaced in warm-up (Syed et al. 2022)"}
 
     def __post_init__(self):
         betas = self.inverse_temperatures
@@ -156,6 +163,8 @@ class GPLVMJointGibbs(Method):
             raise ValueError(f"inverse_temperatures must start at 1.0 and decrease strictly to a positive value, "
                              f"e.g. (1.0, 0.5, 0.25); got {betas!r}")
         object.__setattr__(self, "inverse_temperatures", b)
+        if not isinstance(self.adapt_ladder, (bool, np.bool_)):
+            raise TypeError(f"adapt_ladder must be True or False, got {self.adapt_ladder!r}")
         _int(self, "n_ess", 0)
         _float(self, "scale_sd", 0.0)
         _float(self, "proposal_sd", 0.0)
@@ -175,7 +184,7 @@ class GPLVMJointGibbs(Method):
                 specs.append(joint.gibbs_chain_spec(model.gplvm, model.prior, psi0, Z0, **options))
             else:
                 specs.append(joint.tempered_chain_spec(model.gplvm, model.prior, psi0, Z0, self.inverse_temperatures,
-                                                       **options))
+                                                       adapt_ladder=bool(self.adapt_ladder), **options))
         return specs
 
     def to_groups(self, model, result, rngs, attrs):
@@ -185,7 +194,9 @@ class GPLVMJointGibbs(Method):
         if len(self.inverse_temperatures) > 1:
             groups["sample_stats"]["swap_accepted"] = (("chain", "draw", "swap_pair"),
                                                        np.stack([np.stack(c.extra["swap_accepted"]) for c in result]))
-            groups["sample_stats"].attrs["inverse_temperatures"] = list(self.inverse_temperatures)
+            # each chain's ladder after warm-up (the given one unless adapt_ladder), chain by chain
+            groups["sample_stats"].attrs["inverse_temperatures"] = [
+                float(b) for c in result for b in c.params.get("inverse_temperatures", self.inverse_temperatures)]
         return groups
 
 

@@ -405,7 +405,9 @@ def joint_method(cfg: dict):
 
     j = cfg["joint"]
     return gb.methods.GPLVMJointGibbs(n_ess=int(j["n_ess"]), scale_sd=float(j["scale_sd"]),
-                                      proposal_sd=float(j["proposal_sd"]), target_accept=float(j["target_accept"]))
+                                      proposal_sd=float(j["proposal_sd"]), target_accept=float(j["target_accept"]),
+                                      inverse_temperatures=tuple(float(b) for b in j.get("inverse_temperatures", [1.0])),
+                                      adapt_ladder=bool(j.get("adapt_ladder", True)))
 
 
 def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, block: int, cfg: dict,
@@ -448,9 +450,12 @@ def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, b
     trouble_stats = [trouble.per_draw(r) for r in runs]
     for k in trouble.TROUBLE_STATS:
         st[k] = np.stack([t[k] for t in trouble_stats])
+    extra_dims = {"Z": ("point", "latent"), "accepted": ("gibbs_block",), "acceptance_prob": ("gibbs_block",)}
+    if "swap_accepted" in runs[0].extra:  # replica exchange: swaps per neighbour pair (NaN where not offered)
+        st["swap_accepted"] = np.stack([np.stack(r.extra["swap_accepted"]) for r in runs])
+        extra_dims["swap_accepted"] = ("swap_pair",)
     groups = io.make_inference_groups(
-        post, st, extra_dims={"Z": ("point", "latent"), "accepted": ("gibbs_block",),
-                              "acceptance_prob": ("gibbs_block",)},
+        post, st, extra_dims=extra_dims,
         attrs={"case": case, "block": int(block), "chain_set": "joint", "rho": 0.0, "n_imp": 0,
                "method": method.label, "thin": thin})
     for g in groups.values():
@@ -458,6 +463,9 @@ def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, b
     groups["sample_stats"]["start"] = (("chain", "param"), np.stack([s["psi"] for s in starts]))
     groups["sample_stats"] = groups["sample_stats"].assign_coords(param=model.param_names)
     groups["sample_stats"].attrs["proposal_scale"] = [float(r.params.get("proposal_scale", np.nan)) for r in runs]
+    if "inverse_temperatures" in runs[0].params:  # each chain's ladder after warm-up, chain by chain
+        groups["sample_stats"].attrs["inverse_temperatures"] = [float(b) for r in runs
+                                                                for b in r.params["inverse_temperatures"]]
     return groups
 
 
