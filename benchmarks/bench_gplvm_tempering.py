@@ -51,6 +51,8 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--thin", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--n-ess", type=int, default=1, help="elliptical slice updates of Z per sweep")
+    ap.add_argument("--no-adapt-ladder", action="store_true")
     ap.add_argument("--out", default=None, help="write the per-draw invariants (npz)")
     a = ap.parse_args(argv)
     cfg = configmod.load_config(os.path.join(os.path.dirname(__file__), "..", "config", "config.yaml"))
@@ -64,14 +66,15 @@ def main(argv=None) -> int:
     model = lib.gplvm
     table = gplvm.restart_starts(restarts, model)
     ids = a.chain_ids if a.chain_ids is not None else list(range(a.chains))
-    print(f"# {a.case}: betas {a.betas}, chains {ids}, {a.warmup} + {a.draws} sweeps (thin {a.thin}); "
+    print(f"# {a.case}: betas {a.betas}, chains {ids}, {a.warmup} + {a.draws} sweeps (thin {a.thin}), n_ess {a.n_ess}; "
           f"CPU {_cpu()}; load {os.getloadavg()[0]:.2f}", flush=True)
     inv_all, lls = [], []
     for c in ids:
         rng = np.random.default_rng([a.seed, c])
         psi0 = table[c % len(table)] + 0.1 * rng.standard_normal(model.n_params)
         Z0 = latent_posterior(model, psi0, lib.ml_fit.params).mean
-        spec = joint.tempered_chain_spec(model, lib.prior, psi0, Z0, a.betas, n_warmup=a.warmup)
+        spec = joint.tempered_chain_spec(model, lib.prior, psi0, Z0, a.betas, n_warmup=a.warmup, n_ess=a.n_ess,
+                                         adapt_ladder=not a.no_adapt_ladder)
         t0 = time.process_time()
         ch = runner.run_spec(rng, spec, n_draws=a.draws, thin=a.thin)
         cpu = time.process_time() - t0
@@ -82,7 +85,9 @@ def main(argv=None) -> int:
         sw = np.nanmean(np.stack(ch.extra["swap_accepted"]), axis=0) if len(a.betas) > 1 else []
         print(f"chain {c}: start rank {c % len(table)}; " + " ".join(f"{k} {v.mean():.2f}" for k, v in inv.items())
               + f" loglik {ll.mean():.1f} [{ll.min():.1f}, {ll.max():.1f}]; swaps " + " ".join(f"{s:.2f}" for s in sw)
-              + f"; psi accept {np.mean(ch.stats['acceptance_rate']):.2f}; CPU {cpu:.0f} s", flush=True)
+              + f"; psi accept {np.mean(ch.stats['acceptance_rate']):.2f}; CPU {cpu:.0f} s"
+              + (f"; ladder {np.round(ch.params['inverse_temperatures'], 3).tolist()}" if len(a.betas) > 2 else ""),
+              flush=True)
     if len(ids) > 1:
         import arviz as az
 
