@@ -350,14 +350,20 @@ def test_choose_chain_set_reads_the_first_set_that_passes_the_gate():
     stuck = _fake_chains(rng.standard_normal((4, 500, 2)) * 0.1 + np.arange(4)[:, None, None])
     assert C.convergence(np.log(np.stack([mixed["posterior"][n].values for n in ("sigma_0", "beta")], -1)))[
         "max_rank_rhat"] < 1.05
+    # not passing but closer to the gate: every chain drifts half as far (larger bulk ESS than ``stuck``)
+    closer = _fake_chains(rng.standard_normal((4, 500, 2)) + 0.5 * np.arange(4)[:, None, None])
     for sets, want in (({"paper": mixed, "cpm": stuck}, "paper"), ({"paper": stuck, "cpm": mixed}, "cpm"),
-                       ({"paper": mixed, "cpm": mixed}, "paper"), ({"paper": stuck, "cpm": stuck}, "paper")):
+                       ({"paper": mixed, "cpm": mixed}, "paper"), ({"paper": stuck, "cpm": closer}, "cpm"),
+                       ({"paper": closer, "cpm": stuck}, "paper"), ({"paper": stuck, "cpm": stuck}, "paper")):
         name, table = E.choose_chain_set(sets)
-        assert name == want
+        assert name == want, table
         assert list(table["chain_set"]) == ["paper", "cpm"] and table["chosen"].sum() == 1
         assert table.loc[table["chosen"], "chain_set"].item() == want
         ok = {"paper": sets["paper"] is mixed, "cpm": sets["cpm"] is mixed}
         assert list(table["passes_gate"]) == [ok["paper"], ok["cpm"]]
+    # none passes: the set with the larger minimum bulk ESS is read (issue 40), the earlier on ties
+    _, table = E.choose_chain_set({"paper": stuck, "cpm": closer})
+    assert table["min_bulk_ess"].iloc[1] > table["min_bulk_ess"].iloc[0] and not table["passes_gate"].any()
     # the gate is claims.convergence with claims' thresholds
     row = E.chain_set_summary(stuck, "cpm")
     assert row["max_rank_rhat"] > 1.05 and not row["passes_gate"]

@@ -626,12 +626,19 @@ def choose_chain_set(sets: dict[str, dict], **gate) -> tuple[str, pd.DataFrame]:
 
     ``sets`` maps a set name (``CHAIN_SETS`` order: the paper's sampler first) to its merged chains.
     The first set that passes the gate (split rank R-hat <= 1.05, bulk ESS >= 100 by default) is chosen;
-    if none does, the paper's sampler (the first set), whose claims are then gated out as not converged.
+    if none does, the set closest to it -- the largest minimum bulk ESS, the earlier set on ties -- whose
+    claims are then gated out as not converged, with that set's distance from the gate deciding between
+    NOT_ASSESSABLE and NEEDS_COMPUTE (registry history "issue-40-closest-set"; until then the paper's
+    sampler was read, whose chains sit at their start).
     """
     rows = [chain_set_summary(ch, name, **gate) for name, ch in sets.items()]
     table = pd.DataFrame(rows)
     passing = [r["chain_set"] for r in rows if r["passes_gate"]]
-    chosen = passing[0] if passing else rows[0]["chain_set"]
+    if passing:
+        chosen = passing[0]
+    else:
+        ess = [float(r["min_bulk_ess"]) if np.isfinite(r["min_bulk_ess"]) else -np.inf for r in rows]
+        chosen = rows[int(np.argmax(ess))]["chain_set"]
     table["chosen"] = table["chain_set"] == chosen
     return chosen, table
 
