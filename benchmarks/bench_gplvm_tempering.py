@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
 import time
 
@@ -31,13 +29,8 @@ from gpbayes.mcmc import runner
 from gpbayes_repro import config as configmod
 from gpbayes_repro.experiments import gplvm
 
-
-def _cpu() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except Exception:  # noqa: BLE001 - informational only
-        return platform.processor() or "unknown"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import cpu_name  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -67,7 +60,7 @@ def main(argv=None) -> int:
     table = gplvm.restart_starts(restarts, model)
     ids = a.chain_ids if a.chain_ids is not None else list(range(a.chains))
     print(f"# {a.case}: betas {a.betas}, chains {ids}, {a.warmup} + {a.draws} sweeps (thin {a.thin}), n_ess {a.n_ess}; "
-          f"CPU {_cpu()}; load {os.getloadavg()[0]:.2f}", flush=True)
+          f"CPU {cpu_name()}; load {os.getloadavg()[0]:.2f}", flush=True)
     inv_all, lls = [], []
     for c in ids:
         rng = np.random.default_rng([a.seed, c])

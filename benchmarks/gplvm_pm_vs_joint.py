@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import platform
-import subprocess
 import sys
 from datetime import datetime, timezone
 
@@ -25,13 +23,8 @@ import xarray as xr
 from gpbayes_repro import io
 from gpbayes_repro.experiments import gplvm
 
-
-def _cpu() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except Exception:  # noqa: BLE001 - informational only
-        return platform.processor() or "unknown"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import cpu_name  # noqa: E402
 
 
 def _chains(run: str, folder: str, case: str) -> dict | None:
@@ -52,7 +45,7 @@ def _invariants(chains: dict) -> dict[str, np.ndarray]:
 
 def report(run: str) -> str:
     lines = [f"# Gadd et al.: the pseudo-marginal chains' means as quantiles of the exact joint posterior",
-             f"# run: {run}; {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; CPU {_cpu()}",
+             f"# run: {run}; {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; CPU {cpu_name()}",
              "# columns: per invariant (log scale), the joint posterior's mean [5 %, 95 %] and each PM chain's mean "
              "as a quantile (%) of the pooled joint draws; ML = the type-II ML estimate's quantile"]
     for case in gplvm.CASES:
