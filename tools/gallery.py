@@ -8,7 +8,8 @@ Each example is a plain script, ``docs/examples/<name>.py``: its docstring's fir
 line is the title, the rest the text; run as ``python <name>.py [out_dir]`` it
 writes ``<out_dir>/<name>.png`` (default: beside itself).  Its page shows the text,
 the figure and the code.  ``mkdocs build`` runs the stale scripts first (the hook
-in ``tools/mkdocs_hooks.py``); ``tests/test_docs.py`` runs every script.
+in ``tools/mkdocs_hooks.py``); ``tests/test_docs.py`` runs every script and keeps its
+figure there, so a build after the tests (``.ci/run``) runs none of them again.
 """
 
 from __future__ import annotations
