@@ -110,7 +110,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from . import approx, linalg, parallel, predictive, threads
+from . import approx, linalg, model_spec, parallel, predictive, threads
 from . import means as mean_functions
 from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
@@ -519,6 +519,8 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
             groups[g].attrs["interrupted"] = 1
     # the seed also at the top level (idata.attrs): gb.sample(..., seed=idata.attrs["seed"]) repeats the run
     idata = make_idata(groups, {"seed": int(seed)})  # InferenceData on ArviZ 0.x, DataTree on 1.x (gpbayes.io)
+    # the model travels with the result: gb.predict(idata, X_new) rebuilds it (gpbayes.model_spec; no pickle)
+    model_spec.attach(model, idata)
     _warn_if_approximations_failed(idata)
     if meth.stoppable and not interrupted:
         _warn_if_not_converged(idata, stop)
@@ -751,8 +753,16 @@ def _laplace_predictive(model, psi_draws, Xs) -> np.ndarray:
     return np.mean(out, axis=0)
 
 
-def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
+def predict(model=None, idata=None, X_new=None, *, y_new=None, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
     """Posterior predictive at ``X_new``, averaged over (up to ``max_draws``) posterior draws.
+
+    ``gb.predict(idata, X_new)``: the model is rebuilt from the result, which carries it
+    (``gpbayes.model_spec``: ``attrs["gpbayes_model"]``, also after ``idata.to_netcdf`` and
+    ``az.from_netcdf`` in another process); ``gb.predict(model, idata, X_new)`` uses the model
+    given, which must be the one the result was sampled from (a ValueError names what differs:
+    class, kernel, likelihood, hyperparameters, n, training data).  A DataFrame ``X_new`` of a
+    model fitted on a DataFrame is matched by column name (reordered as the training columns; a
+    missing or unknown name is refused).
 
     For a new y: ``y_mean``/``y_variance`` (the predictive moments of y),
     ``y_lower``/``y_upper`` (central 95 % interval, regression) and, given
@@ -781,6 +791,7 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     (v_s, psi_s); a SparseGP with another likelihood: that latent predictive per draw, reported as
     for a LatentGP (:func:`gpbayes.predictive.latent_mixture_predict`).
     """
+    model, idata, X_new = model_spec.resolve(model, idata, X_new, "gb.predict")
     max_draws = _count("max_draws", max_draws, 1, what="an integer >= 1 (posterior draws averaged over)")
     rng = np.random.default_rng(seed)
     Xs = model.transform(X_new)
