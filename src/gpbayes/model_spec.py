@@ -1,4 +1,4 @@
-"""A result that carries its model (issue 41, point 3): ``gb.predict(idata, X_new)`` with no model rebuilt.
+"""A result that carries its model: ``gb.predict(idata, X_new)`` with no model rebuilt by hand (issue 41, point 3).
 
 ``gb.sample`` records what ``predict`` / ``sample_posterior_predictive`` need in the result itself:
 
