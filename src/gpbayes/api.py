@@ -92,6 +92,9 @@ with a DeprecationWarning, in ``prior=`` and in a saved result given to ``predic
 ``acceptance_rate``, ``step_size``, ``n_cubic``, ...) and, per chain, the
 tuning (``tuned_<name>``) and warm-up cost (``warmup_<name>``).
 ``constant_data``: X over ``(obs, feature)``; ``observed_data``: y over ``obs``.
+The result carries its model (``attrs["gpbayes_model"]``, ``gpbayes.model_spec``):
+``gb.predict(idata, X_new)`` rebuilds it, ``gb.predict(model, idata, X_new)`` checks that
+``model`` is the one sampled.
 Importance-sampling methods put draws resampled in proportion to the weights
 in ``posterior`` (equally weighted: every ArviZ function is right on them)
 and the weighted sample in ``sample_stats`` over the dim
@@ -393,7 +396,12 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     draws in ``posterior`` and the weighted sample (``importance_psi``,
     ``log_weight``, ``weight``) in ``sample_stats``; point estimates give one draw.
     The attributes record the model, ``method`` (its string), ``method_class`` and
-    ``options`` (every field of the method object, defaults included, as JSON).
+    ``options`` (every field of the method object, defaults included, as JSON); the top-level
+    ``attrs["gpbayes_model"]`` carries the model itself (``gpbayes.model_spec``: a versioned JSON
+    spec of its kernel, mean, likelihood, prior, standardisation and column names, with the data
+    in ``constant_data`` / ``observed_data``), so that ``gb.predict(idata, X_new)`` and
+    ``gb.sample_posterior_predictive(idata, X_new=...)`` need no model, also after
+    ``idata.to_netcdf`` and ``az.from_netcdf`` in another process.
 
     Notes
     -----
