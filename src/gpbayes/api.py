@@ -526,9 +526,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         if interrupted and g in groups:
             groups[g].attrs["interrupted"] = 1
     # the seed also at the top level (idata.attrs): gb.sample(..., seed=idata.attrs["seed"]) repeats the run
-    idata = make_idata(groups, {"seed": int(seed)})  # InferenceData on ArviZ 0.x, DataTree on 1.x (gpbayes.io)
     # the model travels with the result: gb.predict(idata, X_new) rebuilds it (gpbayes.model_spec; no pickle)
-    model_spec.attach(model, idata)
+    carried = model_spec.attach(model, groups)
+    idata = make_idata(groups, {"seed": int(seed), **carried})  # InferenceData on ArviZ 0.x, DataTree on 1.x
     _warn_if_approximations_failed(idata)
     if meth.stoppable and not interrupted:
         _warn_if_not_converged(idata, stop)

@@ -209,19 +209,18 @@ def describe(model) -> dict:
     return spec
 
 
-def attach(model, idata) -> None:
-    """Record ``model`` in a ``gb.sample`` result, in place: the spec as ``attrs["gpbayes_model"]`` (a JSON
-    string, as NetCDF attributes must be strings or numbers) and the fit arrays in ``constant_data``."""
-    from . import io
-
-    spec = describe(model)
+def attach(model, groups: dict) -> dict:
+    """Record ``model`` in the groups of a ``gb.sample`` result before the container is made: the fit
+    arrays of a sparse GP / GPLVM are added to ``groups["constant_data"]`` (in place); returns the
+    top-level attributes to add, ``{"gpbayes_model": <the spec as a JSON string>}`` (NetCDF attributes
+    must be strings or numbers)."""
     fits = _fit_arrays(model)
-    if fits and io.has_group(idata, "constant_data"):
-        const = io.group(idata, "constant_data").copy()
+    if fits and "constant_data" in groups:
+        const = groups["constant_data"].copy()
         for name, (dims, values) in fits.items():
             const[name] = (dims, np.asarray(values, dtype=np.float64))
-        io.set_group(idata, "constant_data", const)
-    idata.attrs[ATTR] = json.dumps(spec, allow_nan=True)
+        groups["constant_data"] = const
+    return {ATTR: json.dumps(describe(model), allow_nan=True)}
 
 
 def _spec(idata) -> dict | None:
