@@ -199,6 +199,18 @@ def test_a_kernel_of_the_user_s_own_saves_and_predicting_without_the_model_names
                                   gb.predict(model, idata, X_NEW)["mean"].values)
 
 
+class MyPoisson(gb.likelihoods.Poisson):
+    """A likelihood of the user's own."""
+
+
+def test_a_likelihood_of_the_user_s_own_is_named_too():
+    model = gb.LatentGP(X, RNG.poisson(np.exp(F)), likelihood=MyPoisson())
+    idata = gb.sample(model, method="aa", seed=2, progress=False, **SHORT)
+    with pytest.raises(ValueError, match=r"likelihood of a class gpbayes cannot describe .*MyPoisson.*pass the model"):
+        gb.sample_posterior_predictive(idata, X_new=X_NEW)
+    assert gb.sample_posterior_predictive(model, idata, X_new=X_NEW, extend=False)["y"].shape == (1, 10, 4)
+
+
 def test_a_result_without_a_spec_asks_for_the_model():
     model = gb.GPRegressor(X, F)
     idata = _sampled(model)

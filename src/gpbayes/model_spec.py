@@ -345,7 +345,21 @@ _COMPARED = (("model", "model class"), ("hyperparameters", "hyperparameters"), (
 
 def _short(value) -> str:
     text = json.dumps(value)
-    return text if len(text) <= 120 else text[:117] + "..."
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _differences(a, b, path: str = "") -> list[tuple[str, object, object]]:
+    """Where two JSON values differ: (path, a's value, b's value) at the deepest level where both are
+    dicts with the same keys' kind (a component's class, then its arguments one by one)."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.get("class") == b.get("class"):
+        out = []
+        for key in list(a) + [k for k in b if k not in a]:
+            if a.get(key) != b.get(key):
+                out += _differences(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+        return out
+    if isinstance(a, dict) and isinstance(b, dict) and "class" in a and "class" in b:
+        return [(f"{path}.class" if path else "class", a["class"], b["class"])]
+    return [(path, a, b)]
 
 
 def check_model(model, idata, what: str) -> None:
@@ -359,8 +373,12 @@ def check_model(model, idata, what: str) -> None:
     for key in ("svgp_elbo", "svgp_success", "svgp_n_iter", "svgp_message", "ml_bound", "ml_n_restarts"):
         for s in (now, stored):
             s.get("settings", {}).pop(key, None)  # reports of the fit, not the model: the fit's hash compares it
-    diffs = [f"{label}: the result's {_short(stored.get(key))}, the model's {_short(now.get(key))}"
-             for key, label in _COMPARED if stored.get(key) != now.get(key)]
+    diffs = []
+    for key, label in _COMPARED:
+        if stored.get(key) != now.get(key):
+            where = _differences(stored.get(key), now.get(key))
+            diffs += [f"{label}{' ' + p if p else ''}: the result's {_short(a)}, the model's {_short(b)}"
+                      for p, a, b in where[:3]]
     if diffs:
         raise ValueError(f"{what}: the model is not the one the result was sampled from -- " + "; ".join(diffs)
                          + f". Pass the model it was sampled from, or none: {what}(idata, ...) rebuilds it from "
