@@ -136,6 +136,29 @@ def test_the_spec_is_versioned_json_of_str_and_number_attributes(saved):
         assert isinstance(value, (str, int, float, np.integer, np.floating)), type(value)
 
 
+def _components():
+    from gpbayes import kernels as k, likelihoods as lik, means, priors as p
+    from gpbayes.sparse.multiclass import RobustMax
+
+    return [k.SquaredExponential(3, ard=True, parameterisation="ma", nugget=1e-6),
+            k.SquaredExponential(active_dims=(0, 2)), k.Matern12(2), k.Matern32(2, ard=True), k.Matern52(1),
+            k.RationalQuadratic(2), k.Periodic(1), k.Linear(2, ard=True), k.White(2),
+            (k.Matern52(2) * k.Linear(2)) + k.White(2), lik.Probit(), lik.Logistic(), lik.Gaussian(0.3, 1.0),
+            lik.Poisson(exposure=np.array([1.0, 2.0]), offset=0.1), RobustMax(3, 0.01), means.Constant(0.0, 2.0),
+            means.Linear(prior_sd=np.array([1.0, 2.0, 3.0])),
+            p.IndependentPrior((p.Gamma(1.0, 0.5), p.InverseGamma(1.0, 0.01), p.LogNormal(0.0, 1.0),
+                                p.Uniform(0.0, 1.0), p.LogUniform(0.1, 10.0), p.HalfNormal(1.0), p.Exponential(1.0),
+                                p.HalfCauchy(1.0)))]
+
+
+@pytest.mark.parametrize("component", _components(), ids=lambda c: type(c).__name__)
+def test_every_library_component_reads_back_from_its_json_spec(component):
+    text = json.dumps(gb.model_spec.component_spec(component))
+    again = gb.model_spec.component_from_spec(json.loads(text))
+    assert type(again) is type(component) and repr(again) == repr(component)
+    assert json.dumps(gb.model_spec.component_spec(again)) == text
+
+
 def _sampled(model, **options):
     return gb.sample(model, seed=2, progress=False, **{"method": "rwmh", "chains": 1, "draws": 6, "n_warmup": 4,
                                                        **options})

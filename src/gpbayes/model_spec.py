@@ -18,10 +18,11 @@
 
 :func:`rebuild` makes the model again from a result (read back with ``az.from_netcdf`` in another
 process, say): the model's constructor on the stored, already standardised data with
-``standardize=False`` (so nothing is standardised twice) and the stored fit, then the recorded
-standardisation constants and column names put back.  A kernel, mean, likelihood or prior of the user's
-own classes cannot be described: the result still saves, and :func:`rebuild` stops naming the
-component and saying to pass the model.  :func:`check_model` refuses a model given with a result that
+``standardize=False`` (so nothing is standardised twice), the column names and the stored fit, then
+the recorded standardisation constants put back.  A kernel, mean or likelihood of the user's own
+classes cannot be described: the result still saves, and :func:`rebuild` stops naming the component
+and saying to pass the model (a prior of one's own is replaced by the model's default: the
+predictions do not read the prior).  :func:`check_model` refuses a model given with a result that
 was sampled from another one (its class, hyperparameters, kernel, likelihood, mean, n, data or fit
 differ); :func:`resolve` reads the arguments of ``gb.predict(model, idata, X_new)`` and
 ``gb.predict(idata, X_new)`` alike.
