@@ -158,5 +158,8 @@ def test_the_arviz_layout_and_the_models_without_draws():
     with pytest.raises(ValueError, match="at X_new of GPClassifier needs the latent draws f.*nuts-whitened"):
         gb.sample_posterior_predictive(clf, pm, X_new=Xn)
     sparse = gb.SparseGPClassifier(X, y > 0, n_inducing=3, maxiter=10)
+    with pytest.raises(ValueError, match=r"model class: the result's \"GPClassifier\", the model's \"SparseGPClassifier"):
+        gb.sample_posterior_predictive(sparse, pm, X_new=Xn)  # another model's result: refused (model_spec)
+    del pm.attrs["gpbayes_model"]  # a result that carries no model is read with the model given, as before
     with pytest.raises(ValueError, match=r"SparseGPClassifier need the whitened inducing values v.*'joint-hmc'"):
         gb.sample_posterior_predictive(sparse, pm, X_new=Xn)  # a result without v (here another model's)

@@ -92,6 +92,9 @@ with a DeprecationWarning, in ``prior=`` and in a saved result given to ``predic
 ``acceptance_rate``, ``step_size``, ``n_cubic``, ...) and, per chain, the
 tuning (``tuned_<name>``) and warm-up cost (``warmup_<name>``).
 ``constant_data``: X over ``(obs, feature)``; ``observed_data``: y over ``obs``.
+The result carries its model (``attrs["gpbayes_model"]``, ``gpbayes.model_spec``):
+``gb.predict(idata, X_new)`` rebuilds it, ``gb.predict(model, idata, X_new)`` checks that
+``model`` is the one sampled.
 Importance-sampling methods put draws resampled in proportion to the weights
 in ``posterior`` (equally weighted: every ArviZ function is right on them)
 and the weighted sample in ``sample_stats`` over the dim
@@ -110,7 +113,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from . import approx, linalg, parallel, predictive, threads
+from . import approx, linalg, model_spec, parallel, predictive, threads
 from . import means as mean_functions
 from . import methods as inference  # the method objects' package (gpbayes.methods)
 from .classification import mcmc_predictive
@@ -393,7 +396,12 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
     draws in ``posterior`` and the weighted sample (``importance_psi``,
     ``log_weight``, ``weight``) in ``sample_stats``; point estimates give one draw.
     The attributes record the model, ``method`` (its string), ``method_class`` and
-    ``options`` (every field of the method object, defaults included, as JSON).
+    ``options`` (every field of the method object, defaults included, as JSON); the top-level
+    ``attrs["gpbayes_model"]`` carries the model itself (``gpbayes.model_spec``: a versioned JSON
+    spec of its kernel, mean, likelihood, prior, standardisation and column names, with the data
+    in ``constant_data`` / ``observed_data``), so that ``gb.predict(idata, X_new)`` and
+    ``gb.sample_posterior_predictive(idata, X_new=...)`` need no model, also after
+    ``idata.to_netcdf`` and ``az.from_netcdf`` in another process.
 
     Notes
     -----
@@ -518,7 +526,9 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         if interrupted and g in groups:
             groups[g].attrs["interrupted"] = 1
     # the seed also at the top level (idata.attrs): gb.sample(..., seed=idata.attrs["seed"]) repeats the run
-    idata = make_idata(groups, {"seed": int(seed)})  # InferenceData on ArviZ 0.x, DataTree on 1.x (gpbayes.io)
+    # the model travels with the result: gb.predict(idata, X_new) rebuilds it (gpbayes.model_spec; no pickle)
+    carried = model_spec.attach(model, groups)
+    idata = make_idata(groups, {"seed": int(seed), **carried})  # InferenceData on ArviZ 0.x, DataTree on 1.x
     _warn_if_approximations_failed(idata)
     if meth.stoppable and not interrupted:
         _warn_if_not_converged(idata, stop)
@@ -751,8 +761,16 @@ def _laplace_predictive(model, psi_draws, Xs) -> np.ndarray:
     return np.mean(out, axis=0)
 
 
-def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
+def predict(model=None, idata=None, X_new=None, *, y_new=None, max_draws: int = 200, seed: int = 0) -> xr.Dataset:
     """Posterior predictive at ``X_new``, averaged over (up to ``max_draws``) posterior draws.
+
+    ``gb.predict(idata, X_new)``: the model is rebuilt from the result, which carries it
+    (``gpbayes.model_spec``: ``attrs["gpbayes_model"]``, also after ``idata.to_netcdf`` and
+    ``az.from_netcdf`` in another process); ``gb.predict(model, idata, X_new)`` uses the model
+    given, which must be the one the result was sampled from (a ValueError names what differs:
+    class, kernel, likelihood, hyperparameters, n, training data).  A DataFrame ``X_new`` of a
+    model fitted on a DataFrame is matched by column name (reordered as the training columns; a
+    missing or unknown name is refused).
 
     For a new y: ``y_mean``/``y_variance`` (the predictive moments of y),
     ``y_lower``/``y_upper`` (central 95 % interval, regression) and, given
@@ -781,6 +799,7 @@ def predict(model, idata, X_new, *, y_new=None, max_draws: int = 200, seed: int 
     (v_s, psi_s); a SparseGP with another likelihood: that latent predictive per draw, reported as
     for a LatentGP (:func:`gpbayes.predictive.latent_mixture_predict`).
     """
+    model, idata, X_new = model_spec.resolve(model, idata, X_new, "gb.predict")
     max_draws = _count("max_draws", max_draws, 1, what="an integer >= 1 (posterior draws averaged over)")
     rng = np.random.default_rng(seed)
     Xs = model.transform(X_new)

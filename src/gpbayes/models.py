@@ -87,6 +87,29 @@ def _feature_names(X) -> list[str] | None:
     return names if len(set(names)) == len(names) else None
 
 
+def _columns_by_name(X_new, feature_names: list[str] | None, owner: str):
+    """``X_new`` with its columns in the training order, matched by name (issue 41): a table-like X_new
+    (``.columns``) for a model fitted on named columns (``feature_names``, as :func:`_feature_names` writes
+    them) is reordered; a missing or unknown name is refused, naming them.  Anything else is returned as
+    given (matched by position)."""
+    cols = getattr(X_new, "columns", None)
+    if cols is None or feature_names is None:
+        return X_new
+    names = [str(c).replace("/", "_") for c in list(cols)]
+    missing = [f for f in feature_names if f not in names]
+    unknown = [c for c in names if c not in feature_names]
+    if missing or unknown or len(set(names)) != len(names):
+        what = [f"missing {missing}"] if missing else []
+        what += [f"unknown {unknown}"] if unknown else []
+        what += [] if len(set(names)) == len(names) else ["duplicated names"]
+        raise ValueError(f"{owner}: X_new's columns do not match the training columns {feature_names}: "
+                         f"{', '.join(what)}; give a DataFrame with exactly these columns (any order)")
+    values = np.asarray(X_new)
+    if values.ndim != 2:
+        return X_new
+    return values[:, [names.index(f) for f in feature_names]]
+
+
 def _named_after_features(names: list[str], kernel, feature_names: list[str] | None) -> list[str]:
     """The posterior's names before the one scheme (issue 33): ``param_names`` with ``tau_0``.. renamed
     ``tau_<column>`` when X had column names and the kernel has one scale per input.  Still accepted, with a
@@ -500,7 +523,9 @@ class _Model:
         return self.mean.basis(X_std) @ self.mean.prior(self.X.shape[1])[0]
 
     def transform(self, X_new) -> np.ndarray:
-        """New inputs on the model's (standardised) scale."""
+        """New inputs on the model's (standardised) scale.  A table-like ``X_new`` (a DataFrame) given to a
+        model fitted on one is matched by column name (:func:`_columns_by_name`), else by position."""
+        X_new = _columns_by_name(X_new, getattr(self, "feature_names", None), type(self).__name__)
         X_new = np.asarray(X_new)
         if X_new.ndim == 1:  # one input dimension: a vector of points; several: one point
             X_new = X_new[:, None] if self.X.shape[1] == 1 else X_new[None, :]

@@ -142,7 +142,7 @@ def _extend(idata, name: str, ds: xr.Dataset, extend: bool):
     return ds
 
 
-def compute_log_likelihood(model, idata, *, extend: bool = True):
+def compute_log_likelihood(model, idata=None, *, extend: bool = True):
     """Pointwise log-likelihood of the observed y per posterior draw, as the ArviZ group ``log_likelihood``.
 
     GPRegressor: log p(y_i | y_-i, theta) (R&W eqs. 5.10-5.12; Buerkner et al.
@@ -150,11 +150,14 @@ def compute_log_likelihood(model, idata, *, extend: bool = True):
     GPClassifier / PoissonGP / LatentGP: log p(y_i | f_i) at the latent draws ``f``
     (F&G eq. 2 / M&A Sec. 5; a LatentGP with ``sample_offset`` at f_i + m, m the draw's constant).
     Returns ``idata`` with the group added (or only the group, ``extend=False``); then
-    ``az.loo(idata)`` applies.
+    ``az.loo(idata)`` applies.  ``compute_log_likelihood(idata)`` rebuilds the model from the result
+    (``gpbayes.model_spec``); a model given must be the one the result was sampled from.
     """
     from .io import check_names
+    from .model_spec import resolve
     from .models import GPRegressor
 
+    model, idata, _ = resolve(model, idata, None, "gb.compute_log_likelihood", needs_x=False)
     check_names(model, idata, "gb.compute_log_likelihood")
     psi, shape = _draws(idata)
     if isinstance(model, GPRegressor):
@@ -169,7 +172,7 @@ def compute_log_likelihood(model, idata, *, extend: bool = True):
     return _extend(idata, "log_likelihood", _group(values, shape, model.n), extend)
 
 
-def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, extend: bool = True,
+def sample_posterior_predictive(model, idata=None, *, X_new=None, seed: int = 0, extend: bool = True,
                                 predictions: bool = False):
     """Draws of y per posterior draw, as the ArviZ group ``posterior_predictive``: replicates of the
     observed y, or with ``X_new`` draws of y at new inputs.
@@ -231,9 +234,16 @@ def sample_posterior_predictive(model, idata, *, X_new=None, seed: int = 0, exte
     standardised as the model's X).  Like ``pymc.sample_posterior_predictive`` it returns ``idata``
     with the group added (replacing one of the same name), or the group alone (``extend=False``).
     O(n^3 + m^3) operations per distinct posterior draw for the dense models.
+
+    ``sample_posterior_predictive(idata, X_new=...)`` (or ``(idata, X_new)``) rebuilds the model from
+    the result, which carries it (``gpbayes.model_spec``); a model given must be the one the result
+    was sampled from (a ValueError names what differs).  A DataFrame ``X_new`` is matched by column
+    name, as in ``gpbayes.predict``.
     """
+    from .model_spec import resolve
     from .models import GPLVMRegressor, GPRegressor, LatentGP, PoissonGP
 
+    model, idata, X_new = resolve(model, idata, X_new, "gb.sample_posterior_predictive", needs_x=False)
     if predictions and X_new is None:
         raise ValueError("predictions=True writes the out-of-sample groups: give X_new")
     rng = np.random.default_rng(seed)
