@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from gpbayes import priors
+from gpbayes import diagnostics, priors
 
 Q_X = np.array([[0.0], [1.0]])
 Q_Y = np.array([[0.3, -0.8, 1.1, 0.2], [0.9, -0.1, 0.4, 1.3]])
@@ -53,3 +53,21 @@ def quadrature_moments(n_psi: int = 9, n_v: int = 24, inverse_temperature: float
     post = wpsi * lik
     post /= post.sum()
     return post @ psi, post @ psi**2
+
+
+def z_scores(draws, inverse_temperature: float = 1.0):
+    """Per moment E[psi_k], E[psi_k^2] of ``draws`` (chain, draw, 4): (z = (chain mean - quadrature) / se,
+    |quadrature mean - prior mean| / se for the first moments, a report), se from the run's own ESS."""
+    mean, second = quadrature_moments(inverse_temperature=inverse_temperature)
+    zs, shifts, report = [], [], []
+    for k in range(4):
+        for power, exact in ((1, mean[k]), (2, second[k])):
+            h = draws[..., k] ** power
+            ess = diagnostics.ess(h, method="mean")
+            se = float(np.std(h)) / math.sqrt(ess)
+            zs.append((h.mean() - exact) / se)
+            if power == 1:
+                shifts.append(abs(exact - Q_MEAN[k]) / se)
+            report.append(f"b={inverse_temperature} psi_{k}^{power}: chain {h.mean():.4f} quadrature {exact:.4f} "
+                          f"se {se:.4f} ESS {ess:.0f}")
+    return np.array(zs), np.array(shifts), "\n".join(report)
