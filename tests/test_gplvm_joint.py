@@ -162,7 +162,7 @@ def _gw(transition, seed, n_sc):
                                    ("ess", "block", "scale"), ("ess", "block", "rotation"), joint.MOVES],
                          ids=["ess", "centred", "slice", "scale", "rotation", "all"])
 def test_geweke_gibbs_moves(moves):
-    res = _gw(_gibbs_transition(moves), 11, 3000)
+    res = _gw(_gibbs_transition(moves), 11, 2000)
     assert res.batches_ok, res.summary()
     assert not res.reject, res.summary()
 
@@ -178,7 +178,7 @@ def test_geweke_flags_a_wrong_target():
     shifted by one prior sd) than the one the data were simulated from."""
     shifted = priors.IndependentPrior(tuple(priors.LogNormal(m + (GW_SD if k == 4 else 0.0), GW_SD)
                                             for k, m in enumerate(GW_MEAN)))
-    assert _gw(_gibbs_transition(joint.MOVES, prior=shifted), 13, 3000).reject
+    assert _gw(_gibbs_transition(joint.MOVES, prior=shifted), 13, 1500).reject
 
 
 def test_moves_are_checked():

@@ -31,7 +31,7 @@ def _model():
 
 
 @functools.lru_cache(maxsize=None)
-def _ladder_chains(betas, n_draws=4000):
+def _ladder_chains(betas, n_draws=3000):
     """(replica, chain, draw, p) psi draws of every replica of two ladder chains."""
     model = _model()
     out = []
