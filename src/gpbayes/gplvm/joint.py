@@ -384,15 +384,11 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
     with linalg.count_ops() as ops, np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # move 1: elliptical slice on V | psi (prior N(0, I))
         for _ in range(int(n_ess) if "ess" in moves else 0):
-            if b == 1.0:
-                st, info = ess.step(rng, ess.EllipticalSliceState(V.ravel(), ll), lambda u: u,
-                                    lambda u: _log_lik(model, psi, L @ u.reshape(n, kz)))
-                V, ll = st.position.reshape(n, kz), st.log_likelihood
-            else:  # the slice is on the tempered likelihood b log p(Y | Z, psi)
-                st, info = ess.step(rng, ess.EllipticalSliceState(V.ravel(), b * ll), lambda u: u,
-                                    lambda u: b * _log_lik(model, psi, L @ u.reshape(n, kz)))
-                V = st.position.reshape(n, kz)
-                ll = st.log_likelihood / b if b > 0.0 else _log_lik(model, psi, L @ V)
+            # the slice is on the tempered likelihood b log p(Y | Z, psi) (b = 1: exactly the plain one)
+            st, info = ess.step(rng, ess.EllipticalSliceState(V.ravel(), b * ll), lambda u: u,
+                                lambda u: b * _log_lik(model, psi, L @ u.reshape(n, kz)))
+            V = st.position.reshape(n, kz)
+            ll = st.log_likelihood / b if b > 0.0 else _log_lik(model, psi, L @ V)
             shrink += int(info.n_likelihood_evals) - 1
         Z = L @ V
         # move 2: random-walk MH on psi, V fixed
@@ -404,7 +400,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
             if L_p is not None:
                 Z_p = L_p @ V
                 ll_p = _log_lik(model, psi_p, Z_p)
-                log_r = b * (ll_p - ll) + lp_p - lp if b != 1.0 else ll_p + lp_p - ll - lp
+                log_r = b * ll_p + lp_p - b * ll - lp
                 prob = float(min(1.0, math.exp(min(log_r, 0.0)))) if math.isfinite(log_r) else 0.0
                 if _accept(rng, log_r):
                     psi, L, Z, ll, lp, accepted = psi_p, L_p, Z_p, ll_p, lp_p, True
@@ -447,7 +443,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
                 if not math.isfinite(lpq):
                     return -math.inf, None
                 llq = _log_lik(model, q, Z)
-                return lpq + (b * llq if b != 1.0 else llq), (q, lpq, llq)
+                return lpq + b * llq, (q, lpq, llq)
 
             for i in range(psi.size):
                 if i < kx:
@@ -457,7 +453,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
                     if aux is not None:
                         psi, lp, L, V = aux
                 else:
-                    f0 = lp + (b * ll if b != 1.0 else ll)
+                    f0 = lp + b * ll
                     _, _, aux, *_ = slice_update(rng, float(psi[i]), f0 + math.log(rng.uniform()),
                                                  lambda x, i=i: cond_f(x, i), slice_width, 10)
                     if aux is not None:
@@ -488,7 +484,7 @@ def gibbs_step(rng: np.random.Generator, state: JointGibbsState, model: Supervis
                 V_r[:, j], V_r[:, k] = c * V[:, j] - s_ * V[:, k], s_ * V[:, j] + c * V[:, k]
                 Z_r = L @ V_r
                 ll_r = _log_lik(model, psi, Z_r)
-                if _accept(rng, b * (ll_r - ll) if b != 1.0 else ll_r - ll):
+                if _accept(rng, b * (ll_r - ll)):
                     V, Z, ll = V_r, Z_r, ll_r
                     n_rot += 1
     info = JointGibbsInfo(accepted, prob, accepted_c, n_scale / kz if "scale" in moves else math.nan, n_rot / n_pairs if n_pairs else math.nan,
