@@ -23,7 +23,7 @@ DECIDE_KEYS = {
     "pm_gpc.capacity": {"split_looks"},
     "slice_ma": {"n_chains"},
     "sparse_mcmc": set(),
-    "gplvm": {"joint_n_burn", "joint_n_draws"},  # issue 40: the exact joint chain set (replica exchange), 4x the default sweeps
+    "gplvm": {"joint_n_burn", "joint_n_draws", "joint_nuts_cases"},  # issue 40: the exact joint chain set (replica exchange), 4x the default sweeps; the NUTS set in Case 1
     "amis": {"sequential"},
 }
 

@@ -526,3 +526,37 @@ def test_mixing_claim_reads_the_papers_sampler_and_fails_on_a_large_rhat():
     # the converged correlated-PM set does not rescue the paper's sampler; between the two rules: undecided
     rec = mixing_claim(sets((1.01, 1.07, 1.03), (400, 300, 200)))
     assert rec["verdict"] == "INCONCLUSIVE" and "case2" in rec["reason"]
+
+
+@pytest.mark.parametrize("chain_set", ["joint", "joint_nuts"])
+def test_joint_chain_sets_on_a_tiny_run(tiny, chain_set):
+    """The exact joint sets (replica-exchange Gibbs; NUTS with latent rotations): same starts, own streams,
+    same seed -> same chains, the label-invariant gate quantities, the set named in the attrs."""
+    ds, ml = tiny
+    cfg = dict(CFG, joint={"n_ess": 1, "scale_sd": 0.2, "proposal_sd": 0.1, "target_accept": 0.25,
+                           "inverse_temperatures": [1.0, 0.5], "adapt_ladder": False},
+               joint_nuts={"rotations": True, "mass_adaptation": "diagonal", "max_tree_depth": 5})
+    psi = ml["psi"].values
+    restarts = pd.DataFrame({"restart": [0, 1], "bound": [1.0, 2.0],
+                             **{f"ml_{p}": [math.exp(psi[k]), math.exp(psi[k] + 0.2)]
+                                for k, p in enumerate(("sigma_0", "theta_0", "theta_1", "theta_S", "beta"))}})
+    settings = dict(TINY, joint_n_burn=4, joint_n_draws=5, joint_thin=1, joint_nuts_n_burn=4, joint_nuts_n_draws=5)
+    run = E.chain_set_settings(settings, chain_set)
+    assert (run["n_burn"], run["n_draws"]) == (4, 5)
+    got = E.run_joint_block(ds, ml, restarts, block=0, cfg=cfg, settings=run, seed=5, chain_set=chain_set)
+    again = E.run_joint_block(ds, ml, restarts, block=0, cfg=cfg, settings=run, seed=5, chain_set=chain_set)
+    assert np.array_equal(got["posterior"]["Z"].values, again["posterior"]["Z"].values)
+    assert got["posterior"]["beta"].shape == (3, 5) and got["posterior"].attrs["chain_set"] == chain_set
+    # chain 0 starts at the best bound (restart 1), chain 1 at the next, plus noise
+    start = got["sample_stats"]["start"].values
+    assert np.all(np.abs(start[0] - (psi + 0.2)) < 0.6) and np.all(np.abs(start[1] - psi) < 0.6)
+    inv = E.joint_invariants(got)
+    assert set(inv) == set(E.JOINT_GATE_NAMES) and all(v.shape == (3, 5) for v in inv.values())
+    want = {"n_leapfrog", "tree_depth", "diverging"} if chain_set == "joint_nuts" else {"accepted_rotation"}
+    assert want <= set(got["sample_stats"].data_vars)
+    if chain_set == "joint_nuts":
+        other = E.run_joint_block(ds, ml, restarts, block=0, cfg=cfg, settings=E.chain_set_settings(settings, "joint"),
+                                  seed=5, chain_set="joint")
+        assert np.array_equal(other["sample_stats"]["start"].values, start)  # the same starts
+    with pytest.raises(ValueError, match="chain_set"):
+        E.run_joint_block(ds, ml, restarts, block=0, cfg=cfg, settings=run, seed=5, chain_set="nuts")

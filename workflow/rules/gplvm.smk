@@ -76,6 +76,29 @@ GPLVM_JOINT_CHAIN_SET = {
     )
 }
 GPLVM_JOINT_KEYS = GPLVM_MODEL_KEYS + ("joint", "start_noise_sd")
+# the NUTS set of the same joint posterior (gplvm.joint_nuts), in the cases the scale lists
+GPLVM_JOINT_NUTS_CASES = list(GPLVM_SET["joint_nuts_cases"])
+_unknown = sorted(set(GPLVM_JOINT_NUTS_CASES) - set(GPLVM["cases"]))
+if _unknown:
+    raise ValueError(
+        f"gplvm.scales.{SCALE}.joint_nuts_cases: unknown cases {_unknown}; the cases are {GPLVM['cases']}"
+    )
+GPLVM_JOINT_NUTS_CHAIN_SET = {
+    k: GPLVM_SET[k]
+    for k in ("n_chains", "chains_per_job", "joint_nuts_n_burn", "joint_nuts_n_draws", "n_inducing")
+}
+GPLVM_JOINT_NUTS_KEYS = GPLVM_MODEL_KEYS + ("joint_nuts", "start_noise_sd")
+
+
+def gplvm_joint_nuts_chains(wildcards):
+    """The NUTS set's chain files of a case: none unless the scale lists the case in joint_nuts_cases."""
+    if wildcards.case not in GPLVM_JOINT_NUTS_CASES:
+        return []
+    return expand(
+        "results/gplvm/chains_joint_nuts/{case}_block{b}.nc",
+        case=wildcards.case,
+        b=range(GPLVM_N_BLOCKS),
+    )
 GPLVM_PREDICT_SET = {
     k: GPLVM_SET[k]
     for k in (
@@ -256,6 +279,37 @@ rule gplvm_chains_joint:
         "../scripts/gplvm_chains_joint.py"
 
 
+rule gplvm_chains_joint_nuts:
+    """A block of chains of NUTS on the joint (psi, Z) with latent rotations (gb.methods.GPLVMJointNUTS; not in the paper) of one case listed in joint_nuts_cases, started where the joint set's chains start: the fourth chain set of the same posterior."""
+    input:
+        data="results/gplvm/data/{case}.nc",
+        ml="results/gplvm/ml/{case}.nc",
+        restarts="results/gplvm/ml_restarts/{case}.csv",
+    output:
+        "results/gplvm/chains_joint_nuts/{case}_block{block}.nc",
+    log:
+        "logs/gplvm/chains_joint_nuts/{case}_block{block}.log",
+    benchmark:
+        "benchmarks/gplvm_chains_joint_nuts/{case}_block{block}.tsv"
+    wildcard_constraints:
+        case=GPLVM_CASE_RE,
+        block="[0-9]+",
+    conda:
+        "../envs/gpbayes.yaml"
+    threads: 1
+    resources:
+        mem_mb=mem(2000),
+        runtime=runtime_min(1440),
+    params:
+        cfg={k: GPLVM[k] for k in GPLVM_JOINT_NUTS_KEYS},
+        settings=GPLVM_JOINT_NUTS_CHAIN_SET,
+        chain_set="joint_nuts",
+        seed=SEED,
+        scale=WORK_SCALE,
+    script:
+        "../scripts/gplvm_chains_joint.py"
+
+
 rule gplvm_evaluate:
     """Binned predictive densities of every feature (truth, marginalised, ML), their NMSE and posterior shape, from the first chain set (paper's sampler, then correlated PM, then the exact joint sampler) that passes the convergence gate."""
     input:
@@ -270,6 +324,7 @@ rule gplvm_evaluate:
         chains_joint=expand(
             "results/gplvm/chains_joint/{{case}}_block{b}.nc", b=range(GPLVM_N_BLOCKS)
         ),
+        chains_joint_nuts=gplvm_joint_nuts_chains,
     output:
         density="results/gplvm/predictive/{case}.nc",
         shape="results/gplvm/predictive/{case}_shape.csv",

@@ -8,7 +8,9 @@ with job(snakemake) as log:
     p, inp, out = snakemake.params, snakemake.input, snakemake.output
     ds, ml = xr.load_dataset(inp.data), xr.load_dataset(inp.ml)
     sets = {name: gplvm.merge_chains([io.read_inference_data(f) for f in files])
-            for name, files in (("paper", inp.chains), ("cpm", inp.chains_cpm), ("joint", inp.chains_joint))}
+            for name, files in (("paper", inp.chains), ("cpm", inp.chains_cpm), ("joint", inp.chains_joint),
+                                ("joint_nuts", inp.chains_joint_nuts))
+            if files}  # the NUTS set only in the cases a scale lists (joint_nuts_cases)
     chain_set, sets_table = gplvm.choose_chain_set(sets)
     sets_table.insert(0, "case", ds.attrs["case"])
     log.info("chain sets (the predictive and the claims read %s)\n%s", chain_set, sets_table.to_string())

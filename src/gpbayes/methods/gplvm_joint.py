@@ -11,7 +11,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..models import GPLVMRegressor
-from .base import Method, _choice, _float, _int, _lazy
+from .base import Method, _bool, _choice, _float, _int, _lazy
 from .gplvm import GPLVMPseudoMarginal
 
 __all__ = ["GPLVMJointNUTS", "GPLVMJointGibbs"]
@@ -47,20 +47,27 @@ class GPLVMJointNUTS(Method):
         What Stan's windowed warm-up estimates of the inverse mass matrix (p + N k_z coordinates).
     start_noise_sd : float, default 0.1
         Chains start at the type-II ML psi plus N(0, start_noise_sd^2) noise on the log scale.
+    rotations : bool, default False
+        After each NUTS transition, rotate every pair of latent columns of V by phi ~ U(0, 2 pi), accepted
+        with the joint target's ratio (``gplvm.joint.rotate_latent``; k_z >= 2): the jump along the ring of
+        nearly equivalent latent configurations that NUTS follows only with many leapfrog steps.  The
+        warm-up (step size, mass matrix) is NUTS's own; the composition leaves the posterior invariant.
     """
 
     max_tree_depth: int = 10
     target_accept: float | None = None
     mass_adaptation: str = "diagonal"
     start_noise_sd: float = 0.1
+    rotations: bool = False
 
     aliases: ClassVar = {"joint-nuts": {}}
     models: ClassVar = (GPLVMRegressor,)
     init_components: ClassVar = ("psi", "Z")
     stoppable: ClassVar = True
     independent_chains: ClassVar = True
-    library: ClassVar = {f: _lazy("mcmc.nuts", "chain_spec") for f in ("max_tree_depth", "target_accept",
-                                                                       "mass_adaptation")}
+    library: ClassVar = {**{f: _lazy("mcmc.nuts", "chain_spec") for f in ("max_tree_depth", "target_accept",
+                                                                          "mass_adaptation")},
+                         "rotations": _lazy("gplvm.joint", "chain_spec")}
     own_defaults: ClassVar = {"start_noise_sd": "API over-dispersion of starts, as pm-within-gibbs's"}
 
     def __post_init__(self):
@@ -68,6 +75,7 @@ class GPLVMJointNUTS(Method):
         _float(self, "target_accept", 0.0, 1.0, optional=True)
         _choice(self, "mass_adaptation", ("diagonal", "dense"))
         _float(self, "start_noise_sd", 0.0, open_low=False)
+        _bool(self, "rotations")
 
     def chain_specs(self, model, rngs, n_warmup):
         """Per chain, ``gplvm.joint.chain_spec`` from [psi_0, L_z(psi_0)^-1 Z_0] (the class docstring)."""
@@ -82,7 +90,7 @@ class GPLVMJointNUTS(Method):
             psi0, Z0 = _joint_start(self, model, r, c)
             target = joint.GPLVMJointPosterior(model.gplvm, model.prior)
             x0 = joint.joint_start(target, psi0, Z0)
-            specs.append(joint.chain_spec(x0, target, n_adapt=n_warmup, **options))
+            specs.append(joint.chain_spec(x0, target, n_adapt=n_warmup, rotations=self.rotations, **options))
         return specs
 
     # the hyperparameter groups plus the latent Z per draw over (chain, draw, obs, latent), as the paper's sampler

@@ -294,18 +294,25 @@ def gibbs_config(model: SupervisedGPLVM, cfg: dict, settings: dict,
 
 
 #: the chain sets of one case: the paper's sampler (Alg. 2 + 3), correlated pseudo-marginal chains, and
-#: the exact joint sampler of (psi, Z) (``gb.methods.GPLVMJointGibbs``; issue 40)
-CHAIN_SETS = ("paper", "cpm", "joint")
+#: the exact joint sampler of (psi, Z) (``gb.methods.GPLVMJointGibbs``; issue 40), and NUTS on the same
+#: joint with latent rotations (``gb.methods.GPLVMJointNUTS``; the cases in ``joint_nuts_cases``)
+CHAIN_SETS = ("paper", "cpm", "joint", "joint_nuts")
+#: the sets of the exact joint posterior: their chains swap the latent labels, so they are read on the
+#: label-invariant quantities (``JOINT_GATE_NAMES``)
+JOINT_SETS = ("joint", "joint_nuts")
 
 
 def chain_set_settings(settings: dict, chain_set: str) -> dict:
     """The scale's chain settings for one set: ``cpm`` takes its length and Q from ``cpm_n_burn``,
-    ``cpm_n_draws`` and ``cpm_n_imp``, ``joint`` its length from ``joint_n_burn`` and ``joint_n_draws``
-    (the rest is shared)."""
+    ``cpm_n_draws`` and ``cpm_n_imp``, ``joint`` its length from ``joint_n_burn`` and ``joint_n_draws``,
+    ``joint_nuts`` from ``joint_nuts_n_burn`` and ``joint_nuts_n_draws`` (the rest is shared)."""
     if chain_set == "paper":
         return dict(settings)
     if chain_set == "joint":
         return dict(settings, n_burn=int(settings["joint_n_burn"]), n_draws=int(settings["joint_n_draws"]))
+    if chain_set == "joint_nuts":
+        return dict(settings, n_burn=int(settings["joint_nuts_n_burn"]), n_draws=int(settings["joint_nuts_n_draws"]),
+                    joint_thin=1)
     if chain_set != "cpm":
         raise ValueError(f"chain_set must be one of {CHAIN_SETS}, got {chain_set!r}")
     return dict(settings, n_burn=int(settings["cpm_n_burn"]), n_draws=int(settings["cpm_n_draws"]),
@@ -410,14 +417,26 @@ def joint_method(cfg: dict):
                                       adapt_ladder=bool(j.get("adapt_ladder", True)))
 
 
+def joint_nuts_method(cfg: dict):
+    """``gb.methods.GPLVMJointNUTS`` with the configured options (``gplvm.joint_nuts``)."""
+    import gpbayes as gb
+
+    j = cfg["joint_nuts"]
+    return gb.methods.GPLVMJointNUTS(rotations=bool(j["rotations"]), mass_adaptation=str(j["mass_adaptation"]),
+                                     max_tree_depth=int(j["max_tree_depth"]))
+
+
 def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, block: int, cfg: dict,
-                    settings: dict, seed: int) -> dict:
-    """One job's chains of the exact joint sampler (``gb.methods.GPLVMJointGibbs``, through its
-    ``chain_specs`` and the library's runner) as ArviZ groups in the layout of :func:`run_block`.
+                    settings: dict, seed: int, chain_set: str = "joint") -> dict:
+    """One job's chains of an exact joint sampler (``chain_set`` ``joint``: ``gb.methods.GPLVMJointGibbs``;
+    ``joint_nuts``: ``gb.methods.GPLVMJointNUTS``; each through its ``chain_specs`` and the library's
+    runner) as ArviZ groups in the layout of :func:`run_block`.
 
     Chain c starts at the ML restart of rank c mod R by bound (rank 0: the best bound) plus
     N(0, ``start_noise_sd``^2) on the log scale, drawn from its own stream; Z_0 is the ML fit's q(Z)
-    mean there.  ``settings`` as from :func:`chain_set_settings` (``joint``)."""
+    mean there -- the same starts for both sets.  ``settings`` as from :func:`chain_set_settings`."""
+    if chain_set not in JOINT_SETS:
+        raise ValueError(f"chain_set must be one of {JOINT_SETS}, got {chain_set!r}")
     from gpbayes.gplvm import latent_posterior
     from gpbayes.mcmc import runner
 
@@ -432,8 +451,9 @@ def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, b
             model.n_params)
         psi0 = table[c % len(table)] + noise
         starts.append({"psi": psi0, "Z": latent_posterior(model, psi0, lib.ml_fit.params).mean})
-    method = joint_method(cfg).starting_at(starts)
-    rngs = [rngmod.stream(seed, "gplvm", case, "joint_chain", c) for c in chains]
+    method = (joint_method(cfg) if chain_set == "joint" else joint_nuts_method(cfg)).starting_at(starts)
+    key = "joint_chain" if chain_set == "joint" else "joint_nuts_chain"
+    rngs = [rngmod.stream(seed, "gplvm", case, key, c) for c in chains]
     specs = method.chain_specs(lib, rngs, int(settings["n_burn"]))
     thin = int(settings.get("joint_thin", 1))  # keep one iteration in thin (the kept draws: n_draws)
     runs = [runner.run_spec(r, spec, n_draws=int(settings["n_draws"]), thin=thin) for r, spec in zip(rngs, specs)]
@@ -441,8 +461,9 @@ def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, b
     post["Z"] = np.stack([r.extra["Z"] for r in runs])
     st = {"accepted": np.stack([r.stats["accepted"] for r in runs])[..., None].astype(bool),
           "acceptance_prob": np.stack([r.stats["acceptance_rate"] for r in runs])[..., None]}
-    for k in ("lp", "accepted_centred", "accepted_scale", "accepted_rotation", "n_cubic", "n_shrinkages",
-              "wall_time"):
+    per_set = (("accepted_centred", "accepted_scale", "accepted_rotation", "n_shrinkages") if chain_set == "joint"
+               else ("n_leapfrog", "tree_depth", "diverging"))
+    for k in ("lp", "n_cubic", "wall_time") + per_set:
         st[k] = np.stack([np.asarray(r.stats[k], dtype=float) for r in runs])
     # log p(Y | Z, psi) of each kept draw: a gate quantity (Vehtari et al. 2021 check the log density too)
     st["log_likelihood"] = np.stack([[pm.log_likelihood(model, psi, Z) for psi, Z in zip(r.draws, r.extra["Z"])]
@@ -456,13 +477,16 @@ def run_joint_block(ds: xr.Dataset, ml: xr.Dataset, restarts: pd.DataFrame, *, b
         extra_dims["swap_accepted"] = ("swap_pair",)
     groups = io.make_inference_groups(
         post, st, extra_dims=extra_dims,
-        attrs={"case": case, "block": int(block), "chain_set": "joint", "rho": 0.0, "n_imp": 0,
+        attrs={"case": case, "block": int(block), "chain_set": chain_set, "rho": 0.0, "n_imp": 0,
                "method": method.label, "thin": thin})
     for g in groups.values():
         g["chain"] = np.array(chains)
     groups["sample_stats"]["start"] = (("chain", "param"), np.stack([s["psi"] for s in starts]))
     groups["sample_stats"] = groups["sample_stats"].assign_coords(param=model.param_names)
-    groups["sample_stats"].attrs["proposal_scale"] = [float(r.params.get("proposal_scale", np.nan)) for r in runs]
+    if chain_set == "joint":
+        groups["sample_stats"].attrs["proposal_scale"] = [float(r.params.get("proposal_scale", np.nan)) for r in runs]
+    else:
+        groups["sample_stats"].attrs["step_size"] = [float(r.params.get("step_size", np.nan)) for r in runs]
     if "inverse_temperatures" in runs[0].params:  # each chain's ladder after warm-up, chain by chain
         groups["sample_stats"].attrs["inverse_temperatures"] = [float(b) for r in runs
                                                                 for b in r.params["inverse_temperatures"]]
@@ -525,7 +549,7 @@ def _log_draws(chains: dict) -> tuple[list[str], np.ndarray]:
     """(names, draws (chain, draw, k)) the convergence gate reads: the log-hyperparameters, or for the
     joint set, whose moves swap the latent labels, the label-invariant ``JOINT_GATE_NAMES``."""
     post = chains["posterior"]
-    if post.attrs.get("chain_set") == "joint":
+    if post.attrs.get("chain_set") in JOINT_SETS:
         inv = joint_invariants(chains)
         return list(inv), np.stack(list(inv.values()), axis=-1)
     names = [str(v) for v in post.data_vars if v != "Z"]
@@ -780,7 +804,7 @@ def shape_summary(chains: dict, ml: xr.Dataset, case: str) -> pd.DataFrame:
     rows = []
     post = chains["posterior"]
     acc = chains["sample_stats"]["accepted"].values
-    if post.attrs.get("chain_set") == "joint":
+    if post.attrs.get("chain_set") in JOINT_SETS:
         # the joint chains swap the latent labels (theta_1 <-> theta_2 with Z's columns): their theta_j are the
         # mirror mixture, bimodal by symmetry; claim 3 reads the label-invariant max / min theta instead
         inv = joint_invariants(chains)
