@@ -3,8 +3,7 @@ separated modes of Case 2 and speed up sigma and theta on Cases 1 and 3?
 
 For one case of a finished run (its simulated data, ML fit and ML restarts), ``--chains`` chains of
 ``gpbayes.gplvm.joint.tempered_chain_spec`` start where the reproduction's joint chains start (chain c at
-the ML restart of rank c by bound, plus N(0, 0.1^2) on the log scale) -- or, with ``--from-run-chains``, at
-the last draw of the committed joint chains -- and run ``--warmup`` + ``--draws`` sweeps at the
+the ML restart of rank c by bound, plus N(0, 0.1^2) on the log scale) and run ``--warmup`` + ``--draws`` sweeps at the
 inverse temperatures ``--betas`` (``--betas 1`` is the plain Gibbs sampler).  The report gives, per chain,
 the means of the label-invariant quantities and of log p(Y | Z, psi), the swap acceptance per pair and the
 CPU seconds; across chains the rank-normalised R-hat and bulk ESS (ArviZ) of each quantity.
