@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import sklearn
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
@@ -106,11 +107,27 @@ def probabilistic_svm(
         rng = np.random.default_rng(rng)
     seed = int(rng.integers(2**31 - 1))
 
+    # scikit-learn re-validates the (finite, checked above) data and every estimator's parameters in
+    # each of the grid's 5 x 110 fits and scorings; skipping those checks changes no number (they only
+    # raise on bad input) and saves about a third of the search's CPU at these sizes
+    with sklearn.config_context(assume_finite=bool(np.isfinite(X).all() and np.isfinite(X_test).all()),
+                                skip_parameter_validation=True):
+        return _probabilistic_svm(X, y, X_test, k, seed, C_grid, gamma_grid, return_result)
+
+
+def _accuracy(estimator, X, y) -> float:
+    """The fraction of correct predictions: scikit-learn's ``"accuracy"`` scorer (the mean of the 0/1
+    array y == y_pred, a count over the fold's size either way, so the same float) without its
+    per-call target-type checks (a third of the grid search's CPU at n = 10-50)."""
+    return float(np.mean(estimator.predict(X) == y))
+
+
+def _probabilistic_svm(X, y, X_test, k, seed, C_grid, gamma_grid, return_result):
     folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
     search = GridSearchCV(
         SVC(kernel="rbf"),
         {"C": np.asarray(C_grid, dtype=float), "gamma": np.asarray(gamma_grid, dtype=float)},
-        scoring="accuracy",
+        scoring=_accuracy,
         cv=folds,
         refit=False,
         n_jobs=None,

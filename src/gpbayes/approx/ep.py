@@ -164,6 +164,10 @@ def _site_update(tilted, y, tau_c, nu_c):
     return lZ, tau_new, nu_new
 
 
+#: np.sum of a 1-D array is np.add.reduce of it (the same pairwise sum); called directly in the loops
+_sum = np.add.reduce
+
+
 def _log_Z_ep(L, lZ, tau, nu, tau_c, nu_c, nu_Sigma_nu):
     """log Z_EP (R&W eqs. 3.65, 3.73, 3.74; GPML infEP form with zero mean).
 
@@ -172,24 +176,27 @@ def _log_Z_ep(L, lZ, tau, nu, tau_c, nu_c, nu_Sigma_nu):
     from the cavities of the Sigma and mu those sites define.
     """
     logdet_B = 0.0 if L is None else linalg.logdet_from_cholesky(L)
+    # np.add.reduce is what np.sum calls for a 1-D array (the same sums), without its Python wrapper
+    tt = tau + tau_c
     return float(
         -0.5 * logdet_B
-        + np.sum(lZ)
+        + _sum(lZ)
         + 0.5 * nu_Sigma_nu
-        + 0.5 * np.sum(nu_c * (tau / tau_c * nu_c - 2.0 * nu) / (tau + tau_c))
-        - 0.5 * np.sum(nu * nu / (tau_c + tau))
-        + 0.5 * np.sum(np.log1p(tau / tau_c))
+        + 0.5 * _sum(nu_c * (tau / tau_c * nu_c - 2.0 * nu) / tt)
+        - 0.5 * _sum(nu * nu / tt)  # tau_c + tau = tau + tau_c exactly (IEEE addition commutes)
+        + 0.5 * _sum(np.log1p(tau / tau_c))
     )
 
 
 def _cavities(s2, mu, tau, nu):
-    """Cavity natural parameters (R&W eq. 3.56) and the mask of proper cavities."""
+    """Cavity natural parameters (R&W eq. 3.56) and the mask of proper cavities (None: all proper)."""
     tau_c = 1.0 / s2 - tau
     nu_c = mu / s2 - nu
     ok = tau_c > 0
-    if not np.all(ok):  # cannot happen in exact arithmetic with tau~ >= 0
-        tau_c = np.where(ok, tau_c, 1.0)
-    return tau_c, nu_c, ok
+    if ok.all():
+        return tau_c, nu_c, None
+    # cannot happen in exact arithmetic with tau~ >= 0
+    return np.where(ok, tau_c, 1.0), nu_c, ok
 
 
 #: below this value of tau~_i Sigma_ii = 1 - (B^-1)_ii, Sigma_ii is computed directly
@@ -254,11 +261,13 @@ class _Posterior:
             t = linalg.lower_column_sums_of_squares(Li, np.empty(self.n))
             np.subtract(1.0, t, out=t)  # tau~_i Sigma_ii
         tau = sw * sw
-        s2 = np.empty(self.n)
         good = t >= _CANCELLATION
+        if good.all():  # the usual case: every Sigma_ii from the inverse (the same quotients)
+            return t / tau
+        s2 = np.empty(self.n)
         s2[good] = t[good] / tau[good]
         bad = ~good
-        if np.any(bad):
+        if bad.any():
             V = linalg.matmul(np.tril(Li), sw[:, None] * self.K[:, bad])
             s2[bad] = self.diagK[bad] - np.einsum("ij,ij->j", V, V)
         return s2
@@ -503,15 +512,18 @@ def _parallel(post: _Posterior, tilted, y, nu, tau, warm, damping, rule: _Stoppi
         prev_log_Z = log_Z
         n_iter += 1
         # damped update of all sites (R&W eq. 3.59), sites with improper cavities kept
-        tau_new = np.where(ok, (1.0 - damping) * tau + damping * tau_new, tau)
-        nu_new = np.where(ok, (1.0 - damping) * nu + damping * nu_new, nu)
+        tau_new = (1.0 - damping) * tau + damping * tau_new
+        nu_new = (1.0 - damping) * nu + damping * nu_new
+        if ok is not None:  # some improper cavity (rounding): keep those sites
+            tau_new = np.where(ok, tau_new, tau)
+            nu_new = np.where(ok, nu_new, nu)
         tau_new = np.maximum(tau_new, 0.0)  # as GPML infEP: no negative site precisions
-        site_change = float(max(np.max(np.abs(tau_new - tau)), np.max(np.abs(nu_new - nu))))
+        site_change = float(max(np.abs(tau_new - tau).max(), np.abs(nu_new - nu).max()))
         tau, nu = tau_new, nu_new
         # recompute the posterior from all sites with one Cholesky (R&W eq. 3.68)
         sw, L = post.factor(tau)
         mu_new, alpha = post.mean(L, sw, nu)
-        rule.updated(site_change, float(np.sum((mu_new - mu) ** 2)))
+        rule.updated(site_change, float(_sum((mu_new - mu) ** 2)))
         mu = mu_new
         s2 = post.diag_sigma(L, sw)
     return mu, alpha, L, nu, tau, log_Z, n_iter, converged, damping
@@ -520,7 +532,7 @@ def _parallel(post: _Posterior, tilted, y, nu, tau, warm, damping, rule: _Stoppi
 def _finite(mu, s2) -> bool:
     """Are the posterior means and variances all finite?  Once one is not, every later cavity, site
     and log Z_EP is NaN: the iteration has diverged and further updates are wasted."""
-    return bool(np.all(np.isfinite(mu)) and np.all(np.isfinite(s2)))
+    return bool(np.isfinite(mu).all() and np.isfinite(s2).all())
 
 
 def _consistent_log_Z(tilted, y, L, Sigma_diag, mu, tau, nu):
