@@ -193,6 +193,18 @@ def _check_peer_names(options: dict) -> None:
                             "n_warmup, seed, progress, cores, until_converged, budget, and the method's options)")
 
 
+def _known_new_noise(model, n_draws: int) -> np.ndarray:
+    """The noise variance of a new y of a GPRegressor with known noise (``noise=``), (n_draws, 1) on the
+    model's scale: the known value when it is one number; per-point noise is not known at new inputs, so 0
+    there, with a warning (the y intervals are then those of f)."""
+    value = model.gp.new_noise(None)
+    if value == 0.0:
+        warnings.warn("gb.predict: the model's noise is known per training point (GPRegressor(noise=...)), not at "
+                      "the new inputs: y_lower / y_upper (and the log density of y_new) leave the noise out -- they "
+                      "are those of f; add the noise at X_new yourself", UserWarning, stacklevel=3)
+    return np.full((n_draws, 1), value)
+
+
 def fresh_seed() -> int:
     """A seed from the operating system's entropy (``numpy.random.SeedSequence().entropy``) for a run
     given ``seed=None``; its top 63 bits, so that it fits the int64 attribute of a netCDF file.
@@ -811,7 +823,7 @@ def predict(model=None, idata=None, X_new=None, *, y_new=None, max_draws: int = 
         means, variances = zip(*(model.gp.predict(p, Xs) for p in psi))
         # + H_* b: a mean's prior mean (model.gp models y - H b; R&W eq. 2.41 through the kernel of eq. 2.40)
         means, variances = np.array(means) + model.prior_mean_at(Xs), np.array(variances)
-        noise = np.exp(psi[:, -1])[:, None]
+        noise = np.exp(psi[:, -1])[:, None] if model.gp.noise is None else _known_new_noise(model, len(psi))
         mean = means.mean(axis=0)
         var_f = (variances + means**2).mean(axis=0) - mean**2
         # 95 % interval of the mixture for a new y: quantiles of draws from the mixture
