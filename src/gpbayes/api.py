@@ -153,18 +153,28 @@ def in_notebook() -> bool:
     return cls.__name__ == "ZMQInteractiveShell" or cls.__module__.startswith("google.colab")
 
 
-def _progress(progress, n_chains: int):
-    """The run's progress reporter: ``progress`` itself when it is a ``Progress``; with ``progress=True``,
-    or by default when stderr is a terminal or this is a notebook, a ``tqdm.auto`` bar over all chains
-    (a widget in a notebook, text on stderr otherwise, also when stderr is a log file); None for none."""
+#: seconds between two progress lines when stderr is not a terminal (output redirected to a file)
+PROGRESS_INTERVAL = 10.0
+
+
+def _progress(progress, n_chains: int, n_warmup: int | None = None):
+    """The run's progress reporter: ``progress`` itself when it is a ``Progress``; None for ``False``.  With
+    ``True`` or None (the default): on a terminal or in a notebook a ``tqdm.auto`` bar over all chains that
+    stays when the run ends; elsewhere (stderr redirected to a file or a pipe) a line on stderr every
+    :data:`PROGRESS_INTERVAL` seconds -- iterations done of the total (warm-up included), divergences,
+    elapsed time -- and a last one at the end (with ``True`` always; by default if the run was long enough
+    to write one)."""
     if isinstance(progress, Progress):
         return progress
-    if progress is None:
-        progress = sys.stderr.isatty() or in_notebook()
-    if not isinstance(progress, (bool, np.bool_)):
-        raise ValueError(f"progress must be True, False, None (a bar on a terminal or in a notebook) or a "
-                         f"gpbayes.mcmc.runner.Progress, got {progress!r}")
-    return Progress("sampling", n_chains=n_chains, bar=True) if progress else None
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False, None (a bar on a terminal or in a notebook, a line every "
+                         f"{PROGRESS_INTERVAL:g} s elsewhere) or a gpbayes.mcmc.runner.Progress, got {progress!r}")
+    if progress is not None and not progress:
+        return None
+    if sys.stderr.isatty() or in_notebook():
+        return Progress("sampling", n_chains=n_chains, bar=True, n_warmup=n_warmup)
+    return Progress("sampling", n_chains=n_chains, bar=False, interval=PROGRESS_INTERVAL, final=progress is not None,
+                    n_warmup=n_warmup)
 
 
 #: keyword names of PyMC, NumPyro, BlackJAX/TFP and scikit-learn that ``gb.sample`` spells otherwise:
@@ -350,11 +360,14 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         with keys ``draws`` (per chain), ``seconds`` (wall time) and ``cubic`` (O(n^3) operations
         over all chains) -- the budgets of ``StopRule``.  For the default method (default
         :data:`DEFAULT_BUDGET_DRAWS` draws) or with ``until_converged``; otherwise an error.
-    progress : True: a ``tqdm.auto`` progress bar over all chains, warm-up included (a widget in
-        a notebook; text on stderr otherwise, a log file included); False: none; default None: a
-        bar when stderr is a terminal or in a Jupyter notebook; or a
-        ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar shows every chain's
-        count (``Progress.advance``).
+    progress : default None or True: on a terminal or in a Jupyter notebook a ``tqdm.auto`` bar
+        over all chains, warm-up included, that stays when the run ends (divergences after the
+        warm-up in its postfix); with stderr redirected (a log file, a pipe) a line on stderr every 10 s
+        (:data:`PROGRESS_INTERVAL`): iterations done of the total, warm-up included, divergences
+        after the warm-up, elapsed seconds -- and a last line at the end (with True always, by default once a line
+        was written: a run of a few seconds prints nothing).  False: none; or a
+        ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar and lines show every
+        chain's count (``Progress.advance``).
     cores : worker processes for the chains (default None: the cores available to this
         process, at most ``chains``; 1 runs them here, one after the other).  For the methods
         whose chains are independent (``Method.independent_chains``: every MCMC method of
@@ -505,7 +518,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         attrs["init"] = json.dumps({"psi": [s["psi"].tolist() for s in starts], "parts": sorted(starts[0])})
     if reason is not None:
         attrs.update({"method_default": 1, "method_reason": reason})
-    bar = _progress(progress, chains)
+    bar = _progress(progress, chains, n_warmup)
     interrupted = False
     try:
         try:
