@@ -153,18 +153,28 @@ def in_notebook() -> bool:
     return cls.__name__ == "ZMQInteractiveShell" or cls.__module__.startswith("google.colab")
 
 
-def _progress(progress, n_chains: int):
-    """The run's progress reporter: ``progress`` itself when it is a ``Progress``; with ``progress=True``,
-    or by default when stderr is a terminal or this is a notebook, a ``tqdm.auto`` bar over all chains
-    (a widget in a notebook, text on stderr otherwise, also when stderr is a log file); None for none."""
+#: seconds between two progress lines when stderr is not a terminal (output redirected to a file)
+PROGRESS_INTERVAL = 10.0
+
+
+def _progress(progress, n_chains: int, n_warmup: int | None = None):
+    """The run's progress reporter: ``progress`` itself when it is a ``Progress``; None for ``False``.  With
+    ``True`` or None (the default): on a terminal or in a notebook a ``tqdm.auto`` bar over all chains that
+    stays when the run ends; elsewhere (stderr redirected to a file or a pipe) a line on stderr every
+    :data:`PROGRESS_INTERVAL` seconds -- iterations done of the total (warm-up included), divergences,
+    elapsed time -- and a last one at the end (with ``True`` always; by default if the run was long enough
+    to write one)."""
     if isinstance(progress, Progress):
         return progress
-    if progress is None:
-        progress = sys.stderr.isatty() or in_notebook()
-    if not isinstance(progress, (bool, np.bool_)):
-        raise ValueError(f"progress must be True, False, None (a bar on a terminal or in a notebook) or a "
-                         f"gpbayes.mcmc.runner.Progress, got {progress!r}")
-    return Progress("sampling", n_chains=n_chains, bar=True) if progress else None
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False, None (a bar on a terminal or in a notebook, a line every "
+                         f"{PROGRESS_INTERVAL:g} s elsewhere) or a gpbayes.mcmc.runner.Progress, got {progress!r}")
+    if progress is not None and not progress:
+        return None
+    if sys.stderr.isatty() or in_notebook():
+        return Progress("sampling", n_chains=n_chains, bar=True, n_warmup=n_warmup)
+    return Progress("sampling", n_chains=n_chains, bar=False, interval=PROGRESS_INTERVAL, final=progress is not None,
+                    n_warmup=n_warmup)
 
 
 #: keyword names of PyMC, NumPyro, BlackJAX/TFP and scikit-learn that ``gb.sample`` spells otherwise:
@@ -191,6 +201,18 @@ def _check_peer_names(options: dict) -> None:
             raise TypeError(f"gb.sample() got an unexpected keyword argument {name!r}: did you mean `{ours}`? "
                             f"({whose} `{name}` is gpbayes' `{ours}`; gb.sample's arguments are chains, draws, "
                             "n_warmup, seed, progress, cores, until_converged, budget, and the method's options)")
+
+
+def _known_new_noise(model, n_draws: int) -> np.ndarray:
+    """The noise variance of a new y of a GPRegressor with known noise (``noise=``), (n_draws, 1) on the
+    model's scale: the known value when it is one number; per-point noise is not known at new inputs, so 0
+    there, with a warning (the y intervals are then those of f)."""
+    value = model.gp.new_noise(None)
+    if value == 0.0:
+        warnings.warn("gb.predict: the model's noise is known per training point (GPRegressor(noise=...)), not at "
+                      "the new inputs: y_lower / y_upper (and the log density of y_new) leave the noise out -- they "
+                      "are those of f; add the noise at X_new yourself", UserWarning, stacklevel=3)
+    return np.full((n_draws, 1), value)
 
 
 def fresh_seed() -> int:
@@ -338,11 +360,14 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         with keys ``draws`` (per chain), ``seconds`` (wall time) and ``cubic`` (O(n^3) operations
         over all chains) -- the budgets of ``StopRule``.  For the default method (default
         :data:`DEFAULT_BUDGET_DRAWS` draws) or with ``until_converged``; otherwise an error.
-    progress : True: a ``tqdm.auto`` progress bar over all chains, warm-up included (a widget in
-        a notebook; text on stderr otherwise, a log file included); False: none; default None: a
-        bar when stderr is a terminal or in a Jupyter notebook; or a
-        ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar shows every chain's
-        count (``Progress.advance``).
+    progress : default None or True: on a terminal or in a Jupyter notebook a ``tqdm.auto`` bar
+        over all chains, warm-up included, that stays when the run ends (divergences after the
+        warm-up in its postfix); with stderr redirected (a log file, a pipe) a line on stderr every 10 s
+        (:data:`PROGRESS_INTERVAL`): iterations done of the total, warm-up included, divergences
+        after the warm-up, elapsed seconds -- and a last line at the end (with True always, by default once a line
+        was written: a run of a few seconds prints nothing).  False: none; or a
+        ``gpbayes.mcmc.runner.Progress``.  With chains in processes the bar and lines show every
+        chain's count (``Progress.advance``).
     cores : worker processes for the chains (default None: the cores available to this
         process, at most ``chains``; 1 runs them here, one after the other).  For the methods
         whose chains are independent (``Method.independent_chains``: every MCMC method of
@@ -493,7 +518,7 @@ def sample(model, method=None, *, chains: int = 4, draws: int | None = None, n_w
         attrs["init"] = json.dumps({"psi": [s["psi"].tolist() for s in starts], "parts": sorted(starts[0])})
     if reason is not None:
         attrs.update({"method_default": 1, "method_reason": reason})
-    bar = _progress(progress, chains)
+    bar = _progress(progress, chains, n_warmup)
     interrupted = False
     try:
         try:
@@ -811,7 +836,7 @@ def predict(model=None, idata=None, X_new=None, *, y_new=None, max_draws: int = 
         means, variances = zip(*(model.gp.predict(p, Xs) for p in psi))
         # + H_* b: a mean's prior mean (model.gp models y - H b; R&W eq. 2.41 through the kernel of eq. 2.40)
         means, variances = np.array(means) + model.prior_mean_at(Xs), np.array(variances)
-        noise = np.exp(psi[:, -1])[:, None]
+        noise = np.exp(psi[:, -1])[:, None] if model.gp.noise is None else _known_new_noise(model, len(psi))
         mean = means.mean(axis=0)
         var_f = (variances + means**2).mean(axis=0) - mean**2
         # 95 % interval of the mixture for a new y: quantiles of draws from the mixture

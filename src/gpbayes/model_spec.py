@@ -61,7 +61,8 @@ def _registry() -> dict[str, type]:
     from .sparse import multiclass
 
     table = {"kernels": (kernels, ("SquaredExponential", "Matern12", "Matern32", "Matern52", "RationalQuadratic",
-                                   "Periodic", "Linear", "White", "Sum", "Product")),
+                                   "Periodic", "Linear", "White", "Constant", "Cosine", "Polynomial", "Sum",
+                                   "Product", "Scaled", "Fixed")),
              "means": (means, ("Constant", "Linear", "MeanKernel")),
              "likelihoods": (likelihoods, ("Probit", "Logistic", "Gaussian", "Poisson")),
              "priors": (priors, ("Gamma", "InverseGamma", "LogNormal", "Uniform", "LogUniform", "HalfNormal",
@@ -194,6 +195,8 @@ def describe(model) -> dict:
     if isinstance(model, (GPRegressor, GPLVMRegressor)):
         spec["y_shift"] = _encode(model.y_shift if isinstance(model, GPRegressor) else np.asarray(model.y_shift))
         spec["y_scale"] = _encode(model.y_scale if isinstance(model, GPRegressor) else np.asarray(model.y_scale))
+    if isinstance(model, GPRegressor) and getattr(model, "noise", None) is not None:
+        spec["settings"] = {"noise": _encode(np.asarray(model.noise, dtype=np.float64))}
     if isinstance(model, LatentGP):
         spec["settings"] = {"sample_offset": bool(model.sample_offset)}
     elif isinstance(model, SparseGP):
@@ -292,7 +295,9 @@ def rebuild(idata, what: str = "gb.predict"):
         warnings.simplefilter("ignore")  # the notes the constructor gave at sampling time (labels mapped, ...)
         if kind == "GPRegressor":
             y_std = (y - spec["y_shift"]) / spec["y_scale"]  # the constructor's own arithmetic, bit for bit
-            model = models.GPRegressor(Xin, y_std, mean=mean, **common)
+            noise = settings.get("noise")
+            noise = None if noise is None else _decode(noise) / spec["y_scale"] ** 2  # as the constructor's
+            model = models.GPRegressor(Xin, y_std, mean=mean, noise=noise, **common)
         elif kind == "GPClassifier":
             model = models.GPClassifier(Xin, y, likelihood=likelihood, mean=mean, **common)
         elif kind == "PoissonGP":
@@ -324,6 +329,8 @@ def rebuild(idata, what: str = "gb.predict"):
     model.X_raw = model.X * model.x_scale + model.x_shift
     if kind == "GPRegressor":
         model.y_shift, model.y_scale, model.y_raw = float(spec["y_shift"]), float(spec["y_scale"]), y
+        if model.noise is not None:
+            model.noise = _decode(settings["noise"])
     elif kind == "GPLVMRegressor":
         model.y_shift, model.y_scale = _decode(spec["y_shift"]), _decode(spec["y_scale"])
     if spec.get("classes") is not None:

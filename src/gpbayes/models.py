@@ -285,18 +285,44 @@ def _check_integer(value, name: str, owner: str, minimum: int | None = 1, allowe
     return int(value)
 
 
+def _known_noise(noise, n: int) -> np.ndarray | None:
+    """GPRegressor's ``noise=``: None, or known noise variances (y's units) as an (n,) float array -- one
+    number repeated, or one per row; every value finite and > 0.  Anything else is refused, naming it."""
+    if noise is None:
+        return None
+    if isinstance(noise, (str, bytes, bool, np.bool_)) or isinstance(noise, type):
+        raise TypeError(f"GPRegressor: noise must be None (sampled), a noise variance > 0 or one per row of X "
+                        f"({n}), got {noise!r} ({type(noise).__name__})")
+    try:
+        values = np.asarray(noise, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"GPRegressor: noise must be None (sampled), a noise variance > 0 or one per row of X "
+                        f"({n}) as numbers, got {type(noise).__name__}") from None
+    if values.ndim == 0:
+        values = np.full(n, float(values))
+    if values.shape != (n,):
+        raise ValueError(f"GPRegressor: noise must be one variance or one per row of X ({n}), got shape "
+                         f"{values.shape}; for an (n, 1) column pass noise.ravel()")
+    bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
+    if bad.size:
+        raise ValueError(f"GPRegressor: noise must hold finite variances > 0 (variances: sd**2 for standard "
+                         f"deviations), got {values[bad[0]]!r} at row {bad[0]} ({bad.size} such rows)")
+    return values
+
+
 #: names a user may write for a library kernel (lower-cased, without '_', '-', ' ') -> its class's name
 _KERNEL_NAMES = {"rbf": "SquaredExponential", "se": "SquaredExponential", "sqexp": "SquaredExponential",
                  "gaussian": "SquaredExponential", "exponential": "Matern12", "matern": "Matern52",
                  "rq": "RationalQuadratic", "periodic": "Periodic", "linear": "Linear", "white": "White",
-                 "noise": "White"}
+                 "noise": "White", "constant": "Constant", "bias": "Constant", "cosine": "Cosine", "cos": "Cosine",
+                 "polynomial": "Polynomial", "poly": "Polynomial"}
 
 
 def _library_kernel_classes() -> dict:
     from . import kernels
 
     names = ("SquaredExponential", "Matern12", "Matern32", "Matern52", "RationalQuadratic", "Periodic", "Linear",
-             "White")
+             "White", "Constant", "Cosine", "Polynomial")
     return {n: getattr(kernels, n) for n in names}
 
 
@@ -337,7 +363,12 @@ def _check_kernel_columns(kernel, owner: str, d: int) -> None:
         for k in parts:
             _check_kernel_columns(k, owner, d)
         return
+    if type(kernel).__name__ in ("Scaled", "Fixed"):  # c * k, k.fix(...): k's columns
+        _check_kernel_columns(kernel.kernel, owner, d)
+        return
     if not hasattr(kernel, "active_dims"):  # a kernel of the bare protocol inside a sum: its own business
+        return
+    if getattr(kernel, "any_columns", False) and kernel.active_dims is None:  # Constant: reads no column
         return
     name = type(kernel).__name__
     dims = kernel.active_dims
@@ -615,9 +646,21 @@ class GPRegressor(_Model):
     becomes ``gpbayes.means.MeanKernel``), drawn given each posterior draw
     into ``mean_constant`` / ``mean_coef`` and included by ``predict`` (R&W
     eq. 2.41).
+
+    ``noise``: None (the default: lambda is sampled), or the known noise
+    variance in y's units -- one number (homoscedastic, lambda held at that
+    value) or one per row of X (heteroscedastic: e_i ~ N(0, noise_i), e.g.
+    measurement errors sd_i as ``noise=sd**2``; scikit-learn's ``alpha``,
+    PyMC's ``sigma`` given as a vector).  Then ``noise_variance`` is not a
+    hyperparameter (not in the posterior, no prior); for known errors plus
+    an unknown common noise add ``gb.kernels.White(d)`` to the kernel.
+    ``gb.predict``'s y intervals at new inputs use the known value when it
+    is one number; per-point noise is not known at new inputs, so there they
+    are those of f (a warning says so).
     """
 
-    def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True, mean=None):
+    def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True, mean=None,
+                 noise=None):
         super().__init__(X, kernel, prior, standardize)
         self._setup_inputs(ard)
         self._setup_mean(mean)
@@ -633,18 +676,24 @@ class GPRegressor(_Model):
         self.y = (y - self.y_shift) / self.y_scale
         _check_dense_size(self.n, "GPRegressor", "subsample the data or use an inducing-point (sparse) model, "
                                                  "as gb.SparseGPClassifier does for classification")
-        _warn_duplicated_rows(self.X_raw, y)
+        #: the known noise variances in y's units, one per row (None: lambda is sampled)
+        self.noise = _known_noise(noise, self.n)
+        if self.noise is None:
+            _warn_duplicated_rows(self.X_raw, y)
         # with a mean, the marginal of y - H b has the covariance K + H B H^T + lambda I (R&W eq. 2.40)
         target = self.y if self.mean is None else self.y - self.prior_mean_at(self.X)
-        self.gp = GPRegression(self.X, target, self.kernel)
-        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel, (NOISE_PRIOR,)))
+        self.gp = GPRegression(self.X, target, self.kernel,
+                               noise=None if self.noise is None else self.noise / self.y_scale ** 2)
+        extra = (NOISE_PRIOR,) if self.noise is None else ()
+        self.prior = _resolve_prior(self, priors.default_kernel_prior(self.kernel, extra))
         if len(self.prior) != self.gp.n_params:
             raise ValueError(f"prior has {len(self.prior)} components, the model {self.gp.n_params}: "
                              f"{self.gp.param_names}")
 
     @property
     def param_names(self) -> list[str]:
-        """The names of psi's coordinates: the kernel's (``tau_*``, ``sigma``), then ``noise_variance``."""
+        """The names of psi's coordinates: the kernel's (``tau_*``, ``sigma``), then ``noise_variance`` (unless
+        the noise is known, ``noise=``)."""
         return self.gp.param_names
 
     def _attrs(self) -> dict:

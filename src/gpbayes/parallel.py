@@ -173,6 +173,53 @@ def _error_message(c, err):
     return ("error", c, exc, type(err).__name__, str(err), traceback.format_exc())
 
 
+def _acceptance_and_divergence(info, warmup: bool) -> tuple[float, int, int]:
+    """(acceptance probability, 1 if it is one finite number else 0, 1 if the step diverged after the warm-up
+    else 0) of a step's Info, for the progress messages (block-wise samplers report arrays: not counted)."""
+    a = getattr(info, "acceptance_prob", None)
+    ok = a is not None and np.ndim(a) == 0 and np.isfinite(a)
+    d = getattr(info, "diverging", None)
+    return (float(a) if ok else 0.0), int(ok), int(not warmup and d is not None and np.ndim(d) == 0 and bool(d))
+
+
+class _BlockCounts:
+    """Iterations per chain of a worker running its chains in blocks (``runner.run_chains``' order: every
+    chain's warm-up in turn, then every chain's block in turn), counted as the callback sees them: the
+    callback does not say which chain is stepping, the order does.  Nothing here touches a generator."""
+
+    def __init__(self, indices, n_warmup: int, rule, thin: int):
+        self.indices, self.rule, self.thin = list(indices), rule, thin
+        self.seg = n_warmup if n_warmup > 0 else self._block_len(0)  # iterations per chain in this phase
+        self.warmup = n_warmup > 0
+        self.seen = 0  # iterations of this phase so far (all chains)
+        self.pending: dict[int, list] = {}
+
+    def _block_len(self, n_done: int) -> int:
+        return max(1, min(self.rule.check_every, self.rule.max_draws - n_done) * self.thin)
+
+    def add(self, info) -> None:
+        """One more iteration, of the chain whose turn it is."""
+        if self.warmup and self.seen >= self.seg * len(self.indices):  # warm-up over: the first block begins
+            self.warmup, self.seen, self.seg = False, 0, self._block_len(0)
+        c = self.indices[min(self.seen // self.seg, len(self.indices) - 1)]
+        self.seen += 1
+        acc, n_acc, div = _acceptance_and_divergence(info, self.warmup)
+        p = self.pending.setdefault(c, [0, 0.0, 0, 0])
+        p[0] += 1
+        p[1] += acc
+        p[2] += n_acc
+        p[3] += div
+
+    def next_block(self, n_done: int) -> None:
+        """A block ended with ``n_done`` draws per chain: the next one is counted from its start."""
+        self.warmup, self.seen, self.seg = False, 0, self._block_len(n_done)
+
+    def take(self) -> dict:
+        """The counts since the last call, per chain: {c: (iterations, acceptance sum, its count, divergences)}."""
+        out, self.pending = {c: tuple(v) for c, v in self.pending.items() if v[0]}, {}
+        return out
+
+
 def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepared, n_warmup, rule, thin=1):
     """The worker's chains together under ``rule``, block by block, each block reported on ``out`` as
     ``("block", indices, {c: new draws}, n_done, cubic)`` and the verdict awaited on ``replies``."""
@@ -180,6 +227,11 @@ def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepar
 
     sent = {c: 0 for c in indices}
     n_total = int(n_warmup) + rule.max_draws * thin
+    counts = _BlockCounts(indices, int(n_warmup), rule, thin)
+
+    def flush():
+        for c, (n, acc, n_acc, n_div) in counts.take().items():
+            out.put(("progress", c, n, n_total, acc, n_acc, n_div))
 
     def sync(recs, n_done, cubic):
         new = {}
@@ -188,9 +240,9 @@ def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepar
             if rule.weights is not None:  # the log weights travel as one more column
                 lw = np.asarray(rec.stats[rule.weights][sent[c]:n_done], dtype=np.float64)
                 new[c] = np.column_stack([new[c].reshape(len(lw), -1), lw])
-            iterations = (int(n_warmup) if sent[c] == 0 else 0) + (n_done - sent[c]) * thin
-            out.put(("progress", c, iterations, n_total, 0.0, 0))
             sent[c] = n_done
+        flush()  # every iteration of the block (and, before the first, of the warm-up) counted as it ran
+        counts.next_block(n_done)
         out.put(("block", list(indices), new, int(n_done), float(cubic)))
         while True:
             try:
@@ -204,11 +256,13 @@ def _run_blocks_in_worker(out, replies, stop, meth, model, indices, rngs, prepar
     def callback(iteration, n_total, state, info):
         if stop.is_set():
             raise KeyboardInterrupt
+        counts.add(info)
         now = time.perf_counter()
         if now - last[0] >= _REPORT_EVERY:
             last[0] = now
             if _orphaned():
                 raise KeyboardInterrupt
+            flush()
 
     synced = _SyncedStop(**{f.name: getattr(rule, f.name) for f in dataclasses.fields(runner.StopRule)}, sync=sync)
     try:
@@ -235,7 +289,7 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
     """Run the chains ``indices`` one after the other (``rule`` None) or together in blocks under
     ``rule`` (:func:`_run_blocks_in_worker`) and put what happens on ``out``.
 
-    Messages: ``("progress", c, n_new, n_total, acceptance_sum, n_acceptance)``, ``("chain", c, Chain)``,
+    Messages: ``("progress", c, n_new, n_total, acceptance_sum, n_acceptance, n_divergent)``, ``("chain", c, Chain)``,
     ``("interrupted", c, Chain | None)`` (then the remaining chains are skipped) and
     ``("error", c, exception | None, type name, message, traceback)``; ``("finished", indices)`` last.
     """
@@ -253,22 +307,23 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
             return
         for k, (c, rng) in enumerate(zip(indices, rngs)):
             one = meth.for_chains([k])  # this chain alone (its start, if gb.sample was given init)
-            pending = [0, 0.0, 0, time.perf_counter()]  # iterations, acceptance sum, its count, last report
+            # iterations, acceptance sum, its count, last report, divergences
+            pending = [0, 0.0, 0, time.perf_counter(), 0]
 
             def callback(iteration, n_total, state, info, c=c, pending=pending):
                 if stop.is_set():
                     raise KeyboardInterrupt
                 pending[0] += 1
-                a = getattr(info, "acceptance_prob", None)
-                if a is not None and np.ndim(a) == 0 and np.isfinite(a):  # (block-wise samplers report arrays)
-                    pending[1] += float(a)
-                    pending[2] += 1
+                acc, n_acc, div = _acceptance_and_divergence(info, iteration < n_warmup)
+                pending[1] += acc
+                pending[2] += n_acc
+                pending[4] += div
                 now = time.perf_counter()
                 if now - pending[3] >= _REPORT_EVERY or iteration + 1 >= n_total:
                     if _orphaned():
                         raise KeyboardInterrupt
-                    out.put(("progress", c, pending[0], int(n_total), pending[1], pending[2]))
-                    pending[:] = [0, 0.0, 0, now]
+                    out.put(("progress", c, pending[0], int(n_total), pending[1], pending[2], pending[4]))
+                    pending[:] = [0, 0.0, 0, now, 0]
 
             try:
                 if prepared is None:
@@ -286,7 +341,7 @@ def _worker(out, replies, stop, meth, model, indices, rngs, prepared, n_draws, n
                 out.put(_error_message(c, err))
                 break
             if pending[0]:
-                out.put(("progress", c, pending[0], 0, pending[1], pending[2]))
+                out.put(("progress", c, pending[0], 0, pending[1], pending[2], pending[4]))
             out.put(("chain", c, _picklable_chain(chains[0])))
     out.put(("finished", list(indices)))
 
@@ -361,7 +416,7 @@ def run_chains_in_processes(meth, model, rngs: Sequence[np.random.Generator], *,
         elif kind == "progress":
             # after Ctrl-C (stop set) the display is not fed: only the chains are collected
             if progress is not None and hasattr(progress, "advance") and not stop.is_set():
-                progress.advance(msg[1], msg[2], msg[3], msg[4], msg[5])
+                progress.advance(msg[1], msg[2], msg[3], msg[4], msg[5], msg[6])
         elif kind == "chain":
             chains[msg[1]] = msg[2]
         elif kind == "interrupted":

@@ -37,6 +37,8 @@ a resampled importance sample, are computed once).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import xarray as xr
 
@@ -427,15 +429,19 @@ def _new_input_draws(model, idata, psi, Xs, rng) -> np.ndarray:
     m = Xs.shape[0]
     out = np.empty((flat.shape[0], m))
     if isinstance(model, GPRegressor):
+        if model.gp.noise is not None and model.gp.new_noise(None) == 0.0:
+            warnings.warn("gb.sample_posterior_predictive: the model's noise is known per training point "
+                          "(GPRegressor(noise=...)), not at X_new: the draws at X_new are of f, without noise",
+                          UserWarning, stacklevel=3)
         factors = {}
         for s, p in enumerate(flat):
             key = p.tobytes()
             if key not in factors:
                 _, C = model.gp._cov(p)
                 factors = {key: linalg.cholesky(C, name="K + lambda I", max_tries=1)}  # draws of a psi are adjacent
-            theta = p[:-1]
+            theta = model.gp.kernel_psi(p)
             Ks, Kss = model.kernel(theta, model.X, Xs), model.kernel(theta, Xs)
-            out[s] = _gp_conditional_draw(rng, factors[key], Ks, Kss, model.gp.y, float(np.exp(p[-1])),
+            out[s] = _gp_conditional_draw(rng, factors[key], Ks, Kss, model.gp.y, model.gp.new_noise(p),
                                           "K_** - K_*^T (K + lambda I)^-1 K_*")
         # with a mean function model.gp models y - H b (R&W eq. 2.40): its prior mean H_* b is added back
         return (out + model.prior_mean_at(Xs)) * model.y_scale + model.y_shift

@@ -463,8 +463,9 @@ def kernel_aliases(kernel) -> list:
     ``amis``: ``sigma`` -> ``signal_variance`` (its tau is sqrt(2) lengthscales: no alias);
     M&A (``ma``): ``sigma_f`` -> ``signal_std`` (k(x, x) = sigma_f^2);
     ``gplvm``: ``theta_j`` -> ``inverse_squared_lengthscale_j``, ``theta_S`` -> ``signal_variance``.
-    Matérn, rational quadratic and periodic kernels: ``variance`` -> ``signal_variance``.  Sums and products:
-    each component's, prefixed as its parameters are.  Any other kernel: none.
+    Matérn, rational quadratic, periodic and cosine kernels: ``variance`` -> ``signal_variance``.  Sums and
+    products: each component's, prefixed as its parameters are; ``c * k`` (``Scaled``): k's; ``k.fix(...)``
+    (``Fixed``): k's of the free parameters.  Any other kernel: none.
     """
     if kernel is None:
         return []
@@ -479,8 +480,14 @@ def kernel_aliases(kernel) -> list:
     if kind in ("Sum", "Product"):
         out = []
         for pre, k in zip(kernel.prefixes, kernel.kernels):
-            out += [None if a is None else f"{pre}_{a}" for a in (kernel_aliases(k) or [None] * k.n_params)]
+            out += [None if a is None else (a if pre is None else f"{pre}_{a}")
+                    for a in (kernel_aliases(k) or [None] * k.n_params)]
         return out
+    if kind == "Scaled":  # c k: k's parameters
+        return kernel_aliases(kernel.kernel)
+    if kind == "Fixed":  # k less its fixed parameters
+        inner = kernel_aliases(kernel.kernel) or [None] * kernel.kernel.n_params
+        return [inner[i] for i in kernel.free]
     if kind == "SquaredExponential":
         scale, amp = _SE_ALIASES[kernel.parameterisation]
         for i in range(kernel.n_scale):
@@ -489,7 +496,7 @@ def kernel_aliases(kernel) -> list:
                 out[i] = f"{scale}_{idx}" if kernel.ard else scale
         if not kernel.fixed_amplitude:
             out[-1] = amp
-    elif kind in ("Matern12", "Matern32", "Matern52", "RationalQuadratic", "Periodic"):
+    elif kind in ("Matern12", "Matern32", "Matern52", "RationalQuadratic", "Periodic", "Cosine"):
         out[-1] = "signal_variance"
     return out
 

@@ -1,7 +1,10 @@
 """Exact Gaussian-process regression: log marginal likelihood, gradient, type-II ML.
 
 Model: y = f + e, f ~ GP(0, k_psi), e ~ N(0, lambda I).  The sampled vector
-is ``psi = (psi_kernel..., log lambda)``.  With C = K + lambda I = L L^T and
+is ``psi = (psi_kernel..., log lambda)``.  With known noise variances
+(``noise``: one per point, heteroscedastic, or all equal) e ~ N(0, diag(noise)),
+lambda is not a parameter and ``psi = psi_kernel``; below lambda I is then
+diag(noise).  With C = K + lambda I = L L^T and
 alpha = C^{-1} y (Rasmussen & Williams 2006, Alg. 2.1 and eq. 5.9):
 
     log p(y | psi) = -1/2 y^T alpha - sum log diag L - n/2 log 2 pi
@@ -53,6 +56,8 @@ class GPRegression:
     y: np.ndarray
     kernel: SquaredExponential
     gradient: str = "fused"
+    #: known noise variances, one per point (n,), on y's scale here; None: lambda is sampled (psi's last entry)
+    noise: np.ndarray | None = None
     #: n x n buffers reused by ``log_marginal`` and ``log_marginal_and_grad`` (K, C, the factor):
     #: a fresh n x n array costs its page faults, about as much as the arithmetic at n = 500.
     #: The numbers are those of fresh arrays; one object must not be evaluated from two threads
@@ -70,16 +75,34 @@ class GPRegression:
             raise ValueError("GPRegression: X or y contains NaN/inf")
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", y)
+        if self.noise is not None:
+            noise = np.asarray(self.noise, dtype=np.float64)
+            if noise.shape != y.shape or not np.all(np.isfinite(noise)) or not np.all(noise > 0):
+                raise ValueError(f"GPRegression: noise must hold one finite variance > 0 per point {y.shape}, got "
+                                 f"shape {noise.shape}")
+            object.__setattr__(self, "noise", noise)
 
     @property
     def n_params(self) -> int:
-        """Number of log-parameters: the kernel's plus the noise variance."""
-        return self.kernel.n_params + 1
+        """Number of log-parameters: the kernel's plus the noise variance (unless the noise is known)."""
+        return self.kernel.n_params + (1 if self.noise is None else 0)
 
     @property
     def param_names(self) -> list[str]:
-        """The kernel's parameter names followed by ``noise_variance``."""
-        return self.kernel.param_names + ["noise_variance"]
+        """The kernel's parameter names followed by ``noise_variance`` (unless the noise is known)."""
+        return self.kernel.param_names + (["noise_variance"] if self.noise is None else [])
+
+    def kernel_psi(self, psi) -> np.ndarray:
+        """The kernel's log-parameters of psi (psi without log lambda)."""
+        psi = np.asarray(psi, dtype=np.float64)
+        return psi[: self.kernel.n_params]
+
+    def new_noise(self, psi) -> float:
+        """The noise variance of a new observation: lambda; with known noise, their common value if all
+        are equal, else 0 (the noise at a new input is not known: the caller says so)."""
+        if self.noise is None:
+            return float(np.exp(psi[-1]))
+        return float(self.noise[0]) if np.all(self.noise == self.noise[0]) else 0.0
 
     def _buffer(self, name: str) -> np.ndarray:
         n = self.y.shape[0]
@@ -97,7 +120,8 @@ class GPRegression:
         if psi.shape != (self.n_params,):
             raise ValueError(f"expected {self.n_params} log-parameters {self.param_names}, got {psi.shape}")
         se = isinstance(self.kernel, SquaredExponential)
-        K = self.kernel(psi[:-1], self.X, out=self._buffer("K")) if (se and buffers) else self.kernel(psi[:-1], self.X)
+        kp = psi[:-1] if self.noise is None else psi
+        K = self.kernel(kp, self.X, out=self._buffer("K")) if (se and buffers) else self.kernel(kp, self.X)
         # SquaredExponential returns a fresh (or our own buffer's) Fortran-ordered K, which C may reuse
         # (another kernel's array is copied: it might be cached); the same C either way
         if not keep_K and se and K.flags.f_contiguous:
@@ -107,7 +131,7 @@ class GPRegression:
             np.copyto(C, K)
         else:
             C = K.copy(order="F")
-        C[np.diag_indices_from(C)] += np.exp(psi[-1])
+        C[np.diag_indices_from(C)] += np.exp(psi[-1]) if self.noise is None else self.noise
         return (K if keep_K else None), C
 
     def _factor(self, C, buffers: bool):
@@ -134,19 +158,22 @@ class GPRegression:
         n = self.y.shape[0]
         value = float(-0.5 * self.y @ alpha - 0.5 * linalg.logdet_from_cholesky(L) - 0.5 * n * _LOG_2PI)
         g = np.empty(self.n_params)
+        nk = self.kernel.n_params  # with known noise there is no lambda: g[:nk] is all of g
         if traces is not None:
             # W = alpha alpha^T - C^-1 formed in L's memory (a fresh n x n array costs its page
             # faults, as much as the arithmetic here): C^-1 in place, then the rank-1 update
             W = linalg.cho_inverse(L, overwrite=L.flags.f_contiguous)
             W *= -1.0
             W = _dger(1.0, alpha, alpha, a=W, overwrite_a=1)
-            g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
-            g[:-1] = 0.5 * traces(psi[:-1], self.X, W, C, overwrite_W=True)
+            if self.noise is None:
+                g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
+            g[:nk] = 0.5 * traces(psi[:nk], self.X, W, C, overwrite_W=True)
             return value, g
         W = np.outer(alpha, alpha) - linalg.cho_inverse(L)
-        g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
+        if self.noise is None:
+            g[-1] = 0.5 * np.exp(psi[-1]) * np.trace(W)  # dC/dlog lambda = lambda I
         # tr(W dK) for symmetric matrices = sum of elementwise product (the kernel protocol's fallback)
-        g[:-1] = 0.5 * traces_from_gradients(self.kernel, psi[:-1], self.X, W, K)
+        g[:nk] = 0.5 * traces_from_gradients(self.kernel, psi[:nk], self.X, W, K)
         return value, g
 
     def predict(self, psi, X_new) -> tuple[np.ndarray, np.ndarray]:
@@ -154,10 +181,11 @@ class GPRegression:
         K, C = self._cov(psi)
         L = linalg.cholesky(C, name="K + lambda I", max_tries=1)
         alpha = linalg.cho_solve(L, self.y)
-        Ks = self.kernel(psi[:-1], self.X, X_new)
+        kp = self.kernel_psi(psi)
+        Ks = self.kernel(kp, self.X, X_new)
         mean = Ks.T @ alpha
         V = linalg.solve_triangular(L, Ks, lower=True)
-        var = self.kernel.diag(psi[:-1], X_new) - np.einsum("ij,ij->j", V, V)
+        var = self.kernel.diag(kp, X_new) - np.einsum("ij,ij->j", V, V)
         return mean, var
 
 
@@ -228,6 +256,7 @@ def fit_type2_ml(
 
 def default_init(model: GPRegression) -> np.ndarray:
     """A data-driven starting point for psi (see ``fit_type2_ml``): the kernel's
-    ``initial_psi`` with amplitude var(y), then noise variance 0.1 var(y)."""
+    ``initial_psi`` with amplitude var(y), then noise variance 0.1 var(y) (none with known noise)."""
     vy = float(np.var(model.y)) or 1.0
-    return np.concatenate([model.kernel.initial_psi(model.X, amplitude=vy), [np.log(0.1 * vy)]])
+    noise = [np.log(0.1 * vy)] if model.noise is None else []
+    return np.concatenate([model.kernel.initial_psi(model.X, amplitude=vy), noise])

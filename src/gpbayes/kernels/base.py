@@ -15,11 +15,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol, runtime_checkable
+import math
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Kernel", "KernelBase", "Leaf", "Sum", "Product", "gradient_traces", "traces_from_gradients",
+__all__ = ["Kernel", "KernelBase", "Leaf", "Sum", "Product", "Scaled", "gradient_traces", "traces_from_gradients",
            "median_distance"]
 
 
@@ -230,29 +231,48 @@ class KernelBase:
     name = "kernel"
 
     def __add__(self, other):
-        """``self + other``: :class:`Sum` for another library kernel; anything else is refused
-        (:func:`_operand_error`) unless it may add itself (a kernel of the bare protocol with ``__radd__``)."""
+        """``self + other``: :class:`Sum` for another library kernel; a number c >= 0 is the constant kernel
+        c (``k + 1.0`` is ``k + Constant(value=1.0)``, no new parameter; ``k + 0`` is ``k``); anything else
+        is refused (:func:`_operand_error`) unless it may add itself (a kernel of the bare protocol with
+        ``__radd__``)."""
+        if _is_number(other):
+            c = _scalar(other, self, "+")
+            return self if c == 0.0 else Sum(_flatten(Sum, (self, _constant(c))))
         if not isinstance(other, KernelBase):
             return _not_a_kernel(self, other, "+")
         return Sum(_flatten(Sum, (self, other)))
 
     def __radd__(self, other):
-        """``0 + self`` is ``self``, so ``sum(kernels)`` works (Python's sum starts from 0); other left
-        operands are refused with what is supported."""
-        if isinstance(other, (int, np.integer)) and not isinstance(other, (bool, np.bool_)) and other == 0:
-            return self
+        """``c + self`` for a number c >= 0 (``0 + self`` is ``self``, so ``sum(kernels)`` works: Python's sum
+        starts from 0); other left operands are refused with what is supported."""
+        if _is_number(other):
+            c = _scalar(other, self, "+")
+            return self if c == 0.0 else Sum(_flatten(Sum, (_constant(c), self)))
         raise _operand_error(other, self, "+")
 
     def __mul__(self, other):
-        """``self * other``: :class:`Product` for another library kernel; anything else is refused."""
+        """``self * other``: :class:`Product` for another library kernel; a number c > 0 is :class:`Scaled`
+        (c k, the same parameters); anything else is refused."""
+        if _is_number(other):
+            return Scaled.of(self, _scalar(other, self, "*"))
         if not isinstance(other, KernelBase):
             return _not_a_kernel(self, other, "*")
         return Product(_flatten(Product, (self, other)))
 
     def __rmul__(self, other):
-        """``other * self`` with ``other`` not a library kernel (a number: ``2.0 * k``): refused with what is
-        supported."""
+        """``c * self`` for a number c > 0 (``2.0 * k``): :class:`Scaled`; other left operands are refused
+        with what is supported."""
+        if _is_number(other):
+            return Scaled.of(self, _scalar(other, self, "*"))
         raise _operand_error(other, self, "*")
+
+    def fix(self, **values):
+        """This kernel with some hyperparameters held at given values and the others sampled:
+        :class:`~gpbayes.kernels.Fixed` (``k.fix(lengthscale=0.5)``; keys as in ``prior=``: the kernel's
+        ``param_names`` or their descriptive names, values on the natural scale, > 0)."""
+        from .fixed import Fixed
+
+        return Fixed(self, tuple(values.items()))
 
     @property
     def required_columns(self) -> int:
@@ -279,9 +299,8 @@ def _operand_error(left, right, op: str) -> TypeError:
         what = f"{other!r} ({type(other).__name__})"
     kind = "Sum" if op == "+" else "Product"
     hint = ""
-    if isinstance(other, (int, float, np.number)) and not isinstance(other, (bool, np.bool_)):
-        hint = ("; a constant offset or scale is not a kernel here: the amplitude (signal variance) is already a "
-                "sampled hyperparameter -- set its prior (prior={'signal_variance': ...}) to change its scale")
+    if isinstance(other, (complex, np.complexfloating)):
+        hint = "; a number combined with a kernel must be real: k + c (c >= 0) and c * k (c > 0)"
     elif isinstance(other, type):
         hint = f"; instantiate it: {other.__name__}(...)"
     elif isinstance(other, Kernel):
@@ -292,7 +311,7 @@ def _operand_error(left, right, op: str) -> TypeError:
 
     return TypeError(f"unsupported operand for a gpbayes kernel: {label(left)} {op} {label(right)}, with {what}. "
                      f"Kernels combine only with kernels: k1 + k2 (Sum), k1 * k2 (Product), "
-                     f"sum([k1, k2, ...]){hint}")
+                     f"sum([k1, k2, ...]), and with real numbers: k + c, c * k{hint}")
 
 
 def _flatten(cls, kernels) -> tuple:
@@ -300,6 +319,30 @@ def _flatten(cls, kernels) -> tuple:
     for k in kernels:
         out.extend(k.kernels if isinstance(k, cls) else (k,))
     return tuple(out)
+
+
+def _is_number(value) -> bool:
+    """A real number (int, float, numpy scalar; not a bool, not complex)."""
+    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)))
+
+
+def _scalar(value, kernel, op: str) -> float:
+    """The number of ``kernel <op> value`` checked: finite, > 0 for ``*`` (c k is a kernel for c > 0 only)
+    and >= 0 for ``+`` (a constant kernel is a variance)."""
+    c = float(value)
+    ok = math.isfinite(c) and (c > 0.0 if op == "*" else c >= 0.0)
+    if not ok:
+        what = ("a scale c > 0 (c k is a covariance only for c > 0)" if op == "*" else
+                "a constant c >= 0 (the constant kernel c is a variance)")
+        raise ValueError(f"{type(kernel).__name__} {op} {value!r}: a number combined with a kernel must be {what}, "
+                         f"got {value!r}")
+    return c
+
+
+def _constant(c: float):
+    from .constant import Constant
+
+    return Constant(value=c)
 
 
 # ---------------------------------------------------------------------------
@@ -431,24 +474,33 @@ class _Combination(KernelBase):
         return sum(k.n_params for k in self.kernels)
 
     @property
-    def prefixes(self) -> list[str]:
+    def prefixes(self) -> list[str | None]:
         """Each component's prefix: its ``name`` (``type(k).__name__`` lower-cased for a kernel of the bare
-        protocol), numbered from 0 where two components share one (``se0``, ``se1``)."""
+        protocol), numbered from 0 where two components share one (``se0``, ``se1``).  Components without
+        parameters (a fixed ``Constant``: ``k + 1.0``) are not counted and get None; when only one component
+        has parameters, it keeps its own names (prefix None): ``(k + 1.0).param_names == k.param_names``."""
+        with_params = [i for i, k in enumerate(self.kernels) if k.n_params > 0]
+        if len(with_params) <= 1:
+            return [None] * len(self.kernels)
         names = [getattr(k, "name", type(k).__name__.lower()) for k in self.kernels]
+        counted = [names[i] for i in with_params]
         count: dict[str, int] = {}
-        out = []
-        for nm in names:
-            if names.count(nm) > 1:
-                out.append(f"{nm}{count.get(nm, 0)}")
+        out: list[str | None] = [None] * len(self.kernels)
+        for i in with_params:
+            nm = names[i]
+            if counted.count(nm) > 1:
+                out[i] = f"{nm}{count.get(nm, 0)}"
                 count[nm] = count.get(nm, 0) + 1
             else:
-                out.append(nm)
+                out[i] = nm
         return out
 
     @property
     def param_names(self) -> list[str]:
-        """``<prefix>_<component's name>`` for every parameter (unique, usable as variable names)."""
-        return [f"{pre}_{nm}" for pre, k in zip(self.prefixes, self.kernels) for nm in k.param_names]
+        """``<prefix>_<component's name>`` for every parameter (unique, usable as variable names); a component's
+        own names where its prefix is None (:attr:`prefixes`)."""
+        return [nm if pre is None else f"{pre}_{nm}" for pre, k in zip(self.prefixes, self.kernels)
+                for nm in k.param_names]
 
     def split(self, psi) -> list[np.ndarray]:
         """psi cut into the components' log-parameters."""
@@ -507,8 +559,8 @@ class Sum(_Combination):
         return float(sum(k.amplitude(p) for k, p in zip(self.kernels, self.split(psi))))
 
     def initial_psi(self, X, amplitude: float = 1.0) -> np.ndarray:
-        """Each component's ``initial_psi`` with amplitude a / (number of components)."""
-        share = amplitude / len(self.kernels)
+        """Each component's ``initial_psi`` with amplitude a / (number of components with parameters)."""
+        share = amplitude / max(1, sum(k.n_params > 0 for k in self.kernels))
         return np.concatenate([k.initial_psi(X, amplitude=share) for k in self.kernels])
 
     def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True, overwrite_K_bar: bool = False):
@@ -592,8 +644,10 @@ class Product(_Combination):
         return float(np.prod([k.amplitude(p) for k, p in zip(self.kernels, self.split(psi))]))
 
     def initial_psi(self, X, amplitude: float = 1.0) -> np.ndarray:
-        """The first component's ``initial_psi`` with amplitude a, the others' with amplitude 1."""
-        return np.concatenate([k.initial_psi(X, amplitude=amplitude if c == 0 else 1.0)
+        """The first component's ``initial_psi`` with amplitude a, the others' with amplitude 1 (the first
+        with parameters: a fixed ``Constant`` factor has none)."""
+        first = next((c for c, k in enumerate(self.kernels) if k.n_params > 0), 0)
+        return np.concatenate([k.initial_psi(X, amplitude=amplitude if c == first else 1.0)
                                for c, k in enumerate(self.kernels)])
 
     def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True, overwrite_K_bar: bool = False):
@@ -620,6 +674,118 @@ class Product(_Combination):
             rest = np.prod([d for o, d in enumerate(ds) if o != c], axis=0)
             out.append(_diag_vjp(k, p, X, diag_bar * rest))
         return np.concatenate(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scaled(KernelBase):
+    """c k(x, x') for a fixed number c > 0: ``c * k`` and ``k * c`` (PyMC's ``2.0 * cov``).
+
+    c is not a parameter: psi, ``param_names``, their descriptive names and the default priors are k's
+    own, and every quantity (K, diag, the derivative matrices, traces, reverse-mode products) is k's
+    times c.  ``amplitude`` is c a_k; ``initial_psi(X, a)`` is k's with amplitude a / c.
+    ``c1 * (c2 * k)`` is ``Scaled(k, c1 c2)``.
+
+    Parameters
+    ----------
+    kernel : the kernel scaled (a library kernel or any object of the :class:`Kernel` protocol).
+    scale : c, a finite number > 0.
+    """
+
+    kernel: Any
+    scale: float
+
+    def __post_init__(self):
+        if not isinstance(self.kernel, Kernel) or isinstance(self.kernel, type):
+            raise TypeError(f"Scaled: kernel must implement gpbayes.kernels.Kernel, got {self.kernel!r}")
+        if not _is_number(self.scale):
+            raise TypeError(f"Scaled: scale must be a real number > 0, got {self.scale!r} "
+                            f"({type(self.scale).__name__})")
+        _scalar(self.scale, self.kernel, "*")
+        object.__setattr__(self, "scale", float(self.scale))
+
+    @classmethod
+    def of(cls, kernel, scale: float):
+        """c k, with c1 (c2 k) folded into (c1 c2) k."""
+        if isinstance(kernel, Scaled):
+            return cls(kernel.kernel, scale * kernel.scale)
+        return cls(kernel, scale)
+
+    @property
+    def name(self) -> str:
+        """The scaled kernel's ``name`` (the prefix of its parameters inside a sum or product)."""
+        return getattr(self.kernel, "name", type(self.kernel).__name__.lower())
+
+    @property
+    def input_dim(self) -> int:
+        """The scaled kernel's ``input_dim``."""
+        return self.kernel.input_dim
+
+    @property
+    def required_columns(self) -> int:
+        """The columns X must have at least: the scaled kernel's."""
+        return getattr(self.kernel, "required_columns", self.kernel.input_dim)
+
+    @property
+    def ard(self) -> bool:
+        """The scaled kernel's ``ard`` (False if it has none)."""
+        return bool(getattr(self.kernel, "ard", False))
+
+    @property
+    def n_params(self) -> int:
+        """The scaled kernel's."""
+        return self.kernel.n_params
+
+    @property
+    def param_names(self) -> list[str]:
+        """The scaled kernel's."""
+        return list(self.kernel.param_names)
+
+    def default_priors(self) -> tuple:
+        """The scaled kernel's default priors (``gpbayes.priors.default_kernel_prior``)."""
+        from .. import priors
+
+        return tuple(priors.default_kernel_prior(self.kernel).components)
+
+    def __call__(self, psi, X, X2=None) -> np.ndarray:
+        """c K(X, X2), Fortran order."""
+        return np.asfortranarray(self.scale * np.asarray(self.kernel(psi, X, X2), dtype=np.float64))
+
+    def diag(self, psi, X) -> np.ndarray:
+        """c diag K(X, X)."""
+        return self.scale * np.asarray(self.kernel.diag(psi, X), dtype=np.float64)
+
+    def gradients(self, psi, X, K=None) -> list[np.ndarray]:
+        """c dK/dpsi_i."""
+        return [np.asfortranarray(self.scale * G) for G in self.kernel.gradients(psi, X)]
+
+    def gradient_traces(self, psi, X, W, K, overwrite_W: bool = False) -> np.ndarray:
+        """c tr(W dK/dpsi_i) from the scaled kernel's traces (or its fallback) at its own K; ``W`` is never
+        overwritten."""
+        return self.scale * gradient_traces(self.kernel, psi, X, W, self.kernel(psi, X))
+
+    def amplitude(self, psi) -> float:
+        """c a_k."""
+        return self.scale * float(self.kernel.amplitude(psi))
+
+    def initial_psi(self, X, amplitude: float = 1.0) -> np.ndarray:
+        """The scaled kernel's ``initial_psi`` with amplitude a / c."""
+        return np.asarray(self.kernel.initial_psi(X, amplitude=amplitude / self.scale), dtype=np.float64)
+
+    def cross_covariance_vjp(self, psi, X1, X2, K12, K_bar, inputs: bool = True, overwrite_K_bar: bool = False):
+        """The scaled kernel's products against c K_bar."""
+        inner = self.kernel(psi, X1, X2)
+        g, d = self.kernel.cross_covariance_vjp(psi, X1, X2, inner, self.scale * np.asarray(K_bar), inputs)
+        return np.asarray(g), d
+
+    def diag_vjp(self, psi, diag, diag_bar, X=None) -> np.ndarray:
+        """The scaled kernel's diag_vjp against c diag_bar (at its own diagonal diag / c)."""
+        bar = self.scale * np.asarray(diag_bar, dtype=np.float64)
+        if X is not None:
+            return _diag_vjp(self.kernel, psi, X, bar)
+        return np.asarray(self.kernel.diag_vjp(psi, np.asarray(diag) / self.scale, bar), dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return f"{self.scale!r} * {self.kernel!r}"
 
 
 def _diag_vjp(kernel, psi, X, diag_bar) -> np.ndarray:

@@ -149,43 +149,60 @@ class StopRule:
 
 class Progress:
     """Default progress reporting: one ``tqdm.auto`` bar over all chains (``bar``; default: when stderr
-    is a terminal), a log line every ~5 % otherwise.
+    is a terminal), else a line every ``interval`` seconds (``interval``), else a log line every ~5 %.
 
     The bar is a widget in a notebook and text elsewhere, written to ``file`` (default
-    ``sys.stderr`` when the bar starts); on a terminal it is erased when done, on any other stream (a
-    log file, a notebook's captured stderr) its last state is left in place.
+    ``sys.stderr`` when the bar starts); its last state stays in place when it is closed (tqdm's
+    ``leave``), on a terminal too.  With ``bar=False`` and ``interval`` (seconds; ``gb.sample`` uses 10
+    when stderr is not a terminal, e.g. redirected to a file) a line is written to ``file`` at most every
+    ``interval`` seconds -- iterations done of the total (warm-up included), divergences, acceptance,
+    elapsed seconds -- and one more at ``close()`` if any was written (or always, with ``final``); with
+    ``bar=False`` and no ``interval``, the log line of ``logging.getLogger("gpbayes")`` every ~5 %.
 
     ``Progress(label, n_chains=c)(iteration, n_total, state, info)`` is a
     valid ``callback`` for the c chains of one job run one after the other
     (or in blocks, :func:`run_chains`): ``n_total`` is one chain's
     iterations, warm-up included, so the bar's total is ``c * n_total``; a
     chain is known to have begun when ``iteration`` drops back.  ``count``
-    is the number of iterations reported, ``total`` the bar's total.
+    is the number of iterations reported, ``total`` the bar's total,
+    ``divergences`` the steps whose Info said ``diverging`` (after the warm-up when ``n_warmup``, the
+    warm-up iterations per chain, is given: those of the warm-up are expected and do not count).
     ``close()`` ends the bar.  Nothing here touches the generator, so
     progress reporting never changes a chain.
     """
 
     def __init__(self, label: str = "chain", *, every: float = 0.05, bar: bool | None = None, n_chains: int = 1,
-                 file=None):
+                 file=None, interval: float | None = None, final: bool = False, n_warmup: int | None = None):
         self.label = label
+        self.n_warmup = n_warmup
         self.every = every
         self.bar = sys.stderr.isatty() if bar is None else bar
         self.file = file
+        self.interval = interval
+        self.final = final
         self.n_chains = max(1, int(n_chains))
         self.count = 0
         self.total = 0
         self.chain = 0
+        self.divergences = 0
+        self.lines = 0
         self._last = -1
         self._t0 = time.perf_counter()
+        self._t_line = self._t0
         self._acc = 0.0
         self._n = 0
         self._tqdm = None
+        self._shown_divergences = 0
+        self._closed = False
 
     def __call__(self, iteration: int, n_total: int, state, info) -> None:
         a = getattr(info, "acceptance_prob", None)
-        if a is not None and math.isfinite(a):
+        if a is not None and np.ndim(a) == 0 and math.isfinite(a):
             self._acc += float(a)
             self._n += 1
+        d = getattr(info, "diverging", None)
+        if d is not None and np.ndim(d) == 0 and bool(d) and iteration >= (self.n_warmup or 0):
+            self.divergences += 1
         if self.count == 0:
             self.total = int(n_total) * self.n_chains
         elif iteration <= self._last and self.chain + 1 < self.n_chains:
@@ -199,7 +216,11 @@ class Progress:
         if self.bar:
             if self._tqdm is None:
                 self._tqdm = self._open_bar()
+            self._show_divergences()
             self._tqdm.update(1)
+            return
+        if self.interval is not None:
+            self._maybe_line()
             return
         every = max(1, math.ceil(self.every * self.total))
         if self.count % every == 0 or self.count == self.total:
@@ -210,11 +231,13 @@ class Progress:
             log.info("%s: iteration %d/%d (%.0f%%) over %d chain(s), acceptance %.2f, elapsed %.1f s, ETA %.1f s",
                      self.label, self.count, self.total, 100 * frac, self.n_chains, acc, elapsed, eta)
 
-    def advance(self, chain: int, n_new: int, n_total: int, acceptance_sum: float = 0.0, n_acceptance: int = 0) -> None:
+    def advance(self, chain: int, n_new: int, n_total: int, acceptance_sum: float = 0.0, n_acceptance: int = 0,
+                n_divergent: int = 0) -> None:
         """``n_new`` more iterations of chain ``chain`` (of ``n_total``, warm-up included; 0: unchanged),
-        as the worker processes of ``gb.sample(cores=...)`` report them (``gpbayes.parallel``).
+        ``n_divergent`` of them divergent, as the worker processes of ``gb.sample(cores=...)`` report them
+        (``gpbayes.parallel``).
 
-        The bar (or log line) counts all chains together and shows every chain's own count
+        The bar (or line, or log line) counts all chains together and shows every chain's own count
         (``chain 0: 120/1500 | chain 1: ...``).  Nothing here touches a generator.
         """
         if not hasattr(self, "_per_chain"):
@@ -226,17 +249,21 @@ class Progress:
             done[1] = int(n_total)
         self._acc += float(acceptance_sum)
         self._n += int(n_acceptance)
+        self.divergences += int(n_divergent)
         self.count += int(n_new)
         self.total = max(self.count, sum(t for _, t in self._per_chain.values())
                          + max(0, self.n_chains - len(self._per_chain)) * max((t for _, t in self._per_chain.values()),
                                                                                 default=0))
-        chains = " | ".join(f"chain {c}: {d}/{t}" for c, (d, t) in sorted(self._per_chain.items()))
+        chains = self._chains()
         if self.bar:
             if self._tqdm is None:
                 self._tqdm = self._open_bar()
             self._tqdm.total = self.total
-            self._tqdm.set_postfix_str(chains, refresh=False)
+            self._tqdm.set_postfix_str(chains + self._divergence_note(), refresh=False)
             self._tqdm.update(int(n_new))
+            return
+        if self.interval is not None:
+            self._maybe_line()
             return
         every = max(1, math.ceil(self.every * max(self.total, 1)))
         if self.count // every != (self.count - int(n_new)) // every or self.count == self.total:
@@ -247,22 +274,64 @@ class Progress:
             log.info("%s: iteration %d/%d (%.0f%%), acceptance %.2f, elapsed %.1f s, ETA %.1f s; %s",
                      self.label, self.count, self.total, 100 * frac, acc, elapsed, eta, chains)
 
+    def _chains(self) -> str:
+        per = getattr(self, "_per_chain", {})
+        return " | ".join(f"chain {c}: {d}/{t}" for c, (d, t) in sorted(per.items()))
+
+    def _divergence_note(self) -> str:
+        return f", {self.divergences} divergence{'s' if self.divergences != 1 else ''}" if self.divergences else ""
+
+    def _show_divergences(self) -> None:
+        """Put the divergences so far in the bar's postfix when their number changed."""
+        if self.divergences != self._shown_divergences:
+            self._shown_divergences = self.divergences
+            self._tqdm.set_postfix_str(f"divergences={self.divergences}", refresh=False)
+
+    def line(self) -> str:
+        """The progress line of the line mode: ``label: count/total iterations (warm-up included, c chains),
+        k divergences, acceptance a, elapsed s`` (and every chain's count when chains run in processes)."""
+        elapsed = time.perf_counter() - self._t0
+        frac = self.count / max(self.total, 1)
+        acc = f", acceptance {self._acc / self._n:.2f}" if self._n else ""
+        chains = self._chains()
+        after = " after warm-up" if self.n_warmup is not None else ""
+        return (f"{self.label}: {self.count}/{self.total} iterations ({100 * frac:.0f}%, warm-up included, "
+                f"{self.n_chains} chain{'s' if self.n_chains != 1 else ''}), {self.divergences} "
+                f"divergence{'s' if self.divergences != 1 else ''}{after}{acc}, elapsed {elapsed:.1f} s"
+                + (f"; {chains}" if chains else ""))
+
+    def _write_line(self) -> None:
+        file = sys.stderr if self.file is None else self.file
+        print(self.line(), file=file, flush=True)
+        self.lines += 1
+        self._t_line = time.perf_counter()
+
+    def _maybe_line(self) -> None:
+        if time.perf_counter() - self._t_line >= self.interval:
+            self._write_line()
+
     def _open_bar(self):
-        """The ``tqdm.auto`` bar (a notebook widget under Jupyter, text on ``file`` otherwise)."""
+        """The ``tqdm.auto`` bar (a notebook widget under Jupyter, text on ``file`` otherwise); it stays on
+        the screen when closed (``leave=True``)."""
         from tqdm.auto import tqdm
 
         file = sys.stderr if self.file is None else self.file
         terminal = bool(getattr(file, "isatty", lambda: False)())
-        # off a terminal, \r cannot redraw a line: redraw seldom, and leave the last state
-        return tqdm(total=self.total, desc=self.label, leave=not terminal, file=file,
+        # off a terminal, \r cannot redraw a line: redraw seldom
+        return tqdm(total=self.total, desc=self.label, leave=True, file=file,
                     mininterval=0.1 if terminal else 5.0)
 
     def close(self) -> None:
-        """Close the progress bar, if one is open."""
+        """Close the progress bar, if one is open (its last state stays); in the line mode, write the last
+        line if a line was written before (or ``final``)."""
         if self._tqdm is not None:
+            self._show_divergences()
             self._tqdm.close()
             self._tqdm = None
-
+        if self.interval is not None and not self.bar and (self.lines or self.final) and self.count \
+                and not self._closed:
+            self._write_line()
+        self._closed = True  # a second close() writes nothing more
 
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C during sampling, with the draws kept so far: ``chains``, a list of :class:`Chain`
