@@ -174,7 +174,7 @@ def test_with_Z_equal_X_the_noise_posterior_agrees_with_the_exact_gp_within_mont
     X, y = problem(n=14, seed=7)
     k = kernels.Matern52(1)
     exact, sparse = _z_equal_x_models(k, X, y)
-    common = dict(chains=2, draws=300, n_warmup=200, seed=11, progress=False)
+    common = dict(chains=2, draws=300, n_warmup=200, seed=11, progress=False, cores=1)
     a = gb.sample(exact, method=gb.NUTS(), **common)
     b = gb.sample(sparse, method=gb.JointHMC(), **common)
     for var in ("lengthscale", "signal_variance", "noise_variance"):
