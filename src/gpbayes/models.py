@@ -805,6 +805,15 @@ class SparseGP(_Model):
     ``log_lik`` and ``d1`` only.  Their coal-mining Cox process is ``SparseGP(X, counts,
     likelihood=Poisson(exposure=...))``; for labels :class:`SparseGPClassifier` chooses the likelihood.
 
+    A Gaussian likelihood's noise variance sigma^2 is a hyperparameter (``sample_noise``, the default
+    for ``likelihood="gaussian"``): y_i = f(x_i) + e_i, e_i ~ N(0, sigma^2), the Gaussian row of
+    Hensman et al.'s table (Titsias 2009), sampled jointly with the kernel's parameters and v as psi's
+    last coordinate, the posterior variable ``noise_variance`` (GPRegressor's name), in y's units
+    squared (y is not standardised here).  The expectation in q* is then exact, eq. (G1) of
+    ``gpbayes.sparse.svgp``; with Z = X the sampled posterior of theta is the exact GP's (up to the
+    jitter).  Default prior sigma^2 ~ InverseGamma(1, 0.01 var(y)): GPRegressor's InverseGamma(1, 0.01)
+    on the standardised target carried to y's units; ``prior={"noise_variance": ...}`` sets another.
+
     Parameters
     ----------
     X : (n, d) array or DataFrame
@@ -813,16 +822,25 @@ class SparseGP(_Model):
         Targets, passed to the likelihood as given (``likelihood.check_targets`` checks them).
     likelihood : Likelihood, RobustMax or str
         The observation model ('probit', 'logistic', 'gaussian', 'poisson' by name); its parameters
-        are fixed (not sampled).
+        are fixed (not sampled), except a Gaussian's noise variance with ``sample_noise``, for which
+        its ``noise_variance`` is only where the Gaussian fit starts.
     n_inducing : int, default 20
         M, the inducing inputs: M random rows of X from ``seed``, then optimised with the Gaussian
         (SVGP) approximation, whose fit (``svgp_fit``) also starts the chains.
     kernel, prior, ard :
         Default kernel M&A's SE parameterisation sigma_f^2 exp(-1/2 sum (x_d - x'_d)^2 / l_d^2)
-        (``SquaredExponential(d, parameterisation="ma")``, isotropic unless ``ard``; the only kernel
-        whose form the sparse gradient supports); in the posterior ``lengthscale`` and ``signal_std``
-        (sigma_f, a standard deviation).  Default priors (ours, as in our reproduction's image study):
-        every kernel parameter ~ Gamma(2, 0.5); ``prior={"signal_std": ...}`` sets one by name.
+        (``SquaredExponential(d, parameterisation="ma")``, isotropic unless ``ard``); in the
+        posterior ``lengthscale`` and ``signal_std`` (sigma_f, a standard deviation).  Any
+        stationary library kernel may be given (``SquaredExponential``, ``Matern12``, ``Matern32``,
+        ``Matern52``, ``RationalQuadratic``, ``Periodic``: ``gpbayes.sparse.svgp.SPARSE_KERNELS``,
+        through the kernel protocol's ``cross_covariance_vjp`` and ``diag_vjp``); others (``Linear``,
+        ``White``, sums and products) are refused here, naming them.  Default priors (ours, as in
+        our reproduction's image study): every kernel parameter ~ Gamma(2, 0.5), and the noise's
+        above; ``prior={"signal_std": ...}`` sets one by name.
+    sample_noise : bool or None, default None
+        Sample a Gaussian likelihood's noise variance (above).  None: True for a Gaussian likelihood
+        (with ``svgp_fit`` given: True if its psi has the noise's coordinate after the kernel's),
+        False otherwise; False keeps the likelihood's ``noise_variance`` fixed (known noise).
     standardize : bool, default True
         Centre and scale X's columns (y is never standardised).
     n_quad, jitter : int, float, default 20, 1e-6
@@ -842,11 +860,17 @@ class SparseGP(_Model):
     >>> model = gb.SparseGP(t, counts, likelihood=gb.likelihoods.Poisson(), n_inducing=8, maxiter=40)
     >>> model.target.Z.shape
     (8, 1)
+    >>> y = np.sin(t[:, 0]) + 0.1 * np.random.default_rng(1).normal(size=40)
+    >>> gb.SparseGP(t, y, likelihood="gaussian", n_inducing=8, maxiter=40).hyperparameter_names
+    ['lengthscale', 'signal_std', 'noise_variance']
     """
+
+    #: whether psi's last coordinate is a Gaussian likelihood's log noise variance (``sample_noise``)
+    sample_noise = False
 
     def __init__(self, X, y, *, likelihood, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
                  standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300,
-                 svgp_fit=None):
+                 svgp_fit=None, sample_noise: bool | None = None):
         from .likelihoods import make_likelihood
         from .sparse.multiclass import RobustMax
 
@@ -864,10 +888,41 @@ class SparseGP(_Model):
         if not isinstance(likelihood, RobustMax):
             _check_likelihood_outputs(likelihood, self.y, type(self).__name__)
         self.classes = None
+        self.sample_noise = self._resolve_sample_noise(sample_noise, svgp_fit)
         self._sparse_fit(n_inducing, n_quad, jitter, seed, maxiter, svgp_fit)
 
+    def _resolve_sample_noise(self, sample_noise, svgp_fit) -> bool:
+        """``sample_noise`` checked against the likelihood (a Gaussian only); None decided as the class
+        docstring says."""
+        from .likelihoods import Gaussian
+        from .sparse import svgp
+
+        owner = type(self).__name__
+        gaussian = isinstance(self.likelihood, Gaussian)
+        if sample_noise is None:
+            if not gaussian:
+                return False
+            if svgp_fit is not None:
+                params = svgp_fit.params if isinstance(svgp_fit, svgp.SVGPFit) else svgp_fit
+                return np.shape(getattr(params, "psi", ())) == (self.kernel.n_params + 1,)
+            return True
+        _check_flag(sample_noise, "sample_noise", owner)
+        if sample_noise and not gaussian:
+            raise ValueError(f"{owner}: sample_noise=True samples a Gaussian likelihood's noise variance, but the "
+                             f"likelihood is {type(self.likelihood).__name__}; use likelihood='gaussian' or "
+                             "sample_noise=False")
+        return bool(sample_noise)
+
+    @property
+    def param_names(self) -> list[str]:
+        """The names of psi's coordinates: the kernel's, then ``noise_variance`` with ``sample_noise``."""
+        return list(self.kernel.param_names) + (["noise_variance"] if self.sample_noise else [])
+
     def _sparse_inputs(self, X, kernel, prior, standardize, ard):
-        """X checked and standardised; the kernel (M&A's SE by default; SE only)."""
+        """X checked and standardised; the kernel (M&A's SE by default; a stationary library kernel,
+        ``gpbayes.sparse.svgp.check_kernel``)."""
+        from .sparse import svgp
+
         owner = type(self).__name__
         _check_flag(ard, "ard", owner)
         _check_flag(standardize, "standardize", owner)
@@ -880,12 +935,7 @@ class SparseGP(_Model):
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="ma")
         else:
             _check_kernel(self.kernel, owner, self.X.shape[1])
-        if not isinstance(self.kernel, SquaredExponential):
-            # gpbayes.sparse.svgp's gradient adds the diagonal's and the jitter's derivative to the
-            # amplitude, taken to be the last parameter: true of SquaredExponential only
-            raise TypeError(f"{type(self).__name__}: kernel must be a gpbayes.kernels.SquaredExponential (the sparse "
-                            f"GP's gradient assumes its form), got {type(self.kernel).__name__}; use "
-                            "gb.GPClassifier or gb.LatentGP for the other kernels")
+        svgp.check_kernel(self.kernel, owner)
 
     def _sparse_fit(self, n_inducing, n_quad, jitter, seed, maxiter, svgp_fit):
         """The default prior, the Gaussian (SVGP) fit -- given, or from M random rows of X, half the
@@ -899,22 +949,29 @@ class SparseGP(_Model):
         n_quad = _check_integer(n_quad, "n_quad", owner)
         seed = _check_integer(seed, "seed", owner, minimum=0)
         maxiter = _check_integer(maxiter, "maxiter", owner, minimum=0)
-        self.prior = _resolve_prior(self, priors.IndependentPrior((priors.Gamma(2.0, 0.5),) * self.kernel.n_params))
+        defaults = (priors.Gamma(2.0, 0.5),) * self.kernel.n_params
+        if self.sample_noise:  # GPRegressor's InverseGamma(1, 0.01) on the standardised y, in y's units
+            var_y = float(np.var(self.y))
+            defaults += (priors.InverseGamma(1.0, 0.01 * var_y if var_y > 0 else 0.01),)
+        self.prior = _resolve_prior(self, priors.IndependentPrior(defaults))
+        n_params = len(self.param_names)
         if svgp_fit is not None:  # a fit made elsewhere: its Z places the target, its q(v) and psi start the chains
-            self.svgp_fit = _given_svgp_fit(svgp_fit, self.X.shape[1], self.kernel.n_params,
+            self.svgp_fit = _given_svgp_fit(svgp_fit, self.X.shape[1], n_params,
                                             getattr(self.likelihood, "n_latent", 1))
         else:
             if not 1 <= int(n_inducing) <= self.n:
                 raise ValueError(f"n_inducing must be between 1 and n = {self.n}, got {n_inducing}")
             model = svgp.SVGPModel(self.X, self.y, self.kernel, self.likelihood, self.prior, n_quad=n_quad,
-                                   jitter=jitter)
+                                   jitter=jitter, sample_noise=self.sample_noise)
             Z0 = svgp.initial_inducing_inputs(np.random.default_rng(seed), self.X, int(n_inducing))
             psi0 = self.kernel.initial_psi(self.X)
+            if self.sample_noise:  # the fit starts at the likelihood's noise_variance
+                psi0 = np.append(psi0, np.log(self.likelihood.noise_variance))
             first = svgp.fit(model, Z0, psi0, fit_Z=False, maxiter=maxiter // 2)
             p = first.params
             self.svgp_fit = svgp.fit(model, p.Z, p.psi, m0=p.m, R0=p.R, fit_Z=True, maxiter=maxiter // 2)
         self.target = SparseTarget(self.X, self.y, self.svgp_fit.params.Z, self.kernel, self.likelihood, self.prior,
-                                   n_quad=n_quad, jitter=jitter)
+                                   n_quad=n_quad, jitter=jitter, sample_noise=self.sample_noise)
 
     def _attrs(self) -> dict:
         classes = {} if self.classes is None else {"classes": [str(c) for c in self.classes]}
@@ -933,7 +990,8 @@ class SparseGPClassifier(SparseGP):
     label-noise probability ``epsilon``), classes sorted and mapped to 0..K-1 (``classes``).
     M = ``n_inducing`` inducing inputs chosen at random from X and then optimised with the Gaussian
     (SVGP) approximation; the sampler then targets log q*(v, theta) (poster, "Optimal q*(u, theta)",
-    in whitened coordinates, "Tricks: whiten/center"; Gauss-Hermite expectations).  Kernel: M&A's SE
+    in whitened coordinates, "Tricks: whiten/center"; Gauss-Hermite expectations).  Kernel (any
+    stationary library kernel may be given, as for :class:`SparseGP`): by default M&A's SE
     parameterisation sigma_f^2 exp(-1/2 sum (x_d - x'_d)^2 / l_d^2), isotropic by default; in the
     posterior ``lengthscale`` (l, over ``feature`` with ``ard=True``) and ``signal_std`` (sigma_f, a
     standard deviation: k(x, x) = sigma_f^2); priors (ours, as in our reproduction's image study)

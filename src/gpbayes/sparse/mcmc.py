@@ -334,7 +334,7 @@ def gibbs_adaptation(
     L = ``n_leapfrog_steps(eps, trajectory_length, max_steps)``; the psi proposal starts at
     ``psi_scale`` I and is tuned towards ``psi_target_accept``."""
     mass = hmc.mass_matrix("identity", dim=target.n_inducing * target.n_latent)
-    d_psi = target.kernel.n_params
+    d_psi = target.n_params
 
     def make_step(eps, s):
         v_hmc = HMCParameters(eps, n_leapfrog_steps(eps, trajectory_length, max_steps), mass, step_size_jitter)

@@ -37,10 +37,26 @@ likelihood supplies its own ``expected_log_lik`` (``gpbayes.sparse.multiclass``)
 Gradients are hand-written (the project has no autodiff): reverse mode through
 (C1)-(C3), the triangular solve W = L^-1 K_uf, the Cholesky factor
 (``cholesky_backward``: Murray 2016's symbolic reverse-mode formula, in
-symmetric form; equivalent to Smith 1995) and the SE kernel
-(the kernel protocol's ``cross_covariance_vjp``: K(X1, X2) w.r.t. psi and
-X1, and ``diag_vjp``).  Cost of one ELBO
+symmetric form; equivalent to Smith 1995) and the kernel (the kernel
+protocol's ``cross_covariance_vjp``: K(X1, X2) w.r.t. psi and X1, and
+``diag_vjp``: every parameter's contribution of diag K summed).  Any kernel
+of ``SPARSE_KERNELS`` works (``check_kernel``).  Cost of one ELBO
 and gradient: O(N M^2 C) plus O(M^3 C); the quadrature is O(N Q C).
+
+Gaussian likelihood with its noise variance sigma^2 as a hyperparameter
+(``sample_noise``; the Gaussian row of Hensman et al. 2015's table, Titsias
+2009): psi = (kernel log-parameters, log sigma^2), and the expectation of
+(C2)/(T1) is done in closed form instead of (Q1),
+
+    E_N(f; mu, s2)[log N(y; f + b, sigma^2)]
+        = -1/2 log(2 pi sigma^2) - ((y - b - mu)^2 + s2) / (2 sigma^2)          (G1)
+
+(b the likelihood's fixed offset), with d/dmu = (y - b - mu) / sigma^2,
+d/ds2 = -1 / (2 sigma^2) and d/dlog sigma^2 = -1/2 + ((y - b - mu)^2 + s2) /
+(2 sigma^2).  (Q1) is exact for (G1)'s quadratic, so the two agree to
+rounding.  Summed over n and integrated over v, (G1) in (T1) gives Titsias'
+collapsed bound log N(y; 0, Q_ff + sigma^2 I) - tr(K_ff - Q_ff) / (2 sigma^2),
+the exact log marginal likelihood at Z = X.
 
 Conventions
 -----------
@@ -67,10 +83,14 @@ from scipy import optimize
 from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
 from .. import linalg
-from ..kernels import SquaredExponential
+from ..kernels import Periodic, SquaredExponential, Stationary
 
 __all__ = [
     "VAR_FLOOR",
+    "SPARSE_KERNELS",
+    "check_kernel",
+    "gaussian_expected_log_lik",
+    "likelihood_terms",
     "gauss_hermite",
     "expected_log_lik",
     "cholesky_backward",
@@ -79,6 +99,7 @@ __all__ = [
     "whitened_conditional_backward",
     "SVGPParams",
     "SVGPModel",
+    "split_psi",
     "elbo",
     "elbo_and_grad",
     "optimal_gaussian_q",
@@ -161,8 +182,69 @@ def expected_log_lik(likelihood, y, mu, var, n_points: int = 20):
     return E, dmu[:, None], dvar[:, None]
 
 
+def gaussian_expected_log_lik(y, mu, var, log_noise: float, offset: float = 0.0):
+    """(G1) per n and its gradients: ``(E (N,), dE/dmu (N, 1), dE/dvar (N, 1), dE/dlog sigma^2 (N,))``.
+
+    E_N(f; mu, s2)[log N(y; f + offset, sigma^2)] = -1/2 log(2 pi sigma^2) - ((y - offset - mu)^2 + s2)
+    / (2 sigma^2), sigma^2 = exp(``log_noise``) (module docstring; Titsias 2009's data term, Hensman et
+    al. 2015's Gaussian case).  ``mu``, ``var``: (N, 1).  Variances below ``VAR_FLOOR`` are clipped with
+    zero gradient, as in ``expected_log_lik``, so both give the same numbers up to rounding.
+    """
+    mu = np.asarray(mu, dtype=np.float64)
+    var = np.asarray(var, dtype=np.float64)
+    if mu.ndim != 2 or mu.shape[1] != 1 or var.shape != mu.shape:
+        raise ValueError(f"the Gaussian likelihood needs mu, var of shape (N, 1), got {mu.shape}, {var.shape}")
+    v, active = _clip_var(var[:, 0])
+    s2 = float(np.exp(log_noise))
+    r = np.asarray(y, dtype=np.float64) - offset - mu[:, 0]
+    q = (r * r + v) / s2  # ((y - b - mu)^2 + s2) / sigma^2
+    E = -0.5 * (_LOG_2PI + log_noise) - 0.5 * q
+    dmu = r / s2
+    dvar = np.where(active, -0.5 / s2, 0.0)
+    dlog_noise = -0.5 + 0.5 * q
+    return E, dmu[:, None], dvar[:, None], dlog_noise
+
+
+def likelihood_terms(likelihood, y, mu, var, n_points: int, log_noise=None):
+    """The expected log-likelihood of (C2)/(T1) per n and its gradients, ``(E, dE/dmu, dE/dvar, dE/dlog
+    sigma^2)``: with ``log_noise`` None, ``expected_log_lik`` (quadrature, Q1; the last entry None),
+    else the Gaussian likelihood's closed form (G1) at sigma^2 = exp(``log_noise``) (its own
+    ``noise_variance`` is not read)."""
+    if log_noise is None:
+        return (*expected_log_lik(likelihood, y, mu, var, n_points), None)
+    return gaussian_expected_log_lik(y, mu, var, float(log_noise), float(likelihood.offset))
+
+
 # ---------------------------------------------------------------------------
-# reverse mode through the Cholesky factor and the SE kernel
+# the kernels the sparse gradient supports
+# ---------------------------------------------------------------------------
+#: The kernel classes whose gradient through K_uu = K(Z, Z) + jitter a I is exact in
+#: ``whitened_conditional_backward``: stationary (k(x, x') a function of x - x'), amplitude a the last
+#: parameter, k = a g, so <K_bar, dK_uu/dpsi> from ``cross_covariance_vjp`` on K_uu itself covers the
+#: nugget and the jitter (both scale with a; every other derivative is zero at x = x').  Subclasses
+#: (``Matern12``, ``Matern32``, ``Matern52``, ``RationalQuadratic`` of ``Stationary``) are included.
+SPARSE_KERNELS = (SquaredExponential, Stationary, Periodic)
+
+
+def check_kernel(kernel, owner: str = "the sparse GP") -> None:
+    """Refuse a kernel the sparse GP's gradient (Hensman et al. 2015, "Cholesky backpropagation") does not
+    support (``SPARSE_KERNELS``), naming it and the allowed ones.  Non-stationary kernels (``Linear``),
+    ``White`` (no covariance between distinct inputs: nothing for inducing values to carry) and sums /
+    products (whose ``cross_covariance_vjp`` recomputes each factor without K_uu's jitter) are refused."""
+    if isinstance(kernel, SPARSE_KERNELS):
+        return
+    name = type(kernel).__name__
+    why = {"Linear": "it is not stationary", "White": "it has no covariance between distinct inputs",
+           "Sum": "a sum's gradient misses K_uu's jitter", "Product": "a product's gradient misses K_uu's jitter",
+           "MeanKernel": "a mean function is not part of the sparse model"}.get(name, "it is not one of them")
+    raise TypeError(f"{owner}: kernel {name} is not supported by the sparse GP ({why}); the sparse model takes a "
+                    "stationary library kernel: gpbayes.kernels.SquaredExponential, Matern12, Matern32, Matern52, "
+                    "RationalQuadratic or Periodic (or a subclass of gpbayes.kernels.Stationary); for other kernels "
+                    "use gb.GPRegressor, gb.GPClassifier or gb.LatentGP")
+
+
+# ---------------------------------------------------------------------------
+# reverse mode through the Cholesky factor and the kernel
 # ---------------------------------------------------------------------------
 def _phi(A: np.ndarray) -> np.ndarray:
     """Lower triangle of A with the diagonal halved (Murray 2016, Phi)."""
@@ -269,8 +351,10 @@ def whitened_conditional(kernel, psi, Z, X, jitter: float, workspace: Workspace 
     sampler's target is -inf there.  With a ``workspace`` (and a kernel with
     ``cross_covariance_into``) K_uf and W are built in its buffers, in place:
     the same numbers; the caller must not keep them beyond its evaluation.
+    (A lengthscale exp(psi) that underflows to 0 divides by zero in a stationary kernel: silenced
+    here, the non-finite K_uu or W it gives is refused as above.)
     """
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         a = kernel.amplitude(psi)
         K_uu = kernel(psi, Z)
         K_uu[np.diag_indices_from(K_uu)] += jitter * a
@@ -300,7 +384,9 @@ def whitened_conditional_backward(
     W = L^-1 K_uf:  dW = L^-1 (dK_uf - dL W), so K_uf_bar = L^-T W_bar and
     L_bar = -K_uf_bar W^T (poster, "Cholesky backpropagation":
     dE/dtheta = dE/dL dL/dK dK/dtheta), then K_uu_bar by
-    ``cholesky_backward``.  k_nn = a: d k_nn / d psi_amp = c_a a.
+    ``cholesky_backward``.  diag K_ff by the kernel's ``diag_vjp``, every
+    parameter's entry summed (for ``SPARSE_KERNELS`` only the amplitude's is
+    non-zero: k_nn = a (1 + nugget)).
     ``overwrite_W_bar``: a Fortran-ordered W_bar may be overwritten by
     K_uf_bar (the same LAPACK dtrtrs solve without the M x N copy) and then,
     for ``SquaredExponential``, by the kernel's VJP product K_uf_bar * K_uf.
@@ -322,8 +408,7 @@ def whitened_conditional_backward(
     else:
         g_uf, dZ_uf = kernel.cross_covariance_vjp(psi, Z, X, cond.K_uf, A, inputs)
     g = g_uu + g_uf
-    if not kernel.fixed_amplitude:
-        g[-1] += kernel.diag_vjp(psi, cond.knn, knn_bar)[-1]
+    g += np.asarray(kernel.diag_vjp(psi, cond.knn, knn_bar), dtype=np.float64)
     # K_uu depends on Z through both arguments; K_uu_bar is symmetric
     dZ = 2.0 * dZ_uu + dZ_uf if inputs else None
     return g, dZ
@@ -343,15 +428,21 @@ class SVGPParams(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class SVGPModel:
-    """Data, kernel and likelihood of an SVGP; ``prior`` (on psi) is optional."""
+    """Data, kernel and likelihood of an SVGP; ``prior`` (on psi) is optional.
+
+    ``sample_noise``: the likelihood is a ``gpbayes.likelihoods.Gaussian`` whose noise variance sigma^2
+    is a hyperparameter, psi's last coordinate log sigma^2 (its ``noise_variance`` is not read), and the
+    expectation is (G1) in closed form (module docstring).
+    """
 
     X: np.ndarray
     y: np.ndarray
-    kernel: SquaredExponential
+    kernel: object
     likelihood: object
     prior: object | None = None
     n_quad: int = 20
     jitter: float = 1e-6
+    sample_noise: bool = False
 
     def __post_init__(self):
         X = np.asarray(self.X, dtype=np.float64)
@@ -361,11 +452,43 @@ class SVGPModel:
         object.__setattr__(self, "y", self.likelihood.check_targets(self.y))
         if self.y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {self.y.shape[0]} targets")
+        if self.sample_noise:
+            _check_noise_likelihood(self.likelihood)
+
+    @property
+    def n_params(self) -> int:
+        """The length of psi: the kernel's log-parameters, then log sigma^2 with ``sample_noise``."""
+        return self.kernel.n_params + int(self.sample_noise)
+
+    def split_psi(self, psi):
+        """(kernel log-parameters, log sigma^2 or None) of psi (``split_psi`` of the module)."""
+        return split_psi(self.kernel, psi, self.sample_noise)
 
     @property
     def n_latent(self) -> int:
         """Number of latent functions (1, or K for the robust-max multiclass likelihood)."""
         return int(getattr(self.likelihood, "n_latent", 1))
+
+
+def _check_noise_likelihood(likelihood) -> None:
+    from ..likelihoods import Gaussian
+
+    if not isinstance(likelihood, Gaussian):
+        raise ValueError(f"sample_noise needs a gpbayes.likelihoods.Gaussian likelihood (its noise variance is the "
+                         f"sampled hyperparameter), got {type(likelihood).__name__}")
+
+
+def split_psi(kernel, psi, sample_noise: bool):
+    """(the kernel's log-parameters, log sigma^2) of psi = (kernel log-parameters, log sigma^2) with
+    ``sample_noise`` (module docstring, (G1)); (psi itself, None) without."""
+    if not sample_noise:
+        return psi, None
+    psi = np.asarray(psi, dtype=np.float64)
+    k = kernel.n_params
+    if psi.shape[-1] != k + 1:
+        raise ValueError(f"psi must hold the kernel's {k} log-parameters {list(kernel.param_names)} and the log "
+                         f"noise variance, got shape {psi.shape}")
+    return psi[..., :k], psi[..., k]
 
 
 def _kl_and_grad(m, R):
@@ -393,13 +516,15 @@ def elbo_and_grad(model: SVGPModel, params: SVGPParams, inputs: bool = True):
     m = np.asarray(m, dtype=np.float64)
     R = np.tril(np.asarray(R, dtype=np.float64))
     Z = np.asarray(Z, dtype=np.float64)
-    cond = whitened_conditional(model.kernel, psi, Z, model.X, model.jitter)
+    kpsi, log_noise = model.split_psi(psi)  # (kernel psi, None) unless sample_noise
+    cond = whitened_conditional(model.kernel, kpsi, Z, model.X, model.jitter)
     W = cond.W
     # (C2): marginals of q(f_n)
     T = np.einsum("cmk,mn->ckn", R, W)  # R_c^T W
     mu = W.T @ m
     var = cond.var[:, None] + np.einsum("ckn,ckn->nc", T, T)
-    E, g_mu, g_v = expected_log_lik(model.likelihood, model.y, mu, var, model.n_quad)
+    # (Q1) by quadrature, or (G1) in closed form with the sampled noise
+    E, g_mu, g_v, g_log_noise = likelihood_terms(model.likelihood, model.y, mu, var, model.n_quad, log_noise)
     kl, dkl_m, dkl_R = _kl_and_grad(m, R)
     value = float(np.sum(E)) - kl
     # reverse mode
@@ -410,8 +535,10 @@ def elbo_and_grad(model: SVGPModel, params: SVGPParams, inputs: bool = True):
     W_bar = m @ g_mu.T - 2.0 * W * g_sum[None, :]
     W_bar += 2.0 * np.einsum("cmk,ckn->mn", R, T * g_v.T[:, None, :])
     psi_bar, Z_bar = whitened_conditional_backward(
-        model.kernel, psi, Z, model.X, cond, W_bar, g_sum, inputs
+        model.kernel, kpsi, Z, model.X, cond, W_bar, g_sum, inputs
     )
+    if g_log_noise is not None:
+        psi_bar = np.append(psi_bar, np.sum(g_log_noise))
     if model.prior is not None:
         value += float(model.prior.log_density(psi))
         psi_bar = psi_bar + model.prior.grad_log_density(psi)
@@ -430,10 +557,12 @@ def optimal_gaussian_q(model: SVGPModel, Z, psi) -> tuple[np.ndarray, np.ndarray
 
     y = W^T v + noise, v ~ N(0, I):  S = (I + W W^T / s2)^-1,
     m = S W y / s2.  Used by the tests (with Z = X the ELBO then equals the
-    exact log marginal likelihood) and as a starting point.
+    exact log marginal likelihood) and as a starting point.  With ``model.sample_noise``
+    s2 = exp(psi's last coordinate), else the likelihood's ``noise_variance``.
     """
-    s2 = float(model.likelihood.noise_variance)
-    cond = whitened_conditional(model.kernel, psi, np.asarray(Z, float), model.X, model.jitter)
+    kpsi, log_noise = model.split_psi(psi)
+    s2 = float(model.likelihood.noise_variance) if log_noise is None else float(np.exp(log_noise))
+    cond = whitened_conditional(model.kernel, kpsi, np.asarray(Z, float), model.X, model.jitter)
     M = cond.W.shape[0]
     P = np.eye(M) + cond.W @ cond.W.T / s2
     Lp = linalg.cholesky(P, name="I + W W^T / s2")

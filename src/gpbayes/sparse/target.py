@@ -15,7 +15,13 @@ O(N M^2) (plus one M x M Cholesky and the O(M^3) Cholesky backward, poster
 included, so with Z = X and a Gaussian likelihood (T1) is the whitened
 full-GP joint log p(y | f = L v) + log N(v; 0, I) + log p(theta) exactly.
 theta is sampled as psi = log theta; ``prior`` is on psi (``gpbayes.priors``
-adds the Jacobian).  Where K_uu cannot be factorised (or the kernel
+adds the Jacobian).  With ``sample_noise`` the Gaussian likelihood's noise
+variance sigma^2 is part of theta (p(y_n | f_n) = N(y_n; f_n, sigma^2) in
+(T1): the Gaussian row of the poster's table, Titsias 2009): psi = (kernel
+log-parameters, log sigma^2), and the expectation in (T1) is
+``svgp.gaussian_expected_log_lik``'s closed form (G1); integrated over v,
+exp(T1) is then Titsias' collapsed bound times p(theta), which at Z = X is the
+exact marginal p(y | theta) p(theta) (up to the jitter).  Where K_uu cannot be factorised (or the kernel
 overflows at extreme psi), or psi is outside the prior's support, (T1) is
 -inf.
 
@@ -70,6 +76,7 @@ class SparseTarget:
     prior: object
     n_quad: int = 20
     jitter: float = 1e-6
+    sample_noise: bool = False
 
     def __post_init__(self):
         X = np.asarray(self.X, dtype=np.float64)
@@ -83,11 +90,22 @@ class SparseTarget:
         object.__setattr__(self, "y", self.likelihood.check_targets(self.y))
         if self.y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {self.y.shape[0]} targets")
-        if len(self.prior) != self.kernel.n_params:
+        if self.sample_noise:
+            svgp._check_noise_likelihood(self.likelihood)
+        if len(self.prior) != self.n_params:
             raise ValueError(
-                f"prior has {len(self.prior)} components, kernel has {self.kernel.n_params} "
-                f"parameters {self.kernel.param_names}"
+                f"prior has {len(self.prior)} components, psi has {self.n_params}: the kernel's "
+                f"{self.kernel.param_names}" + (" and the log noise variance" if self.sample_noise else "")
             )
+
+    @property
+    def n_params(self) -> int:
+        """The length of psi: the kernel's log-parameters, then log sigma^2 with ``sample_noise``."""
+        return self.kernel.n_params + int(self.sample_noise)
+
+    def split_psi(self, psi):
+        """(the kernel's log-parameters, log sigma^2 or None) of psi (``svgp.split_psi``)."""
+        return svgp.split_psi(self.kernel, psi, self.sample_noise)
 
     @property
     def n_latent(self) -> int:
@@ -102,9 +120,9 @@ class SparseTarget:
     @property
     def dim(self) -> int:
         """Dimension of the sampled position (vec v, psi): M times the latent functions plus the
-        kernel's log-parameters.
+        hyperparameters' (``n_params``).
         """
-        return self.n_inducing * self.n_latent + self.kernel.n_params
+        return self.n_inducing * self.n_latent + self.n_params
 
     def split(self, position) -> tuple[np.ndarray, np.ndarray]:
         """(v (M, C), psi) from a flat position."""
@@ -138,6 +156,8 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
       dv      = W g_mu - v
       W_bar   = v g_mu^T - 2 W diag(g_s),  knn_bar = g_s
       dpsi    = ``whitened_conditional_backward`` + d log p(psi)
+
+    and with ``sample_noise`` d/dlog sigma^2 = sum_n of (G1)'s derivative (``svgp`` module docstring).
     """
     if grad not in ("joint", "v", "none"):
         raise ValueError(f"grad must be 'joint', 'v' or 'none', got {grad!r}")
@@ -151,9 +171,10 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
         log_prior_psi = float(target.prior.log_density(psi))
     if not np.isfinite(log_prior_psi):
         return -np.inf, *zero
+    kpsi, log_noise = target.split_psi(psi)  # (psi, None) unless sample_noise
     ws = svgp.workspace(M, target.X.shape[0])  # K_uf, W, W_bar built in reused buffers
     try:
-        cond = svgp.whitened_conditional(target.kernel, psi, target.Z, target.X, target.jitter, workspace=ws)
+        cond = svgp.whitened_conditional(target.kernel, kpsi, target.Z, target.X, target.jitter, workspace=ws)
     except linalg.NotPositiveDefiniteError:
         return -np.inf, *zero
     # p(f_n | u = L v): mean W^T v, variance k_nn - |W_:n|^2 (the same for every c)
@@ -162,7 +183,9 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # far out in the tails (trial points of the step-size search) the
         # likelihood's derivatives can overflow; such points get density 0
-        E, g_mu, g_var = svgp.expected_log_lik(target.likelihood, target.y, mu, var, target.n_quad)
+        # (Q1) by quadrature, or (G1) in closed form with the sampled noise
+        E, g_mu, g_var, g_log_noise = svgp.likelihood_terms(target.likelihood, target.y, mu, var, target.n_quad,
+                                                            log_noise)
     value = float(np.sum(E)) - 0.5 * float(np.sum(v * v)) - 0.5 * M * C * _LOG_2PI + log_prior_psi
     if not (np.isfinite(value) and np.all(np.isfinite(g_mu)) and np.all(np.isfinite(g_var))):
         return -np.inf, *zero
@@ -174,9 +197,11 @@ def log_q_star(target: SparseTarget, v, psi, grad: str = "joint"):
     g_s = g_var.sum(axis=1)
     W_bar = _w_bar(cond.W, v, g_mu, g_s, ws)
     dpsi, _ = svgp.whitened_conditional_backward(
-        target.kernel, psi, target.Z, target.X, cond, W_bar, g_s, inputs=False,
+        target.kernel, kpsi, target.Z, target.X, cond, W_bar, g_s, inputs=False,
         overwrite_W_bar=True,
     )
+    if g_log_noise is not None:
+        dpsi = np.append(dpsi, np.sum(g_log_noise))
     return value, dv, dpsi + target.prior.grad_log_density(psi)
 
 
@@ -231,12 +256,13 @@ def initial_position(rng: np.random.Generator, target: SparseTarget, params: svg
 
 
 def predict_latent_draws(target: SparseTarget, v_draws, psi_draws, Xstar):
-    """p(f* | u = L v_s, theta_s) for each draw s: means (S, N*, C), variances (S, N*)."""
+    """p(f* | u = L v_s, theta_s) for each draw s: means (S, N*, C), variances (S, N*) (of f*: with
+    ``sample_noise`` the noise variance, psi's last coordinate, is not added)."""
     v_draws = np.asarray(v_draws, dtype=np.float64)
     psi_draws = np.asarray(psi_draws, dtype=np.float64)
     means, variances = [], []
     for v, psi in zip(v_draws, psi_draws):
-        mu, var = svgp.predict_latent(target.kernel, psi, target.Z, v, Xstar, target.jitter)
+        mu, var = svgp.predict_latent(target.kernel, target.split_psi(psi)[0], target.Z, v, Xstar, target.jitter)
         means.append(mu)
         variances.append(var)
     return np.array(means), np.array(variances)
@@ -253,8 +279,17 @@ def sample_latent_draws(rng: np.random.Generator, target: SparseTarget, v_draws,
     R is ``linalg.cholesky``'s, with its jitter retries (the covariance is singular where a row of
     ``Xstar`` is an inducing input: f* is then u there), after ``svgp.VAR_FLOOR`` is added to the
     diagonal (the floor of (C1)'s variances); it is computed once per run of equal psi.
-    O(M^3 + N* M^2 + N*^3) per distinct psi.
+    O(M^3 + N* M^2 + N*^3) per distinct psi.  These are draws of f*; with ``sample_noise`` the y* drawn
+    from them by the likelihood's ``sample_targets`` would use its fixed ``noise_variance``, not the
+    sampled one: a UserWarning says so.
     """
+    if target.sample_noise:
+        import warnings
+
+        warnings.warn("sample_latent_draws: the noise variance is sampled (psi's last coordinate), but y* drawn from "
+                      "these f* by the Gaussian likelihood's sample_targets use its fixed noise_variance "
+                      f"({target.likelihood.noise_variance}); add N(0, exp(psi_s[-1])) to f* per draw instead",
+                      UserWarning, stacklevel=2)
     v_draws = np.asarray(v_draws, dtype=np.float64)
     psi_draws = np.atleast_2d(np.asarray(psi_draws, dtype=np.float64))
     Xstar = np.asarray(Xstar, dtype=np.float64)
@@ -266,9 +301,10 @@ def sample_latent_draws(rng: np.random.Generator, target: SparseTarget, v_draws,
     for s, (v, psi) in enumerate(zip(v_draws, psi_draws)):
         if psi.tobytes() != key:  # draws of one psi are adjacent (e.g. the Gibbs sampler's v-moves)
             key = psi.tobytes()
-            cond = svgp.whitened_conditional(target.kernel, psi, target.Z, Xstar, target.jitter)
+            kpsi = target.split_psi(psi)[0]
+            cond = svgp.whitened_conditional(target.kernel, kpsi, target.Z, Xstar, target.jitter)
             W = cond.W
-            cov = target.kernel(psi, Xstar) - W.T @ W  # K_** - K_*u K_uu^-1 K_u*
+            cov = target.kernel(kpsi, Xstar) - W.T @ W  # K_** - K_*u K_uu^-1 K_u*
             cov[np.diag_indices_from(cov)] += svgp.VAR_FLOOR  # (C1)'s floor: a positive diagonal at Z
             R = linalg.cholesky(0.5 * (cov + cov.T), name="K_** - K_*u K_uu^-1 K_u*")
         out[s] = W.T @ v + R @ rng.standard_normal((m, C))
