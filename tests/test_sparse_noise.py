@@ -9,6 +9,8 @@ Carlo error; Gauss-Hermite quadrature against the closed form (G1).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -254,3 +256,30 @@ def test_a_kernel_the_sparse_gradient_does_not_support_is_refused_naming_it_and_
     labels = np.where(y > 0, 1, 0)
     with pytest.raises(TypeError, match=rf"SparseGPClassifier: kernel {name} is not supported"):
         gb.SparseGPClassifier(X, labels, kernel=kernel, n_inducing=5)
+
+
+def test_predictions_use_each_draws_sampled_noise(matern_result):
+    """gb.predict's log predictive density and the posterior predictive y draws read exp(psi_s[-1]) per
+    draw, not the likelihood's fixed noise_variance: the density against log mean_s N(y; mu_s, var_s +
+    sigma_s^2) computed here from the same draws, and the y draws' spread against f's plus the noise."""
+    from scipy.special import logsumexp
+    from scipy.stats import norm
+
+    from gpbayes.sparse.target import predict_latent_draws
+
+    X, y, model, idata = matern_result
+    X_new = np.linspace(-1.5, 1.5, 4)[:, None]
+    y_new = np.sin(2.0 * X_new[:, 0])
+    pred = gb.predict(model, idata, X_new, y_new=y_new, seed=0)
+    v = idata.posterior["v"].values.reshape(-1, *idata.posterior["v"].shape[2:])
+    psi = np.log(np.stack([idata.posterior[n].values.ravel() for n in model.hyperparameter_names], axis=1))
+    mu, var = predict_latent_draws(model.target, v, psi, model.transform(X_new))  # the model's input scale
+    noise = np.exp(psi[:, -1])[:, None]
+    want = logsumexp(norm.logpdf(y_new, mu[..., 0], np.sqrt(var + noise)), axis=0) - math.log(len(psi))
+    np.testing.assert_allclose(pred["log_predictive_density"].values, want, rtol=1e-10)
+    fixed = logsumexp(norm.logpdf(y_new, mu[..., 0], np.sqrt(var + model.likelihood.noise_variance)), axis=0)
+    assert np.max(np.abs(want - (fixed - math.log(len(psi))))) > 0.1  # the fixed noise would give another number
+    draws = gb.sample_posterior_predictive(model, idata, X_new=X_new, seed=1, extend=False)["y"].values
+    sd_y = draws.reshape(-1, 4).std(axis=0)
+    expected = np.sqrt((var + noise).mean(axis=0) + mu[..., 0].var(axis=0))
+    np.testing.assert_allclose(sd_y, expected, rtol=0.25)  # 150 draws: the sd within ~25 %

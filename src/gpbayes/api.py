@@ -876,8 +876,12 @@ def predict(model=None, idata=None, X_new=None, *, y_new=None, max_draws: int = 
         if not isinstance(model, SparseGPClassifier) and not hasattr(model.likelihood, "predict_proba"):
             # any likelihood: the latent predictive p(f_* | u = L v_s, theta_s) per draw, then the likelihood's
             # predictive mean and density, as for a LatentGP
+            from .sparse.target import draw_likelihoods
+
             means, variances = predict_latent_draws(model.target, v[pick], all_psi[pick], Xs)
-            return predictive.latent_mixture_predict(model.likelihood, model.y, means[..., 0], variances, rng, y_new)
+            # a sampled Gaussian noise (SparseGP(sample_noise=True)): each draw's y_* has its own noise variance
+            return predictive.latent_mixture_predict(model.likelihood, model.y, means[..., 0], variances, rng, y_new,
+                                                     draw_likelihoods=draw_likelihoods(model.target, all_psi[pick]))
         classes = model.classes if model.classes is not None else tuple(range(model.likelihood.n_latent))
         p = predict_class_probabilities(model.target, v[pick], all_psi[pick], Xs).mean(axis=0)
         if p.ndim == 2:  # robust-max: (point, class)

@@ -361,6 +361,11 @@ def _sparse_draws(model, idata, psi, Xs, rng) -> np.ndarray:
     flat = psi.reshape(-1, psi.shape[-1])
     f = sample_latent_draws(rng, target, v.reshape(flat.shape[0], *v.shape[2:]), flat, Xs)  # (S, m, C)
     f = f if target.n_latent > 1 else f[:, :, 0]
+    if target.sample_noise:  # the Gaussian noise is a hyperparameter: y*_s = f*_s + N(0, exp(psi_s[-1]))
+        from .sparse.target import draw_likelihoods
+
+        return np.stack([np.asarray(lik.sample_targets(rng, fs), dtype=np.float64)
+                         for lik, fs in zip(draw_likelihoods(target, flat), f)])
     return np.asarray(model.likelihood.sample_targets(rng, f), dtype=np.float64)
 
 
@@ -495,7 +500,8 @@ def latent_gp_predict(model, idata, Xs, *, y_new=None, max_draws: int = 200, rng
                                   stacklevel=4)
 
 
-def latent_mixture_predict(lik, y, means, variances, rng, y_new=None, *, stacklevel: int = 3) -> xr.Dataset:
+def latent_mixture_predict(lik, y, means, variances, rng, y_new=None, *, stacklevel: int = 3,
+                           draw_likelihoods=None) -> xr.Dataset:
     """What ``gpbayes.predict`` reports from per-draw latent predictives f_* ~ N(means_s, variances_s),
     ``means`` and ``variances`` (S, m), for a model with likelihood ``lik`` and training targets ``y``
     (a :class:`~gpbayes.models.LatentGP`, a :class:`~gpbayes.models.SparseGP`): over ``point``,
@@ -505,7 +511,8 @@ def latent_mixture_predict(lik, y, means, variances, rng, y_new=None, *, stackle
     a warning, when the likelihood inherits the protocol's binary default P(y = +1) while ``y`` are not
     labels in {-1, +1}) and, given ``y_new``, ``log_predictive_density``: log mean_s p(y_new | means_s,
     variances_s), each term ``lik.log_predictive_density`` (R&W eq. 3.80's integral; its sum in
-    ``attrs["lpd"]``).
+    ``attrs["lpd"]``).  ``draw_likelihoods``: one likelihood per draw (a SparseGP whose Gaussian noise is
+    sampled: each draw's own noise variance), used for ``y_mean`` and the density instead of ``lik``.
     """
     import warnings
 
@@ -526,14 +533,18 @@ def latent_mixture_predict(lik, y, means, variances, rng, y_new=None, *, stackle
                       "P(y = +1) for labels in {-1, +1}, but its targets are not such labels: y_mean is left out; "
                       "define predictive_mean(mean, var) (E[y_*] under f_* ~ N(mean, var)) to get it",
                       UserWarning, stacklevel=stacklevel)
-    else:
-        out["y_mean"] = ("point", np.mean([lik.predictive_mean(mu, v) for mu, v in zip(means, variances)], axis=0))
+    liks = list(draw_likelihoods) if draw_likelihoods is not None else [lik] * means.shape[0]
+    if len(liks) != means.shape[0]:
+        raise ValueError(f"draw_likelihoods: {len(liks)} likelihoods for {means.shape[0]} draws")
+    if not (inherited and not np.all(np.isin(y, (-1.0, 1.0)))):
+        out["y_mean"] = ("point", np.mean([lk.predictive_mean(mu, v) for lk, mu, v in zip(liks, means, variances)],
+                                          axis=0))
     if y_new is None:
         return out
     yn = np.asarray(lik.check_targets(np.asarray(y_new, dtype=np.float64).ravel()), dtype=np.float64)
     if yn.shape != f_mean.shape:
         raise ValueError(f"y_new must have one target per row of X_new ({f_mean.size}), got {yn.size}")
-    lp = np.array([lik.log_predictive_density(yn, mu, v) for mu, v in zip(means, variances)])
+    lp = np.array([lk.log_predictive_density(yn, mu, v) for lk, mu, v in zip(liks, means, variances)])
     return _lpd(out, logsumexp(lp, axis=0) - np.log(lp.shape[0]))
 
 

@@ -255,6 +255,18 @@ def initial_position(rng: np.random.Generator, target: SparseTarget, params: svg
     return target.join(v, params.psi)
 
 
+def draw_likelihoods(target: SparseTarget, psi_draws) -> list:
+    """The likelihood of each posterior draw: with ``sample_noise``, the Gaussian likelihood at the draw's
+    noise variance exp(psi_s[-1]) (Hensman et al. 2015's Gaussian case: y = f + eps, eps ~ N(0, sigma_s^2));
+    otherwise the target's likelihood for every draw."""
+    psi_draws = np.atleast_2d(np.asarray(psi_draws, dtype=np.float64))
+    if not target.sample_noise:
+        return [target.likelihood] * psi_draws.shape[0]
+    import dataclasses
+
+    return [dataclasses.replace(target.likelihood, noise_variance=float(np.exp(p[-1]))) for p in psi_draws]
+
+
 def predict_latent_draws(target: SparseTarget, v_draws, psi_draws, Xstar):
     """p(f* | u = L v_s, theta_s) for each draw s: means (S, N*, C), variances (S, N*) (of f*: with
     ``sample_noise`` the noise variance, psi's last coordinate, is not added)."""
@@ -279,17 +291,9 @@ def sample_latent_draws(rng: np.random.Generator, target: SparseTarget, v_draws,
     R is ``linalg.cholesky``'s, with its jitter retries (the covariance is singular where a row of
     ``Xstar`` is an inducing input: f* is then u there), after ``svgp.VAR_FLOOR`` is added to the
     diagonal (the floor of (C1)'s variances); it is computed once per run of equal psi.
-    O(M^3 + N* M^2 + N*^3) per distinct psi.  These are draws of f*; with ``sample_noise`` the y* drawn
-    from them by the likelihood's ``sample_targets`` would use its fixed ``noise_variance``, not the
-    sampled one: a UserWarning says so.
+    O(M^3 + N* M^2 + N*^3) per distinct psi.  These are draws of f*; with ``sample_noise`` a y* needs the
+    draw's own noise variance exp(psi_s[-1]) (:func:`draw_likelihoods`), not the likelihood's fixed one.
     """
-    if target.sample_noise:
-        import warnings
-
-        warnings.warn("sample_latent_draws: the noise variance is sampled (psi's last coordinate), but y* drawn from "
-                      "these f* by the Gaussian likelihood's sample_targets use its fixed noise_variance "
-                      f"({target.likelihood.noise_variance}); add N(0, exp(psi_s[-1])) to f* per draw instead",
-                      UserWarning, stacklevel=2)
     v_draws = np.asarray(v_draws, dtype=np.float64)
     psi_draws = np.atleast_2d(np.asarray(psi_draws, dtype=np.float64))
     Xstar = np.asarray(Xstar, dtype=np.float64)
