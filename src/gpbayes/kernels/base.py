@@ -381,6 +381,21 @@ class Leaf(KernelBase):
         """The column of X that the kernel's i-th input is (its name's suffix for ARD parameters)."""
         return i if self.active_dims is None else self.active_dims[i]
 
+    def _check_dims_and_nugget(self) -> None:
+        """``__post_init__``'s common part: ``input_dim`` / ``active_dims`` normalised, ``nugget`` >= 0."""
+        _normalise_dims(self, self.input_dim, self.active_dims)
+        if not (np.isfinite(self.nugget) and self.nugget >= 0):
+            raise ValueError(f"{type(self).__name__}: nugget must be a finite number >= 0, got {self.nugget}")
+
+    @property
+    def n_scale(self) -> int:
+        """Number of per-input parameters (lengthscales, or a polynomial's variances): d with ARD, else 1."""
+        return self.input_dim if self.ard else 1
+
+    def _per_input_names(self, stem: str) -> list[str]:
+        """``stem`` (one shared parameter), or ``<stem>_<column>`` per input with ARD."""
+        return [f"{stem}_{self._index(i)}" for i in range(self.input_dim)] if self.ard else [stem]
+
     def __call__(self, psi, X, X2=None) -> np.ndarray:
         """K(X, X2) (K(X, X), with its diagonal ``diag``, if X2 is None), Fortran order."""
         psi = self._check_psi(psi)
@@ -676,8 +691,33 @@ class Product(_Combination):
         return np.concatenate(out)
 
 
+class _Wrapper(KernelBase):
+    """A kernel that wraps ``self.kernel`` (:class:`Scaled`, ``Fixed``): its name and inputs are the
+    wrapped kernel's."""
+
+    @property
+    def name(self) -> str:
+        """The wrapped kernel's ``name`` (the prefix of its parameters inside a sum or product)."""
+        return getattr(self.kernel, "name", type(self.kernel).__name__.lower())
+
+    @property
+    def input_dim(self) -> int:
+        """The wrapped kernel's ``input_dim``."""
+        return self.kernel.input_dim
+
+    @property
+    def required_columns(self) -> int:
+        """The columns X must have at least: the wrapped kernel's."""
+        return getattr(self.kernel, "required_columns", self.kernel.input_dim)
+
+    @property
+    def ard(self) -> bool:
+        """The wrapped kernel's ``ard`` (False if it has none)."""
+        return bool(getattr(self.kernel, "ard", False))
+
+
 @dataclasses.dataclass(frozen=True)
-class Scaled(KernelBase):
+class Scaled(_Wrapper):
     """c k(x, x') for a fixed number c > 0: ``c * k`` and ``k * c`` (PyMC's ``2.0 * cov``).
 
     c is not a parameter: psi, ``param_names``, their descriptive names and the default priors are k's
@@ -709,26 +749,6 @@ class Scaled(KernelBase):
         if isinstance(kernel, Scaled):
             return cls(kernel.kernel, scale * kernel.scale)
         return cls(kernel, scale)
-
-    @property
-    def name(self) -> str:
-        """The scaled kernel's ``name`` (the prefix of its parameters inside a sum or product)."""
-        return getattr(self.kernel, "name", type(self.kernel).__name__.lower())
-
-    @property
-    def input_dim(self) -> int:
-        """The scaled kernel's ``input_dim``."""
-        return self.kernel.input_dim
-
-    @property
-    def required_columns(self) -> int:
-        """The columns X must have at least: the scaled kernel's."""
-        return getattr(self.kernel, "required_columns", self.kernel.input_dim)
-
-    @property
-    def ard(self) -> bool:
-        """The scaled kernel's ``ard`` (False if it has none)."""
-        return bool(getattr(self.kernel, "ard", False))
 
     @property
     def n_params(self) -> int:

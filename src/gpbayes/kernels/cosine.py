@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .base import Leaf, _normalise_dims, median_distance
+from .base import Leaf, median_distance
 
 __all__ = ["Cosine"]
 
@@ -48,14 +48,7 @@ class Cosine(Leaf):
     name = "cosine"
 
     def __post_init__(self):
-        _normalise_dims(self, self.input_dim, self.active_dims)
-        if not (np.isfinite(self.nugget) and self.nugget >= 0):
-            raise ValueError(f"Cosine: nugget must be a finite number >= 0, got {self.nugget}")
-
-    @property
-    def n_scale(self) -> int:
-        """Number of lengthscales: d with ARD, else 1."""
-        return self.input_dim if self.ard else 1
+        self._check_dims_and_nugget()
 
     @property
     def n_params(self) -> int:
@@ -65,7 +58,7 @@ class Cosine(Leaf):
     @property
     def param_names(self) -> list[str]:
         """``lengthscale`` (``lengthscale_<column>`` with ARD), ``variance``."""
-        scales = [f"lengthscale_{self._index(i)}" for i in range(self.input_dim)] if self.ard else ["lengthscale"]
+        scales = self._per_input_names("lengthscale")
         return scales + ["variance"]
 
     def amplitude(self, psi) -> float:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Kernel, KernelBase, _diag_vjp, _is_number, gradient_traces
+from .base import Kernel, _diag_vjp, _is_number, _Wrapper, gradient_traces
 
 __all__ = ["Fixed"]
 
@@ -39,7 +39,7 @@ def _targets(kernel, key: str) -> list[int]:
 
 
 @dataclasses.dataclass(frozen=True)
-class Fixed(KernelBase):
+class Fixed(_Wrapper):
     """The wrapped kernel with the hyperparameters named in ``values`` held fixed (module docstring).
 
     Parameters
@@ -91,26 +91,6 @@ class Fixed(KernelBase):
         out = self._full.copy()
         out[self._free] = psi
         return out
-
-    @property
-    def name(self) -> str:
-        """The wrapped kernel's ``name``."""
-        return getattr(self.kernel, "name", type(self.kernel).__name__.lower())
-
-    @property
-    def input_dim(self) -> int:
-        """The wrapped kernel's ``input_dim``."""
-        return self.kernel.input_dim
-
-    @property
-    def required_columns(self) -> int:
-        """The columns X must have at least: the wrapped kernel's."""
-        return getattr(self.kernel, "required_columns", self.kernel.input_dim)
-
-    @property
-    def ard(self) -> bool:
-        """The wrapped kernel's ``ard`` (False if it has none)."""
-        return bool(getattr(self.kernel, "ard", False))
 
     @property
     def free(self) -> np.ndarray:

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .base import Leaf, _is_integer, _normalise_dims
+from .base import Leaf, _is_integer
 
 __all__ = ["Polynomial"]
 
@@ -48,18 +48,11 @@ class Polynomial(Leaf):
     name = "polynomial"
 
     def __post_init__(self):
-        _normalise_dims(self, self.input_dim, self.active_dims)
+        self._check_dims_and_nugget()
         if not _is_integer(self.degree) or int(self.degree) < 1:
             raise ValueError(f"Polynomial: degree must be a whole number >= 1 (the fixed power p), got "
                              f"{self.degree!r}")
         object.__setattr__(self, "degree", int(self.degree))
-        if not (np.isfinite(self.nugget) and self.nugget >= 0):
-            raise ValueError(f"Polynomial: nugget must be a finite number >= 0, got {self.nugget}")
-
-    @property
-    def n_scale(self) -> int:
-        """Number of variances: d with ARD, else 1."""
-        return self.input_dim if self.ard else 1
 
     @property
     def n_params(self) -> int:
@@ -69,7 +62,7 @@ class Polynomial(Leaf):
     @property
     def param_names(self) -> list[str]:
         """``variance`` (``variance_<column>`` with ARD), ``offset``."""
-        scales = [f"variance_{self._index(i)}" for i in range(self.input_dim)] if self.ard else ["variance"]
+        scales = self._per_input_names("variance")
         return scales + ["offset"]
 
     def _parts(self, psi):

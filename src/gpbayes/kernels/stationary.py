@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from .base import Leaf, _normalise_dims, median_distance
+from .base import Leaf, median_distance
 
 __all__ = ["Stationary", "Matern12", "Matern32", "Matern52", "RationalQuadratic"]
 
@@ -54,15 +54,9 @@ class Stationary(Leaf):
     extra_names: ClassVar[tuple] = ()
 
     def __post_init__(self):
-        _normalise_dims(self, self.input_dim, self.active_dims)
-        if not (np.isfinite(self.nugget) and self.nugget >= 0):
-            raise ValueError(f"{type(self).__name__}: nugget must be a finite number >= 0, got {self.nugget}")
+        self._check_dims_and_nugget()
 
     # ------------------------------------------------------------------ shape
-    @property
-    def n_scale(self) -> int:
-        """Number of lengthscales: d with ARD, else 1."""
-        return self.input_dim if self.ard else 1
 
     @property
     def n_params(self) -> int:
@@ -72,7 +66,7 @@ class Stationary(Leaf):
     @property
     def param_names(self) -> list[str]:
         """``lengthscale`` (``lengthscale_<column>`` with ARD), the shape parameters, ``variance``."""
-        scales = [f"lengthscale_{self._index(i)}" for i in range(self.input_dim)] if self.ard else ["lengthscale"]
+        scales = self._per_input_names("lengthscale")
         return scales + list(self.extra_names) + ["variance"]
 
     def _parts(self, psi):
