@@ -127,9 +127,9 @@ class Kernel(Protocol):
     these methods (``gpbayes.kernels`` has the library's; ``tests/test_kernel_protocol.py`` and
     ``tests/test_kernels_library.py`` write others in the test file alone); regression,
     classification, the latent-Gaussian samplers and the sparse GP use nothing else.  (The
-    supervised GPLVM's Psi-statistics are squared-exponential by their mathematics, and the sparse
-    GP's gradient assumes the amplitude is the last parameter: both check for
-    :class:`~gpbayes.kernels.SquaredExponential`.)
+    supervised GPLVM's Psi-statistics are squared-exponential by their mathematics and check for
+    :class:`~gpbayes.kernels.SquaredExponential`; the sparse GP takes any stationary library kernel,
+    whose diagonal is constant, and refuses the others by name.)
 
     ``input_dim``, ``n_params``, ``param_names``
         input dimension d, number of log-parameters, their names.
