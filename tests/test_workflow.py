@@ -400,6 +400,44 @@ def test_every_rule_declares_a_benchmark_record_under_its_own_name():
     assert not missing, missing
 
 
+def _smk_dict(name: str) -> dict:
+    """A dict literal assigned to ``name`` in workflow/rules/common.smk."""
+    import ast
+
+    text = (REPO / "workflow/rules/common.smk").read_text()
+    m = re.search(rf"(?ms)^{name} = (\{{.*?^\}})", text)
+    assert m, name
+    return ast.literal_eval(m.group(1))
+
+
+def test_long_jobs_start_first_by_measured_cpu_per_job():
+    """Issue 42 section 3: `priority:` tiers follow the measured CPU-s of one job (ops_profile_default.csv), a
+    job feeding a long one has its priority, and every rule in the tables declares job_priority of its own name."""
+    import csv
+
+    tiers, feeds = _smk_dict("JOB_PRIORITY"), _smk_dict("FEEDS")
+    assert set(feeds.values()) <= set(tiers) and not set(feeds) & set(tiers)
+    with open(REPO / "benchmarks/results/ops_profile_default.csv") as fh:
+        per_job = {r["rule"]: float(r["cpu_s"]) / int(r["jobs"]) for r in csv.DictReader(fh)}
+    assert set(tiers) <= set(per_job), set(tiers) - set(per_job)
+    # every rule of >= 5 CPU-s per job has a tier (or feeds one); a longer job never gets a lower tier
+    assert not [r for r, s in per_job.items() if s >= 5 and r not in tiers and r not in feeds]
+    for a in tiers:
+        for b in tiers:
+            if per_job[a] > per_job[b]:
+                assert tiers[a] >= tiers[b], (a, b)
+    assert max(tiers, key=tiers.get) == max(per_job, key=per_job.get) == "regression_mh_chains"
+    declared = {}
+    for smk in sorted((REPO / "workflow/rules").glob("*.smk")):
+        for block in re.split(r"(?m)^(?=(?:rule|checkpoint) )", smk.read_text()):
+            m = re.match(r"(?:rule|checkpoint) (\w+):", block)
+            if m:
+                p = re.search(r'(?m)^    priority: job_priority\("(\w+)"\)$', block)
+                declared[m.group(1)] = p.group(1) if p else None
+    assert {r: n for r, n in declared.items() if n is not None and n != r} == {}
+    assert {r for r, n in declared.items() if n} == set(tiers) | set(feeds)
+
+
 def test_rule_profile_adds_up_the_records_by_rule(tmp_path, capsys):
     from gpbayes_repro import rule_profile
 

@@ -102,6 +102,7 @@ rule amis_setup:
         "benchmarks/amis_setup/{dataset}_{kernel}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
+    priority: job_priority("amis_setup")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -135,6 +136,7 @@ rule amis_run:
         kernel="rbf|ard",
         sampler="[a-z_]+(_[0-9]+)?",
         block="[0-9]+",
+    priority: job_priority("amis_run")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -240,6 +242,7 @@ rule amis_reference:
         "benchmarks/amis_reference/{dataset}_{kernel}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
+    priority: job_priority("amis_reference")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -275,6 +278,7 @@ rule amis_classification_reference:
         "benchmarks/amis_classification_reference/{dataset}_{kernel}.tsv"
     wildcard_constraints:
         kernel="rbf|ard",
+    priority: job_priority("amis_classification_reference")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -488,6 +492,7 @@ rule amis_claims:
         "logs/claims/amis.log",
     benchmark:
         "benchmarks/amis_claims/amis.tsv"
+    priority: job_priority("amis_claims")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

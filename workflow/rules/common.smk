@@ -89,6 +89,55 @@ def job_count(block, run_n, work_n, per_job):
     return work_n if same_block(block, work_n, run_n, per_job) else run_n
 
 
+# --- job order (docs/workflow.md, "Job order") ---------------------------------------------------
+# Snakemake starts the ready jobs of highest `priority:` first (the greedy scheduler: priority, then input
+# size).  Long jobs first (longest-processing-time order), so that no long job starts late and runs alone
+# at the end of a run while the other cores idle (issue 42: the foundation's one 400-CPU-s chain job ran
+# at the tail of `snakemake --cores 2`).  Tiers by the measured CPU-s of ONE job of the rule in a default
+# run (benchmarks/results/ops_profile_default.csv: cpu_s / jobs); rules not listed (< 5 CPU-s per job:
+# merges, looks, figures, claims) keep Snakemake's default 0.  Priorities change the order only, never a
+# job's work or its numbers.
+JOB_PRIORITY = {
+    "regression_mh_chains": 50,  # 410 CPU-s, one job (its chains share the stop rule: one job)
+    "gplvm_chains": 40,  # 94 per job
+    "gplvm_chains_cpm": 40,  # 69
+    "slice_ma_extend": 40,  # 49, after the gate plan (a checkpoint)
+    "amis_classification_reference": 30,  # 35
+    "slice_ma_chains": 30,  # 32
+    "sparse_mcmc_chains": 20,  # 22
+    "amis_reference": 20,  # 17
+    "gplvm_ml_restarts": 20,  # 16
+    "pm_gpc_real_chains": 20,  # 16
+    "amis_run": 10,  # 9.6
+    "pm_gpc_fig2_grid": 10,  # 9.0
+    "pm_gpc_table_chains": 10,  # 7.4
+    "amis_claims": 10,  # 5.1
+    "pm_gpc_capacity_split": 10,  # 5.0
+}
+# a short job whose output a long job needs runs at the long job's priority: Snakemake does not pass a
+# priority on to a job's inputs, so the long job would otherwise wait for its inputs behind shorter work
+FEEDS = {
+    "prepare_data": "regression_mh_chains",  # every data set (< 1 CPU-s per job); housing feeds the MH chains
+    "regression_ml": "regression_mh_chains",
+    "gplvm_data": "gplvm_chains",
+    "gplvm_ml": "gplvm_chains",
+    "slice_ma_data": "slice_ma_extend",
+    "slice_ma_gate_plan": "slice_ma_extend",
+    "amis_setup": "amis_classification_reference",
+    "sparse_mcmc_data": "sparse_mcmc_chains",
+    "sparse_mcmc_svgp": "sparse_mcmc_chains",
+    "pm_gpc_real_data": "pm_gpc_real_chains",
+    "pm_gpc_fig2_data": "pm_gpc_fig2_grid",
+    "pm_gpc_table_data": "pm_gpc_table_chains",
+    "pm_gpc_table_proposal": "pm_gpc_table_chains",
+}
+
+
+def job_priority(rule_name):
+    """The `priority:` of a rule's jobs: its tier in JOB_PRIORITY, or that of the long job it feeds."""
+    return JOB_PRIORITY.get(FEEDS.get(rule_name, rule_name), 0)
+
+
 # files shipped with the workflow (the papers' published tables), found wherever it runs (--directory)
 RESOURCES = f"{workflow.basedir}/resources"
 SEED = int(config["seed"])

@@ -9,6 +9,7 @@ rule prepare_data:
         "logs/prepare_data/{dataset}.log",
     benchmark:
         "benchmarks/prepare_data/{dataset}.tsv"
+    priority: job_priority("prepare_data")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

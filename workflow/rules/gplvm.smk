@@ -85,7 +85,13 @@ if _unknown:
     )
 GPLVM_JOINT_NUTS_CHAIN_SET = {
     k: GPLVM_SET[k]
-    for k in ("n_chains", "chains_per_job", "joint_nuts_n_burn", "joint_nuts_n_draws", "n_inducing")
+    for k in (
+        "n_chains",
+        "chains_per_job",
+        "joint_nuts_n_burn",
+        "joint_nuts_n_draws",
+        "n_inducing",
+    )
 }
 GPLVM_JOINT_NUTS_KEYS = GPLVM_MODEL_KEYS + ("joint_nuts", "start_noise_sd")
 
@@ -99,6 +105,8 @@ def gplvm_joint_nuts_chains(wildcards):
         case=wildcards.case,
         b=range(GPLVM_N_BLOCKS),
     )
+
+
 GPLVM_PREDICT_SET = {
     k: GPLVM_SET[k]
     for k in (
@@ -121,6 +129,7 @@ rule gplvm_data:
         "benchmarks/gplvm_data/{case}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
+    priority: job_priority("gplvm_data")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -147,6 +156,7 @@ rule gplvm_ml:
         "benchmarks/gplvm_ml/{case}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
+    priority: job_priority("gplvm_ml")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -175,6 +185,7 @@ rule gplvm_ml_restarts:
         "benchmarks/gplvm_ml_restarts/{case}.tsv"
     wildcard_constraints:
         case=GPLVM_CASE_RE,
+    priority: job_priority("gplvm_ml_restarts")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -204,6 +215,7 @@ rule gplvm_chains:
     wildcard_constraints:
         case=GPLVM_CASE_RE,
         block="[0-9]+",
+    priority: job_priority("gplvm_chains")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -233,6 +245,7 @@ rule gplvm_chains_cpm:
     wildcard_constraints:
         case=GPLVM_CASE_RE,
         block="[0-9]+",
+    priority: job_priority("gplvm_chains_cpm")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

@@ -26,6 +26,7 @@ rule pm_gpc_fig2_data:
         "logs/pm_gpc/fig2/data_n{n}.log",
     benchmark:
         "benchmarks/pm_gpc_fig2_data/data_n{n}.tsv"
+    priority: job_priority("pm_gpc_fig2_data")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -49,6 +50,7 @@ rule pm_gpc_fig2_grid:
         "logs/pm_gpc/fig2/grid_n{n}.log",
     benchmark:
         "benchmarks/pm_gpc_fig2_grid/grid_n{n}.tsv"
+    priority: job_priority("pm_gpc_fig2_grid")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -131,6 +133,7 @@ rule pm_gpc_table_data:
         "logs/pm_gpc/tables/data_n{n}_d{d}.log",
     benchmark:
         "benchmarks/pm_gpc_table_data/data_n{n}_d{d}.tsv"
+    priority: job_priority("pm_gpc_table_data")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -154,6 +157,7 @@ rule pm_gpc_table_proposal:
         "logs/pm_gpc/tables/proposal_n{n}_d{d}_{kernel}.log",
     benchmark:
         "benchmarks/pm_gpc_table_proposal/proposal_n{n}_d{d}_{kernel}.tsv"
+    priority: job_priority("pm_gpc_table_proposal")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -183,6 +187,7 @@ rule pm_gpc_table_chains:
         "benchmarks/pm_gpc_table_chains/table{table}_n{n}_d{d}_{kernel}_{scheme}_block{block}.tsv"
     wildcard_constraints:
         table="1|3",
+    priority: job_priority("pm_gpc_table_chains")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -278,6 +283,7 @@ rule pm_gpc_real_data:
         "logs/pm_gpc/real/{dataset}_data.log",
     benchmark:
         "benchmarks/pm_gpc_real_data/{dataset}_data.tsv"
+    priority: job_priority("pm_gpc_real_data")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -301,6 +307,7 @@ rule pm_gpc_real_chains:
         "logs/pm_gpc/real/{dataset}_{scheme}_block{block}.log",
     benchmark:
         "benchmarks/pm_gpc_real_chains/{dataset}_{scheme}_block{block}.tsv"
+    priority: job_priority("pm_gpc_real_chains")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

@@ -65,6 +65,7 @@ rule pm_gpc_capacity_split:
         dataset=r"[^/]+",
         n=r"\d+",
         k=r"\d+",
+    priority: job_priority("pm_gpc_capacity_split")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

@@ -12,6 +12,7 @@ rule regression_ml:
         "logs/regression_mh/{dataset}/ml.log",
     benchmark:
         "benchmarks/regression_ml/{dataset}_ml.tsv"
+    priority: job_priority("regression_ml")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -42,6 +43,7 @@ rule regression_mh_chains:
         "logs/regression_mh/{dataset}/chains.log",
     benchmark:
         "benchmarks/regression_mh_chains/{dataset}_chains.tsv"
+    priority: job_priority("regression_mh_chains")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

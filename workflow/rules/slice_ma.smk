@@ -59,6 +59,7 @@ rule slice_ma_data:
         "benchmarks/slice_ma_data/{dataset}.tsv"
     wildcard_constraints:
         dataset="ionosphere|synthetic|mining|redwoods_standin",
+    priority: job_priority("slice_ma_data")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -88,6 +89,7 @@ rule slice_ma_chains:
         dataset="ionosphere|synthetic|mining|redwoods_standin",
         method="fixed|prior-white|surr-site|surr-taylor|post-site|post-taylor",
         block="[0-9]+",
+    priority: job_priority("slice_ma_chains")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -151,6 +153,7 @@ checkpoint slice_ma_gate_plan:
         "logs/slice/gate_plan.log",
     benchmark:
         "benchmarks/slice_ma_gate_plan/gate_plan.tsv"
+    priority: job_priority("slice_ma_gate_plan")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -178,6 +181,7 @@ rule slice_ma_extend:
     wildcard_constraints:
         dataset="ionosphere|synthetic|mining|redwoods_standin",
         method="fixed|prior-white|surr-site|surr-taylor|post-site|post-taylor",
+    priority: job_priority("slice_ma_extend")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1

@@ -62,6 +62,7 @@ rule sparse_mcmc_data:
         "benchmarks/sparse_mcmc_data/{problem}.tsv"
     wildcard_constraints:
         problem="image|coal|mnist",
+    priority: job_priority("sparse_mcmc_data")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -95,6 +96,7 @@ rule sparse_mcmc_svgp:
         problem="image|coal|mnist",
         kernel="rbf|ard",
         M="[0-9]+",
+    priority: job_priority("sparse_mcmc_svgp")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
@@ -127,6 +129,7 @@ rule sparse_mcmc_chains:
         sampler="joint|gibbs",
         M="[0-9]+",
         block="[0-9]+",
+    priority: job_priority("sparse_mcmc_chains")
     conda:
         "../envs/gpbayes.yaml"
     threads: 1
