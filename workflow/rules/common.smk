@@ -410,3 +410,15 @@ def sma_settings(dataset, block=None):
         run,
         job_count(int(block), run["n_chains"], work["n_chains"], run["chains_per_job"]),
     )
+
+
+# the Gadd et al. NUTS chain set's files of one case (rules/gplvm.smk; GPLVM_JOINT_NUTS_CASES is set there)
+def gplvm_joint_nuts_chains(wildcards):
+    """The NUTS set's chain files of a case: none unless the scale lists the case in joint_nuts_cases."""
+    if wildcards.case not in GPLVM_JOINT_NUTS_CASES:
+        return []
+    return expand(
+        "results/gplvm/chains_joint_nuts/{case}_block{b}.nc",
+        case=wildcards.case,
+        b=range(GPLVM_N_BLOCKS),
+    )

@@ -96,17 +96,6 @@ GPLVM_JOINT_NUTS_CHAIN_SET = {
 GPLVM_JOINT_NUTS_KEYS = GPLVM_MODEL_KEYS + ("joint_nuts", "start_noise_sd")
 
 
-def gplvm_joint_nuts_chains(wildcards):
-    """The NUTS set's chain files of a case: none unless the scale lists the case in joint_nuts_cases."""
-    if wildcards.case not in GPLVM_JOINT_NUTS_CASES:
-        return []
-    return expand(
-        "results/gplvm/chains_joint_nuts/{case}_block{b}.nc",
-        case=wildcards.case,
-        b=range(GPLVM_N_BLOCKS),
-    )
-
-
 GPLVM_PREDICT_SET = {
     k: GPLVM_SET[k]
     for k in (
