@@ -20,6 +20,19 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+#: kernels that build on this module and that its operators return -- ``k + c`` a ``Constant``,
+#: ``k.fix(...)`` a ``Fixed`` -- registered by their own modules (:func:`_built_on_base`), which the package
+#: imports before anyone can reach these operators: this module imports neither (no import circle)
+_BUILT_ON_BASE: dict[str, type] = {}
+
+
+def _built_on_base(name: str):
+    """Class decorator: register a kernel class that this module's operators return, under ``name``."""
+    def register(cls):
+        _BUILT_ON_BASE[name] = cls
+        return cls
+    return register
+
 __all__ = ["Kernel", "KernelBase", "Leaf", "Sum", "Product", "Scaled", "gradient_traces", "traces_from_gradients",
            "median_distance"]
 
@@ -270,9 +283,7 @@ class KernelBase:
         """This kernel with some hyperparameters held at given values and the others sampled:
         :class:`~gpbayes.kernels.Fixed` (``k.fix(lengthscale=0.5)``; keys as in ``prior=``: the kernel's
         ``param_names`` or their descriptive names, values on the natural scale, > 0)."""
-        from .fixed import Fixed
-
-        return Fixed(self, tuple(values.items()))
+        return _BUILT_ON_BASE["fixed"](self, tuple(values.items()))
 
     @property
     def required_columns(self) -> int:
@@ -340,9 +351,7 @@ def _scalar(value, kernel, op: str) -> float:
 
 
 def _constant(c: float):
-    from .constant import Constant
-
-    return Constant(value=c)
+    return _BUILT_ON_BASE["constant"](value=c)
 
 
 # ---------------------------------------------------------------------------

@@ -19,11 +19,12 @@ import math
 
 import numpy as np
 
-from .base import Leaf, _is_number, _normalise_dims, _select
+from .base import Leaf, _built_on_base, _is_number, _normalise_dims, _select
 
 __all__ = ["Constant"]
 
 
+@_built_on_base("constant")
 @dataclasses.dataclass(frozen=True)
 class Constant(Leaf):
     """The constant kernel v (module docstring).

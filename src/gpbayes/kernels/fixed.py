@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Kernel, _diag_vjp, _is_number, _Wrapper, gradient_traces
+from .base import Kernel, _built_on_base, _diag_vjp, _is_number, _Wrapper, gradient_traces
 
 __all__ = ["Fixed"]
 
@@ -38,6 +38,7 @@ def _targets(kernel, key: str) -> list[int]:
     return [i for i, n in enumerate(names) if stem.fullmatch(n) or stem.fullmatch(aliases[i])]
 
 
+@_built_on_base("fixed")
 @dataclasses.dataclass(frozen=True)
 class Fixed(_Wrapper):
     """The wrapped kernel with the hyperparameters named in ``values`` held fixed (module docstring).
