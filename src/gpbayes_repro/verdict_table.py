@@ -302,6 +302,24 @@ def coverage_markdown(path) -> str:
     return "\n".join(lines) + "\n\n" + tail + "\n"
 
 
+def decide_readers_table(decide: dict[str, dict]) -> str:
+    """The reader's table that opens the decide tier's README: per claim (checks apart, after the claims) its
+    paper, id, final state, the numbers that decide it and when and at which commit its claims file was
+    computed -- the provenance history stays below the table."""
+    lines = ["| paper | claim | final state | deciding numbers | computed |", "|---|---|---|---|---|"]
+    for kind in ("claim", "check"):
+        for key in [k for k in PAPERS if k in decide] + sorted(set(decide) - set(PAPERS)):
+            prov = decide[key].get("provenance", {})
+            when = f"{str(prov.get('created', '?'))[:10]}, {str(prov.get('git_commit', '?'))[:7]}"
+            for claim in decide[key]["claims"]:
+                if claim.get("kind", "claim") != kind:
+                    continue
+                fs = claim.get("final_state") or {}
+                lines.append(f"| {key} | `{claim['id']}`{' (check)' if kind == 'check' else ''} | "
+                             f"**{fs.get('state', 'none')}** | {_plain(deciding_numbers(claim))} | {when} |")
+    return "\n".join(lines) + "\n"
+
+
 def generated_blocks(root=".") -> dict[tuple[str, str], str]:
     """``{(file, block): text}`` of every generated block: README's count lines, docs/verdicts.md's full table
     and its coverage table, each paper page's reader's summary.
@@ -324,6 +342,8 @@ def generated_blocks(root=".") -> dict[tuple[str, str], str]:
                root / "benchmarks/results/coverage.csv")}
     for key, page in PAGES.items():
         out[(str(root / "docs/reproduction" / page), "claims-summary")] = paper_block(key, default, decide)
+    if decide:
+        out[(str(decide_dir / "README.md"), "readers-table")] = decide_readers_table(decide)
     return out
 
 

@@ -30,14 +30,14 @@ _TWO_PI = 2.0 * math.pi
 class Cosine(Leaf):
     """The cosine kernel (module docstring).
 
+    Starts at l = the median pairwise distance of X's active columns (times d without ARD: each
+    dimension's difference adds to u), sigma^2 = a.  Default priors (ours): every lengthscale
+    ~ Gamma(1, 1/sqrt(d)) (F&G's on tau, as the stationary kernels'), sigma^2 ~ Gamma(1.1, 0.1).
+
     Parameters
     ----------
     input_dim, ard, active_dims, nugget : as for :class:`~gpbayes.kernels.Matern52` (the lengthscales are
         the periods, ``lengthscale`` / ``lengthscale_<column>``).
-
-    Starts at l = the median pairwise distance of X's active columns (times d without ARD: each
-    dimension's difference adds to u), sigma^2 = a.  Default priors (ours): every lengthscale ~ Gamma(1,
-    1/sqrt(d)) (F&G's on tau, as the stationary kernels'), sigma^2 ~ Gamma(1.1, 0.1).
     """
 
     input_dim: int | None = None
