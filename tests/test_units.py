@@ -136,6 +136,26 @@ def test_latent_models_rescale_only_x_side():
     assert shift[2] == 0.0
 
 
+def test_sparse_gp_moves_only_x_side_and_its_noise_stays_in_y_units():
+    """SparseGP does not standardise y: its lengthscale moves by log s, signal_std and the sampled
+    noise_variance (already in y's units squared) by 0; a noise prior given in y's units is not wrapped."""
+    x = np.linspace(0.0, 30.0, 40)[:, None]
+    y = np.sin(x[:, 0] / 3.0) + 0.1 * RNG.normal(size=40)
+    model = gb.SparseGP(x, y, likelihood="gaussian", n_inducing=5, maxiter=4,
+                        prior={"noise_variance": priors.HalfNormal(0.5)})
+    assert model.hyperparameter_names == ["lengthscale", "signal_std", "noise_variance"]
+    np.testing.assert_allclose(model.log_unit_shifts(), [math.log(model.x_scale[0]), 0.0, 0.0])
+    assert model.prior.components[-1] == priors.HalfNormal(0.5)
+
+
+def test_sklearn_estimators_pass_units_through():
+    from gpbayes.sklearn import BayesianGPRegressor
+
+    reg = BayesianGPRegressor(method="rwmh", draws=5, n_warmup=5, chains=1, units="standardized").fit(X, Y)
+    assert reg.model_.units == "standardized" and reg.idata_.posterior.attrs["units"] == "standardized"
+    assert BayesianGPRegressor().get_params()["units"] == "data"
+
+
 def test_units_travel_with_the_result_and_old_results_read_standardised():
     model = gb.GPRegressor(X, Y, prior={"lengthscale": priors.Gamma(2.0, 0.2)})
     idata = gb.sample(model, "rwmh", chains=1, draws=5, n_warmup=5, seed=3, progress=False)
