@@ -16,8 +16,8 @@ hyperparameter                             shift (log s_j: of its column j; log 
 a lengthscale (SE, Matérn, RQ, Cosine)     + log s_j   (X's units)
 SE ``amis`` tau; M&A ``lengthscale``       + log s_j
 SE ``gplvm`` theta_j (inverse squared)     - 2 log s_j
-a variance (k(x, x): SE fg's sigma,        + 2 log S   (y's units squared)
-Matérn/RQ/Periodic/Cosine/Constant/White)
+a variance k(x, x) (SE fg's sigma, ...)    + 2 log S   (y's units squared)
+GPRegressor's ``noise_variance``           + 2 log S   (SparseGP's: 0, y is not standardised)
 M&A's ``sigma_f`` (a standard deviation)   + log S
 RQ's alpha; Periodic's lengthscale         0 (dimensionless: Periodic's l divides sin^2)
 Periodic's period                          + log s_j   (one period shared: equal s_j needed)
@@ -31,7 +31,9 @@ value of it under ``units="data"`` is refused, the posterior reports it standard
 a product of kernels only the product of the amplitudes is identified: the first factor with an
 amplitude takes y's units, the others are dimensionless.  A kernel outside the library states its own
 rule with ``log_unit_shifts(log_x_scale, log_y_scale)`` (one shift or None per parameter); without
-it a model in ``units="data"`` on standardised data is refused (:class:`UnitsError`).
+it a model in ``units="data"`` on standardised data warns once and reports its parameters standardised
+(``posterior.attrs["standardized_variables"]``), and a prior or fixed value of them in the data's units
+is refused (:class:`UnitsError`).
 """
 
 from __future__ import annotations
