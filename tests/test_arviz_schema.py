@@ -11,6 +11,7 @@ per-input ones, ``lengthscale``, over ``feature``) and its log in
 """
 
 from __future__ import annotations
+import functools
 
 import warnings
 
@@ -24,6 +25,13 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+
+def _standardized(cls):
+    """The model class with ``units="standardized"``: these tests pin the prior-by-name and layout mechanics
+    on the model's own scale (posterior = exp(unconstrained_posterior)); the data's units: tests/test_units.py."""
+    return functools.partial(cls, units="standardized")
+
+
 SCHEMA = set(__import__("arviz").data.inference_data.SUPPORTED_GROUPS_ALL)
 
 
@@ -35,9 +43,9 @@ def _xy(n=14, d=2, seed=0):
 
 def _models():
     X, y = _xy()
-    reg = gb.GPRegressor(X, y)
-    clf = gb.GPClassifier(X, y > 0)
-    cox = gb.PoissonGP(X[:, :1], np.random.default_rng(1).poisson(2.0, size=14))
+    reg = _standardized(gb.GPRegressor)(X, y)
+    clf = _standardized(gb.GPClassifier)(X, y > 0)
+    cox = _standardized(gb.PoissonGP)(X[:, :1], np.random.default_rng(1).poisson(2.0, size=14))
     return {"reg": reg, "clf": clf, "cox": cox}
 
 
@@ -49,7 +57,7 @@ def model(name):
         _MODELS.update(_models())
     if name == "sparse" and name not in _MODELS:
         X, y = _xy(n=20)
-        _MODELS[name] = gb.SparseGPClassifier(X, y > 0, n_inducing=4, maxiter=20)
+        _MODELS[name] = _standardized(gb.SparseGPClassifier)(X, y > 0, n_inducing=4, maxiter=20)
     if name == "gplvm" and name not in _MODELS:
         x = np.linspace(0.0, 6.0, 12)
         Y = np.column_stack([np.cos(x), np.sin(x)]) + 0.05 * np.random.default_rng(0).standard_normal((12, 2))
@@ -178,7 +186,7 @@ def test_hyperparameters_are_named_after_a_table_s_columns(tmp_path):
             return self._a if dtype is None else self._a.astype(dtype)
 
     X, y = _xy()
-    m = gb.GPRegressor(Table(X, ["age", "bmi"]), y)
+    m = _standardized(gb.GPRegressor)(Table(X, ["age", "bmi"]), y)
     assert m.hyperparameter_names == ["lengthscale", "signal_variance", "noise_variance"]
     assert m.hyperparameter_labels == ["lengthscale[age]", "lengthscale[bmi]", "signal_variance", "noise_variance"]
     idata = gb.sample(m, method="type2-ml", progress=False)
@@ -193,10 +201,10 @@ def test_hyperparameters_are_named_after_a_table_s_columns(tmp_path):
     assert list(again.constant_data["feature"].values) == ["age", "bmi"]
     assert list(again.posterior.data_vars) == ["lengthscale", "signal_variance", "noise_variance"]
     assert list(again.posterior["feature"].values) == ["age", "bmi"]
-    assert gb.GPRegressor(Table(X, ["age", "bmi"]), y, ard=False).hyperparameter_names == [
+    assert _standardized(gb.GPRegressor)(Table(X, ["age", "bmi"]), y, ard=False).hyperparameter_names == [
         "lengthscale", "signal_variance", "noise_variance"]
     pd = pytest.importorskip("pandas")
-    assert gb.GPClassifier(pd.DataFrame(X, columns=["a", "b"]), y > 0).hyperparameter_labels == [
+    assert _standardized(gb.GPClassifier)(pd.DataFrame(X, columns=["a", "b"]), y > 0).hyperparameter_labels == [
         "lengthscale[a]", "lengthscale[b]", "signal_variance"]
 
 
@@ -215,7 +223,7 @@ def test_a_result_with_the_names_of_before_is_read_the_same_with_a_deprecation_w
     """gb.predict / compute_log_likelihood read psi in its order: an idata saved under tau_0, sigma, noise_variance
     gives the same numbers bit for bit, and says which names it now has; one of another model stops."""
     X, y = _xy()
-    m = gb.GPRegressor(X, y)
+    m = _standardized(gb.GPRegressor)(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", gb.NotConvergedWarning)
         idata = gb.sample(m, method="rwmh", chains=1, draws=20, n_warmup=10, seed=3, progress=False)
@@ -231,7 +239,7 @@ def test_a_result_with_the_names_of_before_is_read_the_same_with_a_deprecation_w
     with pytest.warns(DeprecationWarning, match="gb.compute_log_likelihood: idata has the hyperparameter names"):
         gb.compute_log_likelihood(m, old)
     with pytest.raises(ValueError, match=r"not the one the result was sampled from -- hyperparameters: the result.s "):
-        gb.predict(gb.GPRegressor(X, y, ard=False), idata, X[:4])
+        gb.predict(_standardized(gb.GPRegressor)(X, y, ard=False), idata, X[:4])
 
 
 def test_a_kernel_on_some_columns_has_its_own_dim_and_psi_comes_back_in_order():
@@ -240,7 +248,7 @@ def test_a_kernel_on_some_columns_has_its_own_dim_and_psi_comes_back_in_order():
     from gpbayes.kernels import Linear, SquaredExponential
 
     X, y = _xy(d=3)
-    m = gb.GPRegressor(X, y, kernel=SquaredExponential(ard=True, active_dims=(1,)) * Linear(3, ard=True))
+    m = _standardized(gb.GPRegressor)(X, y, kernel=SquaredExponential(ard=True, active_dims=(1,)) * Linear(3, ard=True))
     assert m.hyperparameter_labels == ["se_lengthscale[1]", "se_signal_variance", "linear_variance[0]",
                                        "linear_variance[1]", "linear_variance[2]", "noise_variance"]
     assert [h.dim for h in m.hyperparameters] == ["se_lengthscale_feature", None, "feature", None]

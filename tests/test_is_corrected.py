@@ -277,7 +277,8 @@ def test_gb_sample_records_weights_and_summary_is_weighted():
     assert np.array_equal(lw, b.sample_stats["log_weight"].values)
     table = gb.summary(a)
     assert {"mean", "mcse_mean", "ess_bulk", "importance_efficiency", "pareto_k"} <= set(table.columns)
-    theta = np.exp(gb.api.psi_draws(a).values)
+    # the summary is of the posterior group: theta in X's units (units="data"), psi as sampled + the model's shift
+    theta = np.exp(gb.api.psi_draws(a).values + model.log_unit_shifts())
     w = np.exp(lw - lw.max())
     expect = (theta * w[..., None]).sum((0, 1)) / w.sum()
     assert np.allclose(table["mean"].values, expect)

@@ -6,6 +6,7 @@ accepted with a DeprecationWarning naming the new one; unknown names stop with t
 default priors described in the user guide are the numbers scipy computes."""
 
 from __future__ import annotations
+import functools
 
 import math
 import re
@@ -19,6 +20,13 @@ from scipy import stats
 import gpbayes as gb
 from gpbayes import priors
 from gpbayes.kernels import Matern52, Periodic, SquaredExponential
+
+
+def _standardized(cls):
+    """The model class with ``units="standardized"``: these tests pin the prior-by-name and layout mechanics
+    on the model's own scale (posterior = exp(unconstrained_posterior)); the data's units: tests/test_units.py."""
+    return functools.partial(cls, units="standardized")
+
 
 ROOT = Path(__file__).resolve().parents[1]
 HN = priors.HalfNormal(0.5)
@@ -40,8 +48,8 @@ def _replaced(model, default, key, value):
 
 def test_regressor_noise_prior_by_name_keeps_the_other_defaults():
     X, y = _data()
-    default = gb.GPRegressor(X, y)
-    model = gb.GPRegressor(X, y, prior={"noise_variance": HN})
+    default = _standardized(gb.GPRegressor)(X, y)
+    model = _standardized(gb.GPRegressor)(X, y, prior={"noise_variance": HN})
     assert _replaced(model, default, "noise_variance", HN) == ["noise_variance"]
     assert isinstance(model.prior, priors.IndependentPrior)
     psi = np.array([0.1, -0.2, 0.3, -2.0])
@@ -58,8 +66,8 @@ def test_names_entries_and_vectors_of_the_fg_kernel(key, expected):
     value = priors.Exponential(1.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # the current names warn of nothing
-        model = gb.GPRegressor(X, y, prior={key: value})
-    assert _replaced(model, default := gb.GPRegressor(X, y), key, value) == expected
+        model = _standardized(gb.GPRegressor)(X, y, prior={key: value})
+    assert _replaced(model, default := _standardized(gb.GPRegressor)(X, y), key, value) == expected
     assert default.hyperparameter_labels == ["lengthscale[0]", "lengthscale[1]", "signal_variance", "noise_variance"]
 
 
@@ -71,9 +79,9 @@ def test_the_names_of_before_still_work_with_a_deprecation_warning_naming_the_ne
     X, y = _data()
     value = priors.Exponential(1.5)
     with pytest.warns(DeprecationWarning, match=rf"prior key '{key}' is deprecated; use '{re.escape(new)}'") as rec:
-        model = gb.GPRegressor(X, y, prior={key: value})
+        model = _standardized(gb.GPRegressor)(X, y, prior={key: value})
     assert rec[0].filename == __file__  # the warning points at the caller's line
-    assert _replaced(model, gb.GPRegressor(X, y), key, value) == expected
+    assert _replaced(model, _standardized(gb.GPRegressor)(X, y), key, value) == expected
 
 
 def test_a_members_own_key_overrides_its_group_in_either_order():
@@ -83,14 +91,14 @@ def test_a_members_own_key_overrides_its_group_in_either_order():
                   {"tau_2": b, "lengthscale": a}):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # tau_2
-            comps = gb.GPRegressor(X, y, prior=prior).prior.components
+            comps = _standardized(gb.GPRegressor)(X, y, prior=prior).prior.components
         assert comps[:3] == (a, a, b)
 
 
 def test_unknown_names_stop_with_the_allowed_ones_and_the_closest():
     X, y = _data()
     with pytest.raises(ValueError) as err:
-        gb.GPRegressor(X, y, prior={"noise_var": HN})
+        _standardized(gb.GPRegressor)(X, y, prior={"noise_var": HN})
     msg = str(err.value)
     assert "GPRegressor: unknown hyperparameter 'noise_var'" in msg
     assert "did you mean 'noise_variance'" in msg
@@ -98,58 +106,58 @@ def test_unknown_names_stop_with_the_allowed_ones_and_the_closest():
     assert "one entry of a vector each: ['lengthscale[0]', 'lengthscale[1]']" in msg
     assert "tau" not in msg  # the names of before are not offered
     with pytest.raises(ValueError, match=r"unknown hyperparameter 'amplitude' in prior=; the names are"):
-        gb.GPClassifier(X, y > 0, prior={"amplitude": HN})
+        _standardized(gb.GPClassifier)(X, y > 0, prior={"amplitude": HN})
 
 
 def test_a_name_and_its_alias_together_are_refused_and_values_must_be_priors():
     X, y = _data()
     with pytest.raises(ValueError, match=r"sets 'signal_variance' twice, as 'sigma' and 'signal_variance'"), \
             pytest.warns(DeprecationWarning, match="'sigma' is deprecated"):
-        gb.GPRegressor(X, y, prior={"sigma": HN, "signal_variance": HN})
+        _standardized(gb.GPRegressor)(X, y, prior={"sigma": HN, "signal_variance": HN})
     with pytest.raises(TypeError, match=r"prior\['noise_variance'\] must be a prior on one positive hyperparameter"):
-        gb.GPRegressor(X, y, prior={"noise_variance": 0.5})
+        _standardized(gb.GPRegressor)(X, y, prior={"noise_variance": 0.5})
 
 
 def test_a_full_independent_prior_is_used_as_it_is():
     X, y = _data()
     full = priors.IndependentPrior((priors.Gamma(1.0, 1.0),) * 4)
-    assert gb.GPRegressor(X, y, prior=full).prior is full
+    assert _standardized(gb.GPRegressor)(X, y, prior=full).prior is full
     with pytest.raises(ValueError, match="prior has 3 components, the model 4"):
-        gb.GPRegressor(X, y, prior=priors.IndependentPrior(full.components[:3]))
+        _standardized(gb.GPRegressor)(X, y, prior=priors.IndependentPrior(full.components[:3]))
 
 
 def test_ard_names_after_dataframe_columns_and_their_aliases():
     pd = pytest.importorskip("pandas")
     X, y = _data()
     df = pd.DataFrame(X, columns=["age", "bmi"])
-    default = gb.GPClassifier(df, y > 0)
+    default = _standardized(gb.GPClassifier)(df, y > 0)
     assert default.hyperparameter_names == ["lengthscale", "signal_variance"]
     assert default.hyperparameter_labels == ["lengthscale[age]", "lengthscale[bmi]", "signal_variance"]
-    assert _replaced(gb.GPClassifier(df, y > 0, prior={"lengthscale[bmi]": HN}), default, "", HN) == [
+    assert _replaced(_standardized(gb.GPClassifier)(df, y > 0, prior={"lengthscale[bmi]": HN}), default, "", HN) == [
         "lengthscale[bmi]"]
     for key in ("tau_bmi", "lengthscale_bmi"):  # the names of before
         with pytest.warns(DeprecationWarning, match=r"use 'lengthscale\[bmi\]'"):
-            model = gb.GPClassifier(df, y > 0, prior={key: HN})
+            model = _standardized(gb.GPClassifier)(df, y > 0, prior={key: HN})
         assert _replaced(model, default, key, HN) == ["lengthscale[bmi]"]
     with pytest.raises(ValueError, match=r"did you mean 'lengthscale\[bmi\]'"):
-        gb.GPClassifier(df, y > 0, prior={"lengthscale[bni]": HN})
+        _standardized(gb.GPClassifier)(df, y > 0, prior={"lengthscale[bni]": HN})
 
 
 def test_poisson_sparse_and_gplvm_models_take_priors_by_name():
     X, y = _data(n=15)
     counts = np.random.default_rng(1).poisson(2.0, size=15)
-    default = gb.PoissonGP(X, counts)
-    assert _replaced(gb.PoissonGP(X, counts, prior={"signal_variance": HN}), default, "", HN) == ["signal_variance"]
+    default = _standardized(gb.PoissonGP)(X, counts)
+    assert _replaced(_standardized(gb.PoissonGP)(X, counts, prior={"signal_variance": HN}), default, "", HN) == ["signal_variance"]
 
     kw = dict(n_inducing=3, maxiter=6)
-    default = gb.SparseGPClassifier(X, y > 0, **kw)
+    default = _standardized(gb.SparseGPClassifier)(X, y > 0, **kw)
     assert default.hyperparameter_names == ["lengthscale", "signal_std"]
-    assert _replaced(gb.SparseGPClassifier(X, y > 0, prior={"signal_std": HN}, **kw), default, "", HN) == ["signal_std"]
+    assert _replaced(_standardized(gb.SparseGPClassifier)(X, y > 0, prior={"signal_std": HN}, **kw), default, "", HN) == ["signal_std"]
     with pytest.warns(DeprecationWarning, match="'sigma_f' is deprecated; use 'signal_std'"):
-        model = gb.SparseGPClassifier(X, y > 0, prior={"sigma_f": HN}, **kw)
+        model = _standardized(gb.SparseGPClassifier)(X, y > 0, prior={"sigma_f": HN}, **kw)
     assert _replaced(model, default, "", HN) == ["signal_std"]
     with pytest.raises(ValueError, match=r"this model samples 'signal_std' instead \(signal_variance = signal_std"):
-        gb.SparseGPClassifier(X, y > 0, prior={"signal_variance": HN}, **kw)
+        _standardized(gb.SparseGPClassifier)(X, y > 0, prior={"signal_variance": HN}, **kw)
 
     Y = np.column_stack([y, np.sin(X[:, 0])])
     kw = dict(latent_dim=2, n_inducing=4, ml_restarts=1, ml_max_iter=5)
@@ -172,14 +180,14 @@ def test_poisson_sparse_and_gplvm_models_take_priors_by_name():
 def test_other_kernels_and_sums_get_prefixed_aliases():
     X, y = _data()
     k = SquaredExponential(2, parameterisation="ma") + Periodic(2)
-    model = gb.GPRegressor(X, y, kernel=k)
+    model = _standardized(gb.GPRegressor)(X, y, kernel=k)
     assert model.hyperparameter_names == ["se_lengthscale", "se_signal_std", "periodic_lengthscale", "periodic_period",
                                           "periodic_signal_variance", "noise_variance"]
     keys = priors.hyperparameter_keys(model.hyperparameters, model._legacy_names(), model.param_names,
                                       priors.kernel_aliases(k))
     assert keys["se_signal_std"] == ((1,), 1, None) and keys["se_sigma_f"] == ((1,), 1, "se_signal_std")
     assert keys["periodic_signal_variance"] == ((4,), 1, None)
-    m52 = gb.GPRegressor(X, y, kernel=Matern52(2, ard=True), prior={"signal_variance": HN, "lengthscale": HN})
+    m52 = _standardized(gb.GPRegressor)(X, y, kernel=Matern52(2, ard=True), prior={"signal_variance": HN, "lengthscale": HN})
     assert [c is HN for c in m52.prior.components] == [True, True, True, False]
     from gpbayes.kernels import stationary
 
@@ -250,7 +258,7 @@ def test_a_prior_by_name_reaches_the_sampler():
     densities in the target): the recorded prior is the resolved one and the chain moves."""
     X, _ = _data(n=20, d=1)
     counts = np.random.default_rng(2).poisson(np.exp(np.sin(2 * X[:, 0])))
-    model = gb.PoissonGP(X, counts, prior={"lengthscale": priors.HalfNormal(1.0),
+    model = _standardized(gb.PoissonGP)(X, counts, prior={"lengthscale": priors.HalfNormal(1.0),
                                            "signal_variance": priors.HalfCauchy(1.0)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 30 draws: "not converged"
@@ -311,5 +319,5 @@ def test_the_user_guide_states_the_default_priors_as_computed():
         assert cells == want, (key, cells, want)
     # and the models' defaults are the priors the table describes
     X, y = _data(d=4)
-    comps = gb.GPRegressor(X, y).prior.components
+    comps = _standardized(gb.GPRegressor)(X, y).prior.components
     assert comps == (priors.Gamma(1.0, 0.5),) * 4 + (priors.Gamma(1.1, 0.1), priors.InverseGamma(1.0, 0.01))

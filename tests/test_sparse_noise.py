@@ -272,7 +272,8 @@ def test_predictions_use_each_draws_sampled_noise(matern_result):
     y_new = np.sin(2.0 * X_new[:, 0])
     pred = gb.predict(model, idata, X_new, y_new=y_new, seed=0)
     v = idata.posterior["v"].values.reshape(-1, *idata.posterior["v"].shape[2:])
-    psi = np.log(np.stack([idata.posterior[n].values.ravel() for n in model.hyperparameter_names], axis=1))
+    # psi as sampled, on the model's standardised inputs (the posterior group is in X's units: units="data")
+    psi = gb.api.psi_draws(idata).values.reshape(-1, len(model.param_names))
     mu, var = predict_latent_draws(model.target, v, psi, model.transform(X_new))  # the model's input scale
     noise = np.exp(psi[:, -1])[:, None]
     want = logsumexp(norm.logpdf(y_new, mu[..., 0], np.sqrt(var + noise)), axis=0) - math.log(len(psi))

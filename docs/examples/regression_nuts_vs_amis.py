@@ -27,7 +27,7 @@ reg = gb.GPRegressor(X, y)
 nuts = gb.sample(reg, method=gb.NUTS(target_accept=0.8), chains=2, draws=200, n_warmup=150, seed=2,
                  progress=False)
 amis = gb.sample(reg, method=gb.AMIS(n_iterations=10, n_per_iteration=40), seed=2, progress=False)
-print(az.summary(nuts)[["mean", "sd", "ess_bulk", "r_hat"]])      # natural scale: lengthscale[0], signal_variance, noise_variance
+print(az.summary(nuts)[["mean", "sd", "ess_bulk", "r_hat"]])      # X's, y's units: lengthscale[0], signal_variance, noise_variance
 print(gb.summary(amis, kind="stats")[["mean", "sd", "ess_importance", "n_cubic_total"]])  # one weighted "chain"
 for label, idata in (("NUTS", nuts), ("AMIS", amis)):
     lpd = gb.predict(reg, idata, X_test, y_new=y_test).attrs["lpd"]

@@ -66,7 +66,7 @@ def _registry() -> dict[str, type]:
              "means": (means, ("Constant", "Linear", "MeanKernel")),
              "likelihoods": (likelihoods, ("Probit", "Logistic", "Gaussian", "Poisson")),
              "priors": (priors, ("Gamma", "InverseGamma", "LogNormal", "Uniform", "LogUniform", "HalfNormal",
-                                 "Exponential", "HalfCauchy", "IndependentPrior")),
+                                 "Exponential", "HalfCauchy", "DataUnits", "IndependentPrior")),
              "sparse.multiclass": (multiclass, ("RobustMax",))}
     return {f"{prefix}.{name}": getattr(module, name) for prefix, (module, names) in table.items() for name in names}
 
@@ -183,6 +183,7 @@ def describe(model) -> dict:
     spec = {"spec_version": SPEC_VERSION, "gpbayes_version": __version__, "model": type(model).__name__,
             "n": int(model.n), "d": int(model.X.shape[1]), "feature_names": getattr(model, "feature_names", None),
             "hyperparameters": list(model.hyperparameter_labels), "standardize": bool(model.standardize),
+            "units": str(getattr(model, "units", "standardized")),
             "x_shift": _encode(np.asarray(model.x_shift, dtype=np.float64)),
             "x_scale": _encode(np.asarray(model.x_scale, dtype=np.float64)),
             "kernel": None if isinstance(model, GPLVMRegressor) else _described(_user_kernel(model)),
@@ -290,7 +291,9 @@ def rebuild(idata, what: str = "gb.predict"):
     settings = spec.get("settings", {})
     fit_names = [k for k in const.data_vars if str(k).startswith(("svgp_", "ml_"))]
     fits = {str(k): np.asarray(const[k].values, dtype=np.float64) for k in fit_names}
-    common = {"kernel": kernel, "prior": prior, "standardize": False}
+    # the stored kernel and prior are the model's own, on its standardised scale (data-unit values given by
+    # the user already carried there): rebuilt with units="standardized", the recorded units put back below
+    common = {"kernel": kernel, "prior": prior, "standardize": False, "units": "standardized"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the notes the constructor gave at sampling time (labels mapped, ...)
         if kind == "GPRegressor":
@@ -325,6 +328,7 @@ def rebuild(idata, what: str = "gb.predict"):
             raise ValueError(f"{what}: the result's model {kind!r} is not one gpbayes rebuilds; pass the model")
     # what the sampled model had: its standardisation, the original y, the class labels
     model.standardize = bool(spec["standardize"])
+    model.units = str(spec.get("units", "standardized"))  # a result saved before units: standardised
     model.x_shift, model.x_scale = _decode(spec["x_shift"]), _decode(spec["x_scale"])
     model.X_raw = model.X * model.x_scale + model.x_shift
     if kind == "GPRegressor":

@@ -15,6 +15,7 @@ shift and scale recorded; ``gpbayes.api.sample`` runs a method on a model.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import re
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import means, priors
+from . import units as units_of_data
 from .kernels import SquaredExponential
 from .likelihoods import Likelihood, Logistic, Poisson, Probit
 from .likelihoods import _check_outputs as _check_likelihood_outputs
@@ -495,7 +497,38 @@ def _resolve_prior(model, defaults):
     ``lengthscale_0``, ...) with a DeprecationWarning naming the new one (``gpbayes.priors.hyperparameter_keys``)."""
     keys = priors.hyperparameter_keys(model.hyperparameters, model._legacy_names(), model.param_names,
                                       model._aliases())
-    return priors.resolve(model.prior, defaults, model.hyperparameter_labels, keys=keys, owner=type(model).__name__)
+    owner = type(model).__name__
+    if model.prior is None or getattr(model, "units", "standardized") != "data":
+        return priors.resolve(model.prior, defaults, model.hyperparameter_labels, keys=keys, owner=owner)
+    # units="data": the priors the user gives are on the data-unit value (gpbayes.priors.DataUnits); the
+    # defaults stay on the standardised scale (told apart by identity from fresh copies of them)
+    comps = tuple(getattr(defaults, "components", defaults))
+    fresh = tuple(copy.copy(c) for c in comps)
+    resolved = priors.resolve(model.prior, priors.IndependentPrior(fresh), model.hyperparameter_labels, keys=keys,
+                              owner=owner)
+    shifts = model.log_unit_shifts()
+    if not isinstance(resolved, priors.IndependentPrior):
+        if np.any(shifts != 0):
+            raise units_of_data.UnitsError(
+                f"{owner}: a prior over all hyperparameters that is not a gpbayes.priors.IndependentPrior cannot be "
+                "read in the data's units (units='data'): give prior={name: component} or an IndependentPrior, or "
+                "units='standardized' to state it on the standardised scale")
+        return resolved
+    labels = model.hyperparameter_labels
+    out = []
+    for i, c in enumerate(resolved.components):
+        if i < len(fresh) and c is fresh[i]:
+            out.append(comps[i])
+        elif np.isnan(shifts[i]):
+            raise units_of_data.UnitsError(
+                f"{owner}: the prior of {labels[i]!r} is read in the data's units (units='data'), but "
+                f"{labels[i]!r} has no single unit in X's and y's (one parameter shared by columns of X with "
+                "different scales -- an isotropic kernel, Periodic's period -- or a kernel without a known unit "
+                "rule, gpbayes.units): use ard=True, units='standardized' (the prior on the standardised scale) "
+                "or standardize=False")
+        else:
+            out.append(c if shifts[i] == 0.0 else priors.DataUnits(c, float(shifts[i])))
+    return priors.IndependentPrior(tuple(out))
 
 
 # ---------------------------------------------------------------------------
@@ -620,8 +653,50 @@ class _Model:
         """The posterior's names before the one scheme, one per coordinate of psi (:func:`_named_after_features`)."""
         return _named_after_features(self.param_names, self.kernel, getattr(self, "feature_names", None))
 
+    #: ``units=``: "data" (priors, fixed values and the posterior in X's and y's units) or "standardized"
+    units = "standardized"
+
+    def _set_units(self, units) -> None:
+        self.units = units_of_data.check_units(units, type(self).__name__)
+
+    def _y_log_scale(self) -> float:
+        """log of f's scale in y's units: 0 here (y is not standardised); GPRegressor's log y_scale."""
+        return 0.0
+
+    def _extra_log_shifts(self, log_y_scale: float) -> list:
+        """The shifts of psi's coordinates after the kernel's (:meth:`log_unit_shifts`): 0 by default."""
+        return [0.0] * (len(self.param_names) - self.kernel.n_params)
+
+    def log_unit_shifts(self) -> np.ndarray:
+        """psi_data - psi for each coordinate of psi (``hyperparameter_labels`` order): log of the factor from
+        the model's standardised scale to the data's units (``gpbayes.units``), NaN where a hyperparameter has
+        no single unit in the data's (it is then reported standardised); zeros with ``units="standardized"``
+        or unstandardised data."""
+        p = len(self.param_names)
+        lsx = np.log(np.asarray(self.x_scale, dtype=np.float64))
+        ly = self._y_log_scale()
+        if self.units != "data" or (not np.any(lsx != 0.0) and ly == 0.0):
+            return np.zeros(p)
+        out = units_of_data.kernel_log_shifts(self.kernel, lsx, ly, strict=False) + self._extra_log_shifts(ly)
+        return np.array([np.nan if v is None else float(v) for v in out], dtype=np.float64)
+
+    def _kernel_to_model_units(self) -> None:
+        """Values the user wrote in the data's units inside the kernel (``k.fix(...)``, ``Constant(value=c)``)
+        carried to the standardised scale the model samples on (``gpbayes.units.to_model_kernel``)."""
+        lsx = np.log(np.asarray(self.x_scale, dtype=np.float64))
+        ly = self._y_log_scale()
+        if self.units != "data" or (not np.any(lsx != 0.0) and ly == 0.0):
+            return
+        self.kernel = units_of_data.to_model_kernel(self.kernel, lsx, ly, type(self).__name__)
+        try:
+            units_of_data.kernel_log_shifts(self.kernel, lsx, ly)
+        except units_of_data.UnitsError as err:  # a kernel of the user's own without a unit rule: said once
+            warnings.warn(f"{type(self).__name__}: {err}; until then its hyperparameters are reported on the "
+                          "standardised scale (posterior.attrs['standardized_variables']) and a prior of them "
+                          "is refused", UserWarning, stacklevel=4)
+
     def _attrs(self) -> dict:
-        out = {"model": type(self).__name__, "standardized": int(self.standardize),
+        out = {"model": type(self).__name__, "standardized": int(self.standardize), "units": self.units,
                "x_shift": self.x_shift, "x_scale": self.x_scale, "kernel": repr(self.kernel),
                "prior": repr(self.prior)}
         if self.mean is not None:
@@ -660,8 +735,9 @@ class GPRegressor(_Model):
     """
 
     def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True, mean=None,
-                 noise=None):
+                 noise=None, units: str = "data"):
         super().__init__(X, kernel, prior, standardize)
+        self._set_units(units)
         self._setup_inputs(ard)
         self._setup_mean(mean)
         y = _numeric_targets(_check_vector(y, self.n, "y"), "y", "GPRegressor",
@@ -680,6 +756,7 @@ class GPRegressor(_Model):
         self.noise = _known_noise(noise, self.n)
         if self.noise is None:
             _warn_duplicated_rows(self.X_raw, y)
+        self._kernel_to_model_units()
         # with a mean, the marginal of y - H b has the covariance K + H B H^T + lambda I (R&W eq. 2.40)
         target = self.y if self.mean is None else self.y - self.prior_mean_at(self.X)
         self.gp = GPRegression(self.X, target, self.kernel,
@@ -695,6 +772,14 @@ class GPRegressor(_Model):
         """The names of psi's coordinates: the kernel's (``tau_*``, ``sigma``), then ``noise_variance`` (unless
         the noise is known, ``noise=``)."""
         return self.gp.param_names
+
+    def _y_log_scale(self) -> float:
+        """log y_scale: f and y are standardised, so a variance's unit is y's squared."""
+        return float(np.log(self.y_scale))
+
+    def _extra_log_shifts(self, log_y_scale: float) -> list:
+        """``noise_variance`` (sampled unless ``noise=``) is in y's units squared."""
+        return [2.0 * log_y_scale] if self.noise is None else []
 
     def _attrs(self) -> dict:
         return {**super()._attrs(), "y_shift": self.y_shift, "y_scale": self.y_scale}
@@ -722,7 +807,7 @@ class GPClassifier(_Model):
     _nugget = _NUGGET
 
     def __init__(self, X, y, *, kernel=None, prior=None, ard: bool = True, standardize: bool = True,
-                 likelihood="probit", mean=None):
+                 likelihood="probit", mean=None, units: str = "data"):
         if isinstance(likelihood, str):
             if likelihood not in ("probit", "logistic"):
                 raise ValueError(f"likelihood must be 'probit', 'logistic' or a gpbayes.likelihoods.Likelihood, "
@@ -733,8 +818,10 @@ class GPClassifier(_Model):
             raise TypeError(f"likelihood must be 'probit', 'logistic' or a gpbayes.likelihoods.Likelihood, "
                             f"got {type(likelihood).__name__}")
         super().__init__(X, kernel, prior, standardize)
+        self._set_units(units)
         self._setup_inputs(ard)
         self._setup_mean(mean, latent=True)
+        self._kernel_to_model_units()
         y = _check_labels(_check_vector(y, self.n, "y"), "GPClassifier")
         k = len(np.unique(y))
         if k > 2:
@@ -770,10 +857,12 @@ class PoissonGP(_Model):
     _nugget = _NUGGET
 
     def __init__(self, X, counts, *, exposure=1.0, kernel=None, prior=None, ard: bool = True,
-                 standardize: bool = True, mean=None):
+                 standardize: bool = True, mean=None, units: str = "data"):
         super().__init__(X, kernel, prior, standardize)
+        self._set_units(units)
         self._setup_inputs(ard)
         self._setup_mean(mean, latent=True)
+        self._kernel_to_model_units()
         y = _numeric_targets(_check_vector(counts, self.n, "counts"), "counts", "PoissonGP",
                              "counts must be non-negative integers")
         if not np.all(np.isfinite(y)) or np.any(y < 0) or np.any(y != np.round(y)):
@@ -870,7 +959,7 @@ class SparseGP(_Model):
 
     def __init__(self, X, y, *, likelihood, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
                  standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300,
-                 svgp_fit=None, sample_noise: bool | None = None):
+                 svgp_fit=None, sample_noise: bool | None = None, units: str = "data"):
         from .likelihoods import make_likelihood
         from .sparse.multiclass import RobustMax
 
@@ -881,7 +970,7 @@ class SparseGP(_Model):
             raise TypeError(f"{type(self).__name__}: likelihood must be a gpbayes.likelihoods.Likelihood instance, "
                             "a gpbayes.sparse.multiclass.RobustMax, or one of the names 'probit', 'logistic', "
                             f"'gaussian', 'poisson', got {type(likelihood).__name__}")
-        self._sparse_inputs(X, kernel, prior, standardize, ard)
+        self._sparse_inputs(X, kernel, prior, standardize, ard, units)
         y = _check_vector(y, self.n, "y")
         self.likelihood = likelihood
         self.y = np.asarray(_checked_targets(likelihood, y, type(self).__name__), dtype=np.float64)
@@ -918,7 +1007,7 @@ class SparseGP(_Model):
         """The names of psi's coordinates: the kernel's, then ``noise_variance`` with ``sample_noise``."""
         return list(self.kernel.param_names) + (["noise_variance"] if self.sample_noise else [])
 
-    def _sparse_inputs(self, X, kernel, prior, standardize, ard):
+    def _sparse_inputs(self, X, kernel, prior, standardize, ard, units):
         """X checked and standardised; the kernel (M&A's SE by default; a stationary library kernel,
         ``gpbayes.sparse.svgp.check_kernel``)."""
         from .sparse import svgp
@@ -927,6 +1016,7 @@ class SparseGP(_Model):
         _check_flag(ard, "ard", owner)
         _check_flag(standardize, "standardize", owner)
         super().__init__(X, kernel, prior, standardize)
+        self._set_units(units)
         self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
         self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize, self.feature_names)
@@ -935,6 +1025,7 @@ class SparseGP(_Model):
             self.kernel = SquaredExponential(self.X.shape[1], ard=ard, parameterisation="ma")
         else:
             _check_kernel(self.kernel, owner, self.X.shape[1])
+        self._kernel_to_model_units()
         svgp.check_kernel(self.kernel, owner)
 
     def _sparse_fit(self, n_inducing, n_quad, jitter, seed, maxiter, svgp_fit):
@@ -1006,10 +1097,10 @@ class SparseGPClassifier(SparseGP):
 
     def __init__(self, X, y, *, n_inducing: int = 20, kernel=None, prior=None, ard: bool = False,
                  standardize: bool = True, n_quad: int = 20, jitter: float = 1e-6, seed: int = 0, maxiter: int = 300,
-                 epsilon: float = 1e-3, svgp_fit=None):
+                 epsilon: float = 1e-3, svgp_fit=None, units: str = "data"):
         from .sparse.multiclass import RobustMax
 
-        self._sparse_inputs(X, kernel, prior, standardize, ard)
+        self._sparse_inputs(X, kernel, prior, standardize, ard, units)
         y = _check_labels(_check_vector(y, self.n, "y"), "SparseGPClassifier")
         classes = np.unique(y)
         if len(classes) > 2:  # robust-max multiclass (Hensman et al. 2015, MNIST)
@@ -1075,8 +1166,16 @@ class GPLVMRegressor(_Model):
     """
 
     def __init__(self, X, Y, *, latent_dim: int = 2, n_inducing: int = 10, prior=None, standardize: bool = True,
-                 seed: int = 0, ml_restarts: int = 2, ml_max_iter: int = 500, ml_fit=None):
+                 seed: int = 0, ml_restarts: int = 2, ml_max_iter: int = 500, ml_fit=None,
+                 units: str = "standardized"):
         from .gplvm.vb import SupervisedGPLVM, fit_type2_ml
+
+        if units_of_data.check_units(units, "GPLVMRegressor") == "data":
+            raise ValueError("GPLVMRegressor: units='data' is not offered: Y's columns are standardised each with its "
+                             "own scale, so the output variance theta_S and the noise precision beta have no single "
+                             "unit in Y's, and the latent inverse squared lengthscales sigma_l are read on the "
+                             "standardised X; pass units='standardized' (the default), or standardize=False to work "
+                             "in the data's units throughout")
 
         _check_flag(standardize, "standardize", "GPLVMRegressor")
         latent_dim = _check_integer(latent_dim, "latent_dim", "GPLVMRegressor")
@@ -1086,6 +1185,7 @@ class GPLVMRegressor(_Model):
         ml_restarts = _check_integer(ml_restarts, "ml_restarts", "GPLVMRegressor", minimum=0)
         ml_max_iter = _check_integer(ml_max_iter, "ml_max_iter", "GPLVMRegressor", minimum=0)
         super().__init__(X, None, prior, standardize)
+        self.units = "standardized"
         self.feature_names = _feature_names(self.X)
         self.X_raw = _check_X(self.X)
         self.x_shift, self.x_scale = _standardiser(self.X_raw, standardize, self.feature_names)
@@ -1138,7 +1238,7 @@ class GPLVMRegressor(_Model):
                 self.gplvm.block(["theta_S", "beta"]))
 
     def _attrs(self) -> dict:
-        return {"model": type(self).__name__, "standardized": int(self.standardize),
+        return {"model": type(self).__name__, "standardized": int(self.standardize), "units": self.units,
                 "x_shift": self.x_shift, "x_scale": self.x_scale, "y_shift": self.y_shift, "y_scale": self.y_scale,
                 "latent_dim": int(self.gplvm.latent_dim), "n_inducing": int(self.gplvm.n_inducing),
                 "prior": repr(self.prior), "ml_bound": float(self.ml_fit.bound)}
@@ -1244,7 +1344,7 @@ class LatentGP(_Model):
     _nugget = _NUGGET
 
     def __init__(self, X, y, *, likelihood, kernel=None, prior=None, ard: bool = True, standardize: bool = True,
-                 sample_offset: bool = False):
+                 sample_offset: bool = False, units: str = "data"):
         from .likelihoods import make_likelihood
 
         if not isinstance(sample_offset, (bool, np.bool_)):
@@ -1258,7 +1358,9 @@ class LatentGP(_Model):
                             f"of the protocol) or one of the names 'probit', 'logistic', 'gaussian', 'poisson', "
                             f"got {type(likelihood).__name__}")
         super().__init__(X, kernel, prior, standardize)
+        self._set_units(units)
         self._setup_inputs(ard)
+        self._kernel_to_model_units()
         y = _check_vector(y, self.n, "y")
         _check_dense_size(self.n, "LatentGP", "subsample or bin the data")
         self.likelihood = likelihood

@@ -36,7 +36,7 @@ import numpy as np
 from scipy.special import gammaln
 
 __all__ = ["Gamma", "InverseGamma", "LogNormal", "LogUniform", "Uniform", "HalfNormal", "Exponential", "HalfCauchy",
-           "IndependentPrior", "make_prior", "vectorised_log_density", "fg_scale_prior", "FG_AMPLITUDE_PRIOR",
+           "DataUnits", "IndependentPrior", "make_prior", "vectorised_log_density", "fg_scale_prior", "FG_AMPLITUDE_PRIOR",
            "default_kernel_prior", "resolve", "prior_names", "hyperparameter_keys", "kernel_aliases", "gplvm_aliases"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -267,6 +267,32 @@ class HalfCauchy:
     def sample_theta(self, rng: np.random.Generator, size=None):
         """theta = s |c|, c standard Cauchy."""
         return self.scale * np.abs(rng.standard_cauchy(size=size))
+
+
+@dataclasses.dataclass(frozen=True)
+class DataUnits:
+    """A prior stated in the data's units, read on the model's standardised scale (``gpbayes.units``).
+
+    ``prior`` is on theta_data = theta exp(``log_scale``) (a lengthscale in X's units: log_scale = log
+    s_j; a variance in y's units squared: 2 log S); on psi = log theta its density is
+    p_data(psi + log_scale) -- a shift, so the Jacobian is constant (1).  A model with ``units="data"``
+    wraps the priors the user gives in this; its default priors stay on the standardised scale.
+    """
+
+    prior: object
+    log_scale: float
+
+    def log_density(self, psi):
+        """The wrapped prior's log density at psi + log_scale (the data-unit value)."""
+        return self.prior.log_density(np.asarray(psi, dtype=float) + self.log_scale)
+
+    def grad_log_density(self, psi):
+        """The wrapped prior's gradient at psi + log_scale."""
+        return self.prior.grad_log_density(np.asarray(psi, dtype=float) + self.log_scale)
+
+    def sample_theta(self, rng: np.random.Generator, size=None):
+        """theta_data ~ the wrapped prior, carried to the model's scale: theta_data exp(-log_scale)."""
+        return self.prior.sample_theta(rng, size=size) * math.exp(-self.log_scale)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -233,6 +233,9 @@ class BayesianGPClassifier(_BayesianGP):
         Posterior draws averaged by ``predict_proba``.
     progress : bool, default False
         Show a progress bar while sampling.
+    units : {"data", "standardized"}, default "data"
+        The scale of the posterior in ``idata_``: X's units for the lengthscales ("data", the models'
+        default) or the standardised scale ("standardized"); passed to the model (``gpbayes.units``).
 
     Attributes
     ----------
@@ -251,7 +254,7 @@ class BayesianGPClassifier(_BayesianGP):
 
     def __init__(self, method="pseudo-marginal", *, draws: int = 1000, n_warmup: int = 500, chains: int = 4,
                  seed: int = 0, options: dict | None = None, ard: bool = True, standardize: bool = True,
-                 predict_draws: int = 200, progress: bool = False):
+                 predict_draws: int = 200, progress: bool = False, units: str = "data"):
         self.method = method
         self.draws = draws
         self.n_warmup = n_warmup
@@ -262,6 +265,7 @@ class BayesianGPClassifier(_BayesianGP):
         self.standardize = standardize
         self.predict_draws = predict_draws
         self.progress = progress
+        self.units = units
 
     def fit(self, X, y):
         """Sample the posterior of the hyperparameters given training inputs X (n, d) and two-valued labels y."""
@@ -280,7 +284,7 @@ class BayesianGPClassifier(_BayesianGP):
             raise ValueError(f"Only binary classification is supported. y has {len(classes)} classes: for more, use "
                              "gpbayes.SparseGPClassifier (robust-max) or sklearn's OneVsRestClassifier")
         self.classes_ = classes
-        model = gb.GPClassifier(X, y == classes[1], ard=self.ard, standardize=self.standardize)
+        model = gb.GPClassifier(X, y == classes[1], ard=self.ard, standardize=self.standardize, units=self.units)
         self.idata_ = self._sample(model)
         self.model_ = model
         return self
@@ -317,8 +321,8 @@ class BayesianGPRegressor(_BayesianGP):
         ``gb.MAMIS()``, ``gb.AMISToMAMIS()``, ``gb.TypeIIML()``) or a string alias,
         any of ``gpbayes.methods(GPRegressor)``: "nuts", "hmc", "rwmh", "slice",
         "amis", "mamis", "amis-mamis", "type2-ml".
-    draws, n_warmup, chains, seed, options, ard, standardize, predict_draws, progress
-        As for :class:`BayesianGPClassifier`.
+    draws, n_warmup, chains, seed, options, ard, standardize, predict_draws, progress, units
+        As for :class:`BayesianGPClassifier` (with ``units="data"`` a variance is in y's units squared).
 
     Attributes
     ----------
@@ -331,7 +335,7 @@ class BayesianGPRegressor(_BayesianGP):
 
     def __init__(self, method="nuts", *, draws: int = 1000, n_warmup: int = 500, chains: int = 4,
                  seed: int = 0, options: dict | None = None, ard: bool = True, standardize: bool = True,
-                 predict_draws: int = 200, progress: bool = False):
+                 predict_draws: int = 200, progress: bool = False, units: str = "data"):
         self.method = method
         self.draws = draws
         self.n_warmup = n_warmup
@@ -342,6 +346,7 @@ class BayesianGPRegressor(_BayesianGP):
         self.standardize = standardize
         self.predict_draws = predict_draws
         self.progress = progress
+        self.units = units
 
     def fit(self, X, y):
         """Sample the posterior of the hyperparameters given training inputs X (n, d) and real targets y."""
@@ -357,7 +362,7 @@ class BayesianGPRegressor(_BayesianGP):
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or inf: BayesianGPRegressor needs finite targets")
-        model = gb.GPRegressor(X, y, ard=self.ard, standardize=self.standardize)
+        model = gb.GPRegressor(X, y, ard=self.ard, standardize=self.standardize, units=self.units)
         self.idata_ = self._sample(model)
         self.model_ = model
         return self

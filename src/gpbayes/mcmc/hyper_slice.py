@@ -106,6 +106,8 @@ def prior_widths(prior, unbounded_sd_multiple: float = 4.0) -> np.ndarray:
 
     out = []
     for c in prior.components:
+        while isinstance(c, priors.DataUnits):  # a prior in the data's units: a shift, the same width
+            c = c.prior
         if isinstance(c, priors.LogUniform):
             out.append(math.log(c.high / c.low))
         elif isinstance(c, priors.Uniform):

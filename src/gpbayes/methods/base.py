@@ -404,7 +404,10 @@ def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.
     coordinates the model samples on their own scale (``model.unlogged_names``: a LatentGP's sampled
     constant ``mean_constant``, M&A Sec. 5), reported as they are; ``unconstrained_posterior``
     (ArviZ's group for the sampled, transformed space): the same variables holding psi exactly as
-    sampled.  ``psi`` is (chain, draw, p)."""
+    sampled.  ``psi`` is (chain, draw, p).  A model in ``units="data"`` has ``posterior`` in X's and y's
+    units (theta exp(shift), ``model.log_unit_shifts``; ``attrs["units"]``), a hyperparameter with no single
+    unit there left standardised and named in ``attrs["standardized_variables"]``; ``unconstrained_posterior``
+    stays psi as sampled, on the model's standardised scale (``attrs["units"] = "standardized"``)."""
     unlogged = set(getattr(model, "unlogged_names", ()))
     coords = {"chain": np.arange(psi.shape[0]), "draw": np.arange(psi.shape[1])}
     unc_vars = {}
@@ -415,11 +418,24 @@ def _hyperparameter_groups(model, psi: np.ndarray, attrs: dict) -> dict[str, xr.
             unc_vars[h.name] = (("chain", "draw", h.dim), psi[:, :, list(h.index)])
             coords[h.dim] = list(h.coords)
     unc = xr.Dataset(unc_vars, coords=coords)
-    post = xr.Dataset({n: (dims, v.copy() if n in unlogged else np.exp(v)) for n, (dims, v) in unc_vars.items()},
-                      coords=coords)
+    # units="data": theta in X's and y's units, psi + shift (gpbayes.units); NaN: no single unit, left standardised
+    shifts = model.log_unit_shifts() if hasattr(model, "log_unit_shifts") else np.zeros(psi.shape[2])
+    kept = np.where(np.isnan(shifts), 0.0, shifts)
+    post_vars = {}
+    for h in model.hyperparameters:
+        dims, v = unc_vars[h.name]
+        v = v + (kept[h.index[0]] if h.dim is None else kept[list(h.index)])
+        post_vars[h.name] = (dims, v if h.name in unlogged else np.exp(v))
+    post = xr.Dataset(post_vars, coords=coords)
     full = {**io.arviz_attrs(), **attrs}
     post.attrs.update(full)
     unc.attrs.update(full)
+    units = getattr(model, "units", "standardized")
+    post.attrs["units"] = units
+    unc.attrs["units"] = "standardized"  # psi exactly as sampled, on the model's scale
+    if units == "data" and np.any(np.isnan(shifts)):
+        left = [label for label, s in zip(model.hyperparameter_labels, shifts) if np.isnan(s)]
+        post.attrs["standardized_variables"] = ", ".join(left)
     return {"posterior": post, "unconstrained_posterior": unc}
 
 
