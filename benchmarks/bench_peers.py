@@ -91,6 +91,14 @@ apply; ``PROBLEM:METHOD`` on that problem only; a problem with no entry runs its
     apply.  The report names the method chosen and why sampling stopped.
 ``numpyro-nuts``
     ``numpyro.infer.NUTS`` with its defaults (diagonal mass, target 0.8, max tree depth 10).
+``pymc-nutpie``  (housing, ionosphere-ard, concrete-m52, co2-seasonal; issue 41 §8; never a default)
+    PyMC 6 + nutpie in a PyMC 6 venv (Python >= 3.12; recipe in benchmarks/README.md): ``pymc_model``
+    writes each posterior with PyMC's own distributions and ``pm.gp.cov`` kernels (the probit classifier as
+    NumPyro's, whitened: f = L(psi) v), ``nutpie.compile_pymc_model`` (numba backend) and one
+    ``nutpie.sample(chains=1, cores=1)`` per chain from the chain's start, nutpie's defaults otherwise.
+    Before sampling ``check_pymc_mirror`` evaluates PyMC's log density (unconstrained, Jacobians included)
+    and gpbayes' at three points: the differences between points must agree to 1e-6.  Compile CPU time is
+    reported apart, and the ESS per CPU-second with and without it.
 
 Starts.  Housing: every method starts chain c at ``regression.default_init`` plus 0.3 N(0, I), one
 seeded draw per chain (as in the committed run).  Latent models: the gpbayes methods start where
@@ -116,7 +124,7 @@ from __future__ import annotations
 
 import os
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1 --xla_cpu_multi_thread_eigen=false "
                                    "intra_op_parallelism_threads=1")
@@ -145,9 +153,14 @@ SAMPLE_NUTS = "gpbayes-sample-nuts"
 LATENT_METHODS = ("gpbayes-pm-la", "gpbayes-pm-ep", "gpbayes-slice-surr-site", "gpbayes-nuts-is",
                   "gpbayes-nuts-whitened")
 PEER = "numpyro-nuts"
+#: PyMC 6 + nutpie (issue 41 §8): run in a PyMC 6 venv (``run_nutpie``); never a default method
+PYMC_PEER = "pymc-nutpie"
+PEERS = (PEER, PYMC_PEER)
+#: the problems with a PyMC model (``pymc_model``)
+PYMC_PROBLEMS = ("housing", "ionosphere-ard", "concrete-m52", "co2-seasonal")
 #: ``gb.sample(model)`` with no method: the default choice, run until converged (issue 24 §4)
 DEFAULT = "gpbayes-default"
-METHODS = REGRESSION_METHODS + (SAMPLE_NUTS,) + LATENT_METHODS + (DEFAULT, PEER)
+METHODS = REGRESSION_METHODS + (SAMPLE_NUTS,) + LATENT_METHODS + (DEFAULT,) + PEERS
 DEFAULT_METHODS = {"housing": ("gpbayes-nuts", PEER),
                    **{p: LATENT_METHODS + (PEER,) for p in PROBLEMS if p not in ("housing",) + USER_PROBLEMS},
                    **{p: (SAMPLE_NUTS, DEFAULT, PEER) for p in USER_PROBLEMS}}
@@ -155,6 +168,8 @@ DEFAULT_METHODS = {"housing": ("gpbayes-nuts", PEER),
 DONE_RHAT, DONE_Z = 1.01, 4.0
 #: largest |NumPyro log joint - gpbayes log joint| accepted at the test point
 MIRROR_TOL = 1e-8
+#: PyMC's log density and gpbayes' may differ by a constant; their differences between points must agree to this
+PYMC_MIRROR_TOL = 1e-6
 
 
 def load_average() -> str:
@@ -179,6 +194,10 @@ def median_cpu(fn, reps: int = 30) -> float:
 # ---------------------------------------------------------------------------
 def build_problem(name: str, args) -> dict:
     """The gpbayes model of ``name``, a one-line description and the chains' starts."""
+    return {**_build_problem(name, args), "problem": name}
+
+
+def _build_problem(name: str, args) -> dict:
     import gpbayes as gb
     from gpbayes import priors, regression
 
@@ -749,6 +768,187 @@ def run_numpyro(model, starts, n_warmup, n_draws, seed, latent: bool, user: str 
 
 
 # ---------------------------------------------------------------------------
+# PyMC 6 + nutpie: the same posterior (issue 41 §8)
+# ---------------------------------------------------------------------------
+def pymc_model(problem: str, model, latent: bool):
+    """The PyMC model of the same posterior as the gpbayes ``model``, written as a PyMC user writes it:
+    PyMC's own Gamma / InverseGamma / HalfNormal / LogNormal on each positive hyperparameter (PyMC samples
+    each in log space, ``<name>_log__``, with the Jacobian psi: gpbayes' psi exactly), ``pm.gp.cov``
+    kernels and ``pm.MvNormal`` for the regressions (no jitter: gpbayes' regression kernels have none),
+    and for the probit classifier the whitened latent f = L(psi) v, v ~ N(0, I), as NumPyro's side has it.
+
+    Returns (pm.Model, sites): ``sites`` lists (name, size, positive) in the order of the model's free
+    variables -- gpbayes' psi first (log theta, ``positive``), then ``beta`` (concrete-m52's constant, on
+    the standardised y) or ``v`` (the latent model's whitened values).  The numbers are stated here again,
+    not read from the gpbayes prior (as in ``user_numpyro_model``): the mirror check compares the two.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    from gpbayes.priors import Gamma, InverseGamma
+
+    y = np.asarray(model.y, dtype=np.float64)
+    n = model.n
+    X = np.asarray(model.X, dtype=np.float64)
+    d = X.shape[1]
+    with pm.Model() as pmodel:
+        if problem in ("housing", "ionosphere-ard"):
+            # F&G eq. 5: K = sigma exp(-1/2 sum_d (x_d - x'_d)^2 / tau_d^2) (+ the latent models' relative nugget)
+            comps = list(model.prior.components)
+            if not (all(isinstance(c, Gamma) for c in comps[:d + 1])
+                    and len({(c.shape, c.rate) for c in comps[:d]}) == 1):
+                raise SystemExit(f"bench_peers: the PyMC model mirrors Gamma priors on tau and sigma, got {comps}")
+            tau = pm.Gamma("tau", alpha=comps[0].shape, beta=comps[0].rate, shape=d)
+            sigma = pm.Gamma("sigma", alpha=comps[d].shape, beta=comps[d].rate)
+            sites = [("tau", d, True), ("sigma", 1, True)]
+            if not latent:
+                if not isinstance(comps[d + 1], InverseGamma):
+                    raise SystemExit(f"bench_peers: the PyMC model mirrors an InverseGamma noise prior, got {comps[d + 1]}")
+                noise = pm.InverseGamma("noise_variance", alpha=comps[d + 1].shape, beta=comps[d + 1].scale)
+                sites.append(("noise_variance", 1, True))
+                K = sigma * pm.gp.cov.ExpQuad(d, ls=tau)(X) + noise * pt.eye(n)
+                pm.MvNormal("y", mu=pt.zeros(n), cov=K, observed=y)
+            else:
+                v = pm.Normal("v", 0.0, 1.0, shape=n)
+                sites.append(("v", n, False))
+                K = sigma * (pm.gp.cov.ExpQuad(d, ls=tau)(X) + float(model.kernel.nugget) * pt.eye(n))
+                f = pt.linalg.cholesky(K) @ v
+                # the probit likelihood, y in {-1, +1}: log Phi(y f) by erfcx below 0 (scipy's log_ndtr to
+                # 3e-13 on [-40, 10]; PyMC's Normal logcdf is off by up to 2.6e-8 per point near z = -1,
+                # 1e-6 summed over Ionosphere's 351 points)
+                z = y * f
+                log_phi = pt.switch(z < 0, pt.log(pt.erfcx(-z / math.sqrt(2.0)) / 2.0) - z**2 / 2.0,
+                                    pt.log1p(-pt.erfc(z / math.sqrt(2.0)) / 2.0))
+                pm.Potential("y", log_phi.sum())
+        elif problem == "concrete-m52":
+            ls = pm.Gamma("lengthscale", alpha=1.0, beta=1.0 / math.sqrt(d), shape=d)
+            var = pm.HalfNormal("variance", sigma=1.0)
+            noise = pm.InverseGamma("noise_variance", alpha=1.0, beta=0.01)
+            beta = pm.Normal("beta", 0.0, 1.0)  # the constant mean, on the standardised y
+            sites = [("lengthscale", d, True), ("variance", 1, True), ("noise_variance", 1, True), ("beta", 1, False)]
+            K = var * pm.gp.cov.Matern52(d, ls=ls)(X) + noise * pt.eye(n)
+            pm.MvNormal("y", mu=beta * pt.ones(n), cov=K, observed=y)
+        elif problem == "co2-seasonal":
+            ell = pm.Gamma("se_lengthscale", alpha=4.0, beta=1.0)
+            sf = pm.HalfNormal("se_signal_std", sigma=2.0)  # a standard deviation
+            lp = pm.Gamma("periodic_lengthscale", alpha=4.0, beta=3.0)
+            per = pm.LogNormal("periodic_period", mu=0.0, sigma=0.05)
+            v = pm.HalfNormal("periodic_signal_variance", sigma=1.0)  # a variance
+            noise = pm.InverseGamma("noise_variance", alpha=1.0, beta=0.01)
+            names = ["se_lengthscale", "se_signal_std", "periodic_lengthscale", "periodic_period",
+                     "periodic_signal_variance", "noise_variance"]
+            sites = [(nm, 1, True) for nm in names]
+            # PyMC's Periodic is exp(-1/2 sin^2(pi r / p) / ls^2): ls = l_p / 2 gives R&W eq. 4.31's exp(-2 sin^2 / l_p^2)
+            K = (sf**2 * pm.gp.cov.ExpQuad(1, ls=ell)(X) + v * pm.gp.cov.Periodic(1, period=per, ls=lp / 2.0)(X)
+                 + noise * pt.eye(n))
+            pm.MvNormal("y", mu=pt.zeros(n), cov=K, observed=y)
+        else:
+            raise SystemExit(f"bench_peers: no PyMC model for {problem!r}")
+    free = [rv.name for rv in pmodel.free_RVs]
+    if free != [s[0] for s in sites]:  # pragma: no cover - the order the flat vector below assumes
+        raise SystemExit(f"bench_peers: PyMC's free variables {free} are not in the order {sites}")
+    return pmodel, sites
+
+
+def pymc_point(point: dict, sites) -> dict:
+    """PyMC's unconstrained values ({"tau_log__": ..., "beta": ..., "v": ...}) from {"psi", "beta", "v"}."""
+    psi, out, i = np.asarray(point["psi"], dtype=np.float64), {}, 0
+    for name, size, positive in sites:
+        if positive:
+            out[f"{name}_log__"] = psi[i: i + size] if size > 1 else np.asarray(psi[i])
+            i += size
+        else:
+            out[name] = np.asarray(point[name], dtype=np.float64).reshape(() if size == 1 else (size,))
+    return out
+
+
+def pymc_flat(point: dict, sites) -> np.ndarray:
+    """The point as nutpie's flat unconstrained vector (the free variables in order)."""
+    return np.concatenate([np.ravel(v) for v in pymc_point(point, sites).values()])
+
+
+def peer_log_joint_gpbayes(problem: str, model, point: dict, latent: bool) -> float:
+    """gpbayes' log density of what the peers sample: (psi, beta) for the user problems, (psi, v) for the
+    latent ones, psi for housing."""
+    if problem in USER_PROBLEMS:
+        return user_log_joint(model, point)
+    return gpbayes_log_joint(model, point, latent)
+
+
+def mirror_points(problem: str, model, starts, latent: bool) -> list[dict]:
+    """Three points for the PyMC mirror check: the first and last chains' starts and the first start moved
+    by a seeded N(0, 0.2^2) step in psi (and beta)."""
+    r = np.random.default_rng(12345)
+    moved = {k: np.array(v, dtype=np.float64, copy=True) for k, v in starts[0].items()}
+    moved["psi"] = moved["psi"] + 0.2 * r.standard_normal(moved["psi"].size)
+    if "beta" in moved:
+        moved["beta"] = moved["beta"] + 0.2 * r.standard_normal()
+    if "v" in moved:
+        moved["v"] = moved["v"] + 0.2 * r.standard_normal(moved["v"].size)
+    return [starts[0], starts[-1], moved]
+
+
+def check_pymc_mirror(problem: str, model, starts, latent: bool, out) -> None:
+    """Stop unless PyMC's log density (its unconstrained space, Jacobians included) and gpbayes' differ by the
+    same constant at three points: differences between points agree to PYMC_MIRROR_TOL."""
+    pmodel, sites = pymc_model(problem, model, latent)
+    logp = pmodel.compile_logp(jacobian=True)
+    pts = mirror_points(problem, model, starts, latent)
+    lp_pm = np.array([float(logp(pymc_point(p, sites))) for p in pts])
+    lp_gb = np.array([peer_log_joint_gpbayes(problem, model, p, latent) for p in pts])
+    dd = (lp_pm - lp_pm[0]) - (lp_gb - lp_gb[0])
+    out(f"PyMC mirror check at 3 points (chain starts 1 and {len(starts)}, start 1 moved): PyMC log density "
+        f"{', '.join(f'{x:.8f}' for x in lp_pm)}; gpbayes {', '.join(f'{x:.8f}' for x in lp_gb)}; differences between "
+        f"points agree to {np.max(np.abs(dd)):.2e} (tolerance {PYMC_MIRROR_TOL:g}; constant offset "
+        f"{lp_pm[0] - lp_gb[0]:.2e})")
+    if not np.max(np.abs(dd)) <= PYMC_MIRROR_TOL:
+        raise SystemExit(f"bench_peers: the PyMC model is not gpbayes' posterior (differences {dd})")
+
+
+def run_nutpie(problem: str, model, starts, n_warmup, n_draws, seed, latent: bool):
+    """PyMC 6 + nutpie (numba backend, nutpie's defaults: diagonal mass matrix from draw and gradient
+    variance, target 0.8, max depth 10): one ``nutpie.sample(chains=1, cores=1)`` per chain, chain c
+    starting at starts[c] (the start the other methods get; nutpie's initial-point function returns it, no
+    jitter), one thread.  ``compile`` is the CPU time of ``nutpie.compile_pymc_model`` (PyTensor graph
+    rewrites and numba); ``cpu`` is the sampling calls' only.  ms/grad: the sampling CPU over every leapfrog
+    step taken, warm-up included (nutpie's sampler overhead included)."""
+    import dataclasses
+
+    import nutpie
+    from threadpoolctl import threadpool_limits
+
+    pmodel, sites = pymc_model(problem, model, latent)
+    with threadpool_limits(limits=1):
+        t0 = time.process_time()
+        compiled = nutpie.compile_pymc_model(pmodel, backend="numba")
+        compile_cpu = time.process_time() - t0
+        draws, steps, div, times, betas, n_grad = [], [], 0, [], [], 0
+        for c, start in enumerate(starts):
+            flat = pymc_flat(start, sites)
+            chain_model = dataclasses.replace(compiled, initial_point_func=lambda _seed, x=flat: x.copy())
+            t0 = time.process_time()
+            tr = nutpie.sample(chain_model, draws=n_draws, tune=n_warmup, chains=1, cores=1, seed=seed * 1000 + c,
+                               progress_bar=False, save_warmup=True)
+            times.append(time.process_time() - t0)
+            post = tr["posterior"] if "posterior" in tr.children else tr.posterior
+            draws.append(np.column_stack([np.log(np.asarray(post[name].values[0], dtype=np.float64)).reshape(n_draws, size)
+                                          for name, size, positive in sites if positive]))
+            if "beta" in post:
+                betas.append(np.asarray(post["beta"].values[0]))
+            ss = tr["sample_stats"]
+            steps.append(np.asarray(ss["n_steps"].values[0]))
+            div += int(np.sum(np.asarray(ss["diverging"].values)))
+            n_grad += int(np.sum(np.asarray(ss["n_steps"].values)))
+            if "warmup_sample_stats" in tr.children:
+                n_grad += int(np.sum(np.asarray(tr["warmup_sample_stats"]["n_steps"].values)))
+    extra = {"mean_constant": model.y_shift + model.y_scale * np.stack(betas)} if betas else {}
+    cpu = float(sum(times))
+    return {"draws": np.stack(draws), "cpu": cpu, "compile": compile_cpu, "per_grad": cpu / max(n_grad, 1),
+            "steps": float(np.mean(np.concatenate(steps))), "divergences": div, "extra": extra,
+            "chain_cpu": times}
+
+
+# ---------------------------------------------------------------------------
 def summarise(name, res, names):
     """Posterior mean, sd, MCSE, bulk/tail ESS and R-hat per log-hyperparameter: ArviZ on the draws, or
     ``gpbayes.diagnostics.importance_corrected_summary`` where the method returned log-weights."""
@@ -808,33 +1008,47 @@ def report(results, names, out) -> None:
             out(f"{r['name']}: importance-corrected (gpbayes.diagnostics.importance_corrected_summary): "
                 f"min ESS of the mean {r['ess_mean'].min():.0f}, importance efficiency "
                 f"{r['importance_efficiency']:.3f}")
-    peer = next((r for r in results if r["name"] == PEER), None)
-    ours = [r for r in results if r is not peer]
-    if peer is not None and ours:
+    for r in results:
+        c = r.get("compile")
+        if r["name"] == PYMC_PEER and c is not None and not math.isnan(c):
+            out(f"{r['name']}: min bulk ESS per CPU-s {r['ess_bulk'].min() / r['cpu']:.3f} without compile, "
+                f"{r['ess_bulk'].min() / (r['cpu'] + c):.3f} with its {c:.1f} CPU-s compile; chains' CPU-s "
+                + ", ".join(f"{t:.1f}" for t in r.get("chain_cpu", ())))
+    peers = [r for r in results if r["name"] in PEERS]
+    ours = [r for r in results if r["name"] not in PEERS]
+    peer = peers[0] if peers else None  # |z| below are against the first peer in the run
+    rate = {r["name"]: r["ess_bulk"].min() / r["cpu"] for r in results}
+    for pr in peers:
+        if not ours:
+            break
         out()
-        rate = {r["name"]: r["ess_bulk"].min() / r["cpu"] for r in results}
         best = max(ours, key=lambda r: rate[r["name"]])
         zmax = {}
+        c = pr.get("compile")
+        with_c = (pr["name"] == PYMC_PEER and c is not None and not math.isnan(c))
         for r in ours:
-            z = np.abs(r["mean"] - peer["mean"]) / np.sqrt(r["mcse"] ** 2 + peer["mcse"] ** 2)
+            z = np.abs(r["mean"] - pr["mean"]) / np.sqrt(r["mcse"] ** 2 + pr["mcse"] ** 2)
             zmax[r["name"]] = float(z.max())
-            out(f"{r['name']} / {PEER}, min bulk ESS per CPU-s: {rate[r['name']] / rate[PEER]:.2f}x; "
+            also = (f" ({rate[r['name']] / (pr['ess_bulk'].min() / (pr['cpu'] + c)):.2f}x counting its compile)"
+                    if with_c else "")
+            out(f"{r['name']} / {pr['name']}, min bulk ESS per CPU-s: {rate[r['name']] / rate[pr['name']]:.2f}x{also}; "
                 f"max |z| of the posterior means: {z.max():.2f} ({names[int(np.argmax(z))]})"
                 + ("   <- gpbayes best" if r is best else ""))
         # the issue's Done-when asks for agreement too: the best among the converged, agreeing methods
         ok = [r for r in ours if r["rhat"].max() <= DONE_RHAT and zmax[r["name"]] <= DONE_Z]
-        peer_ok = peer["rhat"].max() <= DONE_RHAT
+        peer_ok = pr["rhat"].max() <= DONE_RHAT
         if ok:
             b = max(ok, key=lambda r: rate[r["name"]])
             out(f"best gpbayes method with max R-hat <= {DONE_RHAT} and max |z| <= {DONE_Z:g}: {b['name']}, "
-                f"{rate[b['name']] / rate[PEER]:.2f}x {PEER} (whose max R-hat is {peer['rhat'].max():.3f}"
+                f"{rate[b['name']] / rate[pr['name']]:.2f}x {pr['name']} (whose max R-hat is {pr['rhat'].max():.3f}"
                 f"{'' if peer_ok else ', above ' + str(DONE_RHAT)})")
         else:
-            out(f"no gpbayes method has max R-hat <= {DONE_RHAT} and max |z| <= {DONE_Z:g} in this run")
+            out(f"no gpbayes method has max R-hat <= {DONE_RHAT} and max |z| <= {DONE_Z:g} against {pr['name']} "
+                "in this run")
     out()
     head = f"{'parameter':16s}" + "".join(f" {r['name'] + ' mean (MCSE)':>34s} {'sd':>6s} {'ESS':>6s}" for r in results)
     with_z = peer is not None and ours
-    out(head + ("   |z| vs " + PEER + " (" + ", ".join(r["name"] for r in ours) + ")" if with_z else ""))
+    out(head + ("   |z| vs " + peer["name"] + " (" + ", ".join(r["name"] for r in ours) + ")" if with_z else ""))
     for i, nm in enumerate(names):
         row = f"{nm:16s}"
         for r in results:
@@ -854,7 +1068,7 @@ def report_extra(results, out) -> None:
         return
     import arviz as az
 
-    peer = next((r for r in results if r["name"] == PEER), None)
+    peer = next((r["name"] for r in results if r["name"] in PEERS), None)
     out()
     for k in keys:
         stats = {}
@@ -868,10 +1082,10 @@ def report_extra(results, out) -> None:
         row = f"{k + ' (y units)':16s}" + "".join(
             f" {nm + ' ' + format(m, '.3f') + ' (' + format(se, '.3f') + ')':>34s} {sd:6.3f} {ess:6.0f}"
             for nm, (m, se, sd, ess) in stats.items())
-        if peer is not None and PEER in stats:
-            pm, pse = stats[PEER][:2]
-            zs = [abs(m - pm) / math.hypot(se, pse) for nm, (m, se, _, _) in stats.items() if nm != PEER]
-            row += "   |z| vs " + PEER + ": " + " ".join(f"{z:4.1f}" for z in zs)
+        if peer is not None and peer in stats:
+            pm, pse = stats[peer][:2]
+            zs = [abs(m - pm) / math.hypot(se, pse) for nm, (m, se, _, _) in stats.items() if nm not in PEERS]
+            row += "   |z| vs " + peer + ": " + " ".join(f"{z:4.1f}" for z in zs)
         out(row)
 
 
@@ -879,6 +1093,11 @@ def run_method(m: str, prob: dict, args, out):
     """One method on a built problem: the raw result (draws, CPU time, ...), or None where it does not apply
     (the reason goes to ``out``)."""
     model, starts, latent, user = prob["model"], prob["starts"], prob["latent"], prob.get("user")
+    if m == PYMC_PEER:
+        if prob["problem"] not in PYMC_PROBLEMS:
+            out(f"{m}: skipped (a PyMC model is written for {', '.join(PYMC_PROBLEMS)} only)")
+            return None
+        return run_nutpie(prob["problem"], model, starts, args.warmup, args.draws, args.seed, latent)
     if m == PEER:
         return run_numpyro(model, starts, args.warmup, args.draws, args.seed, latent, user)
     if m == SAMPLE_NUTS:
@@ -927,7 +1146,7 @@ def run_parallel(problem: str, methods, args, out) -> list:
     from concurrent.futures import ProcessPoolExecutor
 
     # the peer usually runs longest: it starts first
-    order = sorted(methods, key=lambda m: m != PEER)
+    order = sorted(methods, key=lambda m: m not in PEERS)
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=mp.get_context("spawn")) as pool:
         futures = {m: pool.submit(_method_worker, problem, m, args) for m in order}
         done = {m: f.result() for m, f in futures.items()}
@@ -956,14 +1175,12 @@ def run_problem(problem: str, methods, args) -> list[str]:
         f"one BLAS/XLA thread, seed {args.seed}")
     out(f"CPU: {cpu_name()}, {os.cpu_count()} cores; load average at start {load_average()} (machine shared)")
     versions = {"numpy": np.__version__}
-    try:
-        import arviz
-        versions["arviz"] = arviz.__version__
-        import jax
-        import numpyro
-        versions.update(numpyro=numpyro.__version__, jax=jax.__version__)
-    except ImportError:
-        pass
+    for mod in ("scipy", "arviz", "numpyro", "jax", "pymc", "pytensor", "nutpie", "numba"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except ImportError:
+            pass
+    versions["python"] = sys.version.split()[0]
     out("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     out(f"prior on theta (density on psi = log theta with the Jacobian): {describe_prior(model.prior, names)}")
     if PEER in methods:
@@ -972,6 +1189,12 @@ def run_problem(problem: str, methods, args) -> list[str]:
         except ImportError as err:
             out(f"{PEER}: not installed ({err})")
             methods = [m for m in methods if m != PEER]
+    if PYMC_PEER in methods and problem in PYMC_PROBLEMS:
+        try:
+            check_pymc_mirror(problem, model, starts, latent, out)
+        except ImportError as err:
+            out(f"{PYMC_PEER}: not installed ({err})")
+            methods = [m for m in methods if m != PYMC_PEER]
     if getattr(args, "jobs", 1) > 1 and len(methods) > 1:
         results = run_parallel(problem, methods, args, out)
     else:

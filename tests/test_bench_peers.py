@@ -137,3 +137,81 @@ def test_co2_loader(bp):
     assert first == "1977-01" and t.shape == ppm.shape == (300,)
     np.testing.assert_allclose(np.diff(t), 1 / 12, atol=1e-12)
     assert np.all(np.isfinite(ppm)) and 330 < ppm.mean() < 360
+
+
+# ---------------------------------------------------------------------------
+# PyMC 6 + nutpie (issue 41 §8): the PyMC models are gpbayes' posteriors
+# ---------------------------------------------------------------------------
+def _pymc_cases(bp):
+    """(problem, gpbayes model, points, latent) for the four PyMC problems, on small data: housing's and
+    Ionosphere's model classes (F&G eq. 5 ARD regression; probit classifier, whitened latent f) on synthetic
+    X, Concrete's first 60 of the benchmark's rows, the synthetic CO2 series."""
+    import gpbayes as gb
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 3))
+    reg = gb.GPRegressor(X, X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.normal(size=40))
+    clf = gb.GPClassifier(X, X[:, 0] + 0.5 * rng.normal(size=40) > 0)
+    Xc, yc, _ = bp.concrete_data()
+    with pytest.warns(UserWarning):
+        conc = bp.concrete_model(Xc[:60], yc[:60])
+    _, _, co2 = _co2_synthetic(bp)
+
+    def pts(model, extra):
+        p = len(model.param_names)
+        out = []
+        for k in range(3):
+            pt = {"psi": 0.3 * rng.normal(size=p) - (0.5 if k == 2 else 0.0)}
+            pt.update({name: f() for name, f in extra.items()})
+            out.append(pt)
+        return out
+
+    co2_pts = [{"psi": _co2_point()["psi"] + 0.1 * rng.normal(size=6)} for _ in range(3)]
+    return [("housing", reg, pts(reg, {}), False),
+            ("ionosphere-ard", clf, pts(clf, {"v": lambda: rng.normal(size=40)}), True),
+            ("concrete-m52", conc, [{**_concrete_point(), "beta": 0.37 + 0.2 * k} for k in range(3)], False),
+            ("co2-seasonal", co2, co2_pts, False)]
+
+
+def test_pymc_mirrors_the_four_problems(bp):
+    """PyMC's log density on its unconstrained space (log theta per positive variable, Jacobians included)
+    and gpbayes' log joint of the same point differ by one constant: their differences between points agree
+    to 1e-6 (what bench_peers' check_pymc_mirror asks before nutpie samples)."""
+    pytest.importorskip("pymc", minversion="6")
+    for problem, model, points, latent in _pymc_cases(bp):
+        pmodel, sites = bp.pymc_model(problem, model, latent)
+        logp = pmodel.compile_logp(jacobian=True)
+        lp_pm = np.array([float(logp(bp.pymc_point(p, sites))) for p in points])
+        lp_gb = np.array([bp.peer_log_joint_gpbayes(problem, model, p, latent) for p in points])
+        assert np.ptp(lp_gb) > 0.1, problem  # the points differ in density
+        np.testing.assert_allclose(lp_pm - lp_pm[0], lp_gb - lp_gb[0], rtol=0, atol=1e-6, err_msg=problem)
+        # nutpie's flat vector: the same values in PyMC's order of free variables
+        flat = bp.pymc_flat(points[1], sites)
+        assert flat.size == sum(size for _, size, _ in sites)
+        np.testing.assert_array_equal(flat[: len(model.param_names)], points[1]["psi"])
+        lines = []
+        bp.check_pymc_mirror(problem, model, [points[0], points[1]], latent, lines.append)
+        assert "agree to" in lines[0]
+
+
+def test_pymc_mirror_catches_a_different_posterior(bp, monkeypatch):
+    """check_pymc_mirror stops the run when PyMC's model is not gpbayes' posterior (here: PyMC given y * 1.5)."""
+    pytest.importorskip("pymc", minversion="6")
+    import gpbayes as gb
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 2))
+    y = X[:, 0] + 0.3 * rng.normal(size=30)
+    model, other = gb.GPRegressor(X, y), gb.GPRegressor(X, 1.5 * y + rng.normal(size=30))
+    orig = bp.pymc_model
+    monkeypatch.setattr(bp, "pymc_model", lambda problem, m, latent: orig(problem, other, latent))
+    starts = [{"psi": 0.3 * rng.normal(size=4)}, {"psi": 0.3 * rng.normal(size=4) - 1.0}]
+    with pytest.raises(SystemExit, match="not gpbayes' posterior"):
+        bp.check_pymc_mirror("housing", model, starts, False, lambda s: None)
+
+
+def test_pymc_peer_is_offered_without_pymc(bp):
+    """The method name exists (and is not a default) whether or not PyMC is installed: CI's 3.11 leg has none."""
+    assert bp.PYMC_PEER in bp.METHODS and set(bp.PYMC_PROBLEMS) == {"housing", "ionosphere-ard", "concrete-m52",
+                                                                   "co2-seasonal"}
+    assert all(bp.PYMC_PEER not in ms for ms in bp.DEFAULT_METHODS.values())
